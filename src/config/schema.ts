@@ -1,0 +1,151 @@
+/*
+ * The whole Switchyard configuration as one zod schema, in the TOML vocabulary (snake_case).
+ * Every key has its default (SPEC §10) and every table is strict, so a typo is an error rather
+ * than a silently ignored key.
+ */
+import { z } from 'zod';
+
+const positiveInt = z.number().int().min(1);
+const nonNegativeInt = z.number().int().min(0);
+const positiveSeconds = z.number().positive();
+const nonEmpty = z.string().min(1);
+const recordKey = z.string().min(1);
+
+const ExecutionSchema = z
+  .object({
+    max_runs_global: positiveInt.default(8),
+    max_runs_per_agent: positiveInt.default(3),
+    busy_policy: z.enum(['steer', 'interrupt', 'queue']).default('steer'),
+    wait_lane_capacity: positiveInt.default(32),
+    wait_lane_max_wait_seconds: positiveSeconds.default(1800),
+    max_pending_steers: nonNegativeInt.default(16),
+    default_timeout_seconds: positiveSeconds.default(172800),
+    max_iterations: positiveInt.default(1000),
+    default_model: nonEmpty.default('scripted'),
+  })
+  .strict();
+
+const ToolServiceSchema = z
+  .object({
+    parallel_tool_concurrency: nonNegativeInt.default(8),
+    scheduling: z.enum(['groups', 'dag']).default('groups'),
+    default_timeout_seconds: positiveSeconds.default(60),
+  })
+  .strict();
+
+const ApprovalSchema = z
+  .object({
+    tier: z.enum(['plan', 'ask', 'auto', 'full']).default('auto'),
+    timeout_seconds: positiveSeconds.default(120),
+    tools: z.record(recordKey, z.enum(['allow', 'ask', 'deny'])).default({}),
+  })
+  .strict();
+
+function regExpSyntaxError(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+const CommandRuleSchema = z
+  .object({
+    name: nonEmpty,
+    pattern: z.string().superRefine((pattern, ctx) => {
+      const reason = regExpSyntaxError(pattern);
+      if (reason !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `not a valid regular expression (${reason})` });
+      }
+    }),
+    action: z.enum(['allow', 'warn', 'block']),
+  })
+  .strict();
+
+const CommandPolicySchema = z
+  .object({
+    enforcement: z.enum(['block', 'warn', 'off']).default('warn'),
+    rules: z.array(CommandRuleSchema).default([]),
+  })
+  .strict();
+
+const SandboxSchema = z
+  .object({
+    backend: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+    workspace_root: nonEmpty.default('.switchyard/workspaces'),
+    max_output_bytes: positiveInt.default(1048576),
+    default_timeout_seconds: positiveSeconds.default(60),
+    network: z.boolean().default(false),
+    // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
+    command_policy: CommandPolicySchema.prefault({}),
+  })
+  .strict();
+
+const GatewaySchema = z
+  .object({
+    host: nonEmpty.default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(7420),
+    max_payload_bytes: positiveInt.default(1048576),
+  })
+  .strict();
+
+const StoreSchema = z
+  .object({
+    kind: z.enum(['lowdb', 'memory']).default('lowdb'),
+    dir: nonEmpty.default('.switchyard'),
+  })
+  .strict();
+
+const ModelSchema = z
+  .object({
+    kind: z.enum(['scripted', 'openai']),
+    base_url: z.string().optional(),
+    model: z.string().optional(),
+    api_key_env: z.string().optional(),
+    script: z.string().optional(),
+  })
+  .strict();
+
+const McpServerSchema = z
+  .object({
+    command: nonEmpty.optional(),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).optional(),
+    url: nonEmpty.optional(),
+  })
+  .strict()
+  .refine((s) => s.command !== undefined || s.url !== undefined, {
+    message: 'needs either "command" (a local server process) or "url" (a remote server)',
+  })
+  .refine((s) => s.command === undefined || s.url === undefined, {
+    message: 'has both "command" and "url"; keep exactly one',
+  });
+
+export const ConfigSchema = z
+  .object({
+    execution: ExecutionSchema.prefault({}),
+    tool_service: ToolServiceSchema.prefault({}),
+    approval: ApprovalSchema.prefault({}),
+    sandbox: SandboxSchema.prefault({}),
+    gateway: GatewaySchema.prefault({}),
+    store: StoreSchema.prefault({}),
+    models: z.record(recordKey, ModelSchema).default({}),
+    mcp: z.record(recordKey, McpServerSchema).default({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+type DeepPartial<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? { [K in keyof T]?: DeepPartial<T[K]> }
+    : T;
+
+/** What callers may pass (a TOML document, `reconfigure(partial)`): any subset, same keys. */
+export type PartialConfig = DeepPartial<z.input<typeof ConfigSchema>>;
+
+export function defaultConfig(): Config {
+  return ConfigSchema.parse({});
+}

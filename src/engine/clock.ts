@@ -1,0 +1,46 @@
+/*
+ * The engine's notion of time. XState's Clock (setTimeout/clearTimeout) plus an optional
+ * now(): SimulatedClock has both, so a test can drive deadlines, lane expiry and model
+ * latency in virtual time.
+ */
+/** Structurally XState's Clock (which SimulatedClock implements), plus an optional now(). */
+export interface Clock {
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+  now?(): number;
+}
+
+export const systemClock: Clock = {
+  setTimeout: (fn: (...args: unknown[]) => void, ms: number) => setTimeout(fn, ms),
+  clearTimeout: (id: unknown) => clearTimeout(id as NodeJS.Timeout),
+  now: () => Date.now(),
+};
+
+export function nowOf(clock: Clock): number {
+  return clock.now ? clock.now() : Date.now();
+}
+
+/** Waits `ms` on the given clock; rejects with the signal's reason when aborted first. */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clock.clearTimeout(id);
+      reject(abortReason(signal!));
+    };
+    const id = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  const error = new Error(typeof reason === 'string' ? reason : 'aborted');
+  error.name = 'AbortError';
+  return error;
+}

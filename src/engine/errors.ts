@@ -1,0 +1,27 @@
+/*
+ * Errors are values with codes: every rejection of the public API is an EngineError whose
+ * code a caller can switch on and whose message says what to do next.
+ */
+export type EngineErrorCode =
+  | 'invalid_request'
+  | 'duplicate_run_id'
+  | 'unknown_model'
+  | 'lane_full'
+  | 'not_found'
+  | 'closed'
+  | 'invalid_config';
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  constructor(
+    readonly code: EngineErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export function isEngineError(error: unknown): error is EngineError {
+  return error instanceof EngineError;
+}

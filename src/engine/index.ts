@@ -1,0 +1,14 @@
+export { createEngine } from './create-engine.js';
+export type { EngineOptions } from './create-engine.js';
+export { Engine } from './engine.js';
+export type { EngineSnapshot, SubmitResult } from './engine.js';
+export { EngineError, isEngineError } from './errors.js';
+export type { EngineErrorCode } from './errors.js';
+export { systemClock, sleep } from './clock.js';
+export type { Clock } from './clock.js';
+export { RunRequestSchema } from './run-request.js';
+export type { RunRequest, AdmittedRequest } from './run-request.js';
+export type { RunEvent, RunEventType, RunEventData, RunEventOf, EngineEvent, StreamEvent } from './run-events.js';
+export { isTerminalEvent } from './run-events.js';
+export type { RunStatus, RunResult } from './run-handle.js';
+export type { EventStream, EventStreamFilter } from './event-stream.js';

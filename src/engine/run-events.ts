@@ -1,0 +1,70 @@
+/*
+ * The event vocabulary (SPEC §3.7). Every run event carries runId, sessionId, a per-run seq
+ * and a per-session sessionSeq (both 1, 2, 3 … without gaps) and an ISO timestamp from the
+ * engine clock. Engine-wide events (no run) go only to unfiltered subscribers.
+ */
+import type { ToolCallRequest } from '../../machines/run.machine.js';
+
+export interface ToolResultError {
+  code: string;
+  message: string;
+}
+
+export interface RunEventData {
+  'run.queued': { position: number; reason: 'session_busy' | 'limits' };
+  'run.started': { agentId: string; model: string; parentRunId?: string };
+  'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
+  'turn.started': { turn: number };
+  'model.delta': { turn: number; text: string };
+  'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[] };
+  'tool.scheduled': { turn: number; groups: [number, number][]; claims: unknown[]; boundaries: unknown[] };
+  'tool.started': { callId: string; tool: string; args: unknown };
+  'approval.requested': { approvalId: string; callId: string; action: unknown };
+  'approval.resolved': { approvalId: string; decision: string; by: string };
+  'tool.finished': {
+    callId: string;
+    ok: boolean;
+    output?: unknown;
+    error?: ToolResultError;
+    durationMs: number;
+    synthetic?: boolean;
+  };
+  'turn.finished': { turn: number };
+  'run.retrying': { attempt: number; reason: string };
+  'sandbox.warning': { message: string };
+  'run.completed': { output: string; usage: { turns: number }; toolCalls: number };
+  'run.cancelled': { reason: string };
+  'run.failed': { error: { code: string; message: string } };
+}
+
+export type RunEventType = keyof RunEventData;
+
+export interface RunEventBase {
+  runId: string;
+  sessionId: string;
+  seq: number;
+  sessionSeq: number;
+  at: string;
+}
+
+export type RunEvent = { [K in RunEventType]: RunEventBase & { type: K } & RunEventData[K] }[RunEventType];
+
+export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;
+
+export const TERMINAL_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.cancelled', 'run.failed']);
+
+export function isTerminalEvent(event: { type: string }): boolean {
+  return TERMINAL_EVENT_TYPES.has(event.type as RunEventType);
+}
+
+export interface EngineEventData {
+  'engine.running': { running: string[] };
+  'limits.changed': { max_runs_global: number; max_runs_per_agent: number };
+  'config.reloaded': { applied: string[]; restartRequired: string[] };
+}
+
+export type EngineEvent = {
+  [K in keyof EngineEventData]: { type: K; seq: number; at: string } & EngineEventData[K];
+}[keyof EngineEventData];
+
+export type StreamEvent = RunEvent | EngineEvent;

@@ -1,0 +1,84 @@
+/*
+ * What the engine keeps per run while it matters: the admitted request, the public status,
+ * the actor while it lives, messages waiting to enter the conversation, and the callers
+ * waiting for the outcome.
+ */
+import type { Actor } from 'xstate';
+import type { runMachine } from '../../machines/run.machine.js';
+import type { Message } from '../model/types.js';
+import type { RunRecord, RunState } from '../store/types.js';
+import type { AdmittedRequest } from './run-request.js';
+
+export interface RunStatus {
+  runId: string;
+  sessionId: string;
+  agentId: string;
+  state: RunState;
+  createdAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  output?: string;
+  error?: { code: string; message: string };
+  reason?: string;
+  /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
+  position?: number;
+  queuedFor?: 'session_busy' | 'limits';
+  parentRunId?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  state: 'completed' | 'cancelled' | 'failed';
+  output?: string;
+  error?: { code: string; message: string };
+  reason?: string;
+}
+
+export interface RunHandle {
+  request: AdmittedRequest;
+  status: RunStatus;
+  actor?: Actor<typeof runMachine>;
+  /** Set once the terminal event is appended: nothing is appended after it. */
+  ended: boolean;
+  /** Set once the slot and permits are released too: wait() resolves then. */
+  settled: boolean;
+  /** Messages (the input, consumed steers, tool results) to add before the next model turn. */
+  inbox: Message[];
+  workspace: string;
+  followUpDepth: number;
+  waiters: ((result: RunResult) => void)[];
+  /** Set by requestPermits when the limiter made the run wait. */
+  waitingForPermits?: number;
+}
+
+export function isTerminalState(state: RunState): state is RunResult['state'] {
+  return state === 'completed' || state === 'cancelled' || state === 'failed';
+}
+
+export function resultOf(status: RunStatus): RunResult {
+  const state = isTerminalState(status.state) ? status.state : 'failed';
+  return {
+    runId: status.runId,
+    state,
+    ...(status.output !== undefined ? { output: status.output } : {}),
+    ...(status.error !== undefined ? { error: status.error } : {}),
+    ...(status.reason !== undefined ? { reason: status.reason } : {}),
+  };
+}
+
+export function recordOf(handle: RunHandle): RunRecord {
+  const s = handle.status;
+  return {
+    runId: s.runId,
+    sessionId: s.sessionId,
+    agentId: s.agentId,
+    request: handle.request,
+    state: s.state,
+    createdAt: s.createdAt,
+    ...(s.startedAt ? { startedAt: s.startedAt } : {}),
+    ...(s.endedAt ? { endedAt: s.endedAt } : {}),
+    ...(s.output !== undefined ? { output: s.output } : {}),
+    ...(s.error ? { error: s.error } : {}),
+    ...(s.reason ? { reason: s.reason } : {}),
+  };
+}

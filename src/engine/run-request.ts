@@ -1,0 +1,93 @@
+/*
+ * RunRequest: the one shape every entry point (library, gateway, CLI) accepts, validated
+ * with zod, and its admitted form with every default filled in.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+import { EngineError } from './errors.js';
+
+/** setTimeout clamps larger delays to 1 ms, which would end every run at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export const RunRequestSchema = z
+  .object({
+    runId: z.string().min(1).max(200).optional(),
+    sessionId: z.string().min(1).max(500),
+    agentId: z.string().min(1).max(200).optional(),
+    input: z.string(),
+    attachments: z
+      .array(
+        z
+          .object({ name: z.string(), mediaType: z.string(), data: z.string().optional(), url: z.string().optional() })
+          .strict(),
+      )
+      .optional(),
+    metadata: z.record(z.string(), z.string()).optional(),
+    timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
+    maxIterations: z.number().int().positive().optional(),
+    model: z.string().min(1).optional(),
+    workspace: z.string().min(1).optional(),
+    sandbox: z
+      .object({ backend: z.enum(['auto', 'bwrap', 'none']).optional(), network: z.boolean().optional() })
+      .strict()
+      .optional(),
+    busyPolicy: z.enum(['steer', 'interrupt', 'queue']).optional(),
+    unattended: z.boolean().optional(),
+    parentRunId: z.string().min(1).optional(),
+    expectedRunId: z.string().min(1).optional(),
+  })
+  .strict();
+
+export type RunRequest = z.input<typeof RunRequestSchema>;
+
+/** A request after validation, with the defaults of the config in force at submit time. */
+export interface AdmittedRequest extends z.output<typeof RunRequestSchema> {
+  runId: string;
+  agentId: string;
+  busyPolicy: 'steer' | 'interrupt' | 'queue';
+  timeoutMs: number;
+  maxIterations: number;
+  model: string;
+  /** The model the caller asked for, if any: a steer may only name the running run's model. */
+  modelOverride?: string;
+  /** Carries no attachments and no timeout / iteration / sandbox override: may steer. */
+  plainText: boolean;
+}
+
+export function admitRequest(raw: unknown, config: Config): AdmittedRequest {
+  const parsed = RunRequestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+    const summary = issues.map((i) => `${i.path || '(request)'}: ${i.message}`).join('; ');
+    throw new EngineError('invalid_request', `invalid run request: ${summary}`, { issues });
+  }
+  const req = parsed.data;
+  if (req.workspace !== undefined && !req.workspace.startsWith('/')) {
+    throw new EngineError('invalid_request', 'invalid run request: workspace: must be an absolute path', {
+      issues: [{ path: 'workspace', message: 'must be an absolute path' }],
+    });
+  }
+  const exec = config.execution;
+  return {
+    ...req,
+    runId: req.runId ?? randomUUID(),
+    agentId: req.agentId ?? 'main',
+    busyPolicy: req.busyPolicy ?? exec.busy_policy,
+    timeoutMs: req.timeoutMs ?? Math.min(exec.default_timeout_seconds * 1000, MAX_TIMER_MS),
+    maxIterations: req.maxIterations ?? exec.max_iterations,
+    model: req.model ?? exec.default_model,
+    modelOverride: req.model,
+    plainText: isPlainText(req),
+  };
+}
+
+/** Only plain text may steer a running run (SPEC §3.5). */
+function isPlainText(req: RunRequest): boolean {
+  return (
+    (req.attachments?.length ?? 0) === 0 &&
+    req.timeoutMs === undefined &&
+    req.maxIterations === undefined &&
+    req.sandbox === undefined
+  );
+}

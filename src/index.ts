@@ -1,0 +1,47 @@
+// The public API (SPEC §12). Names may grow; these keep their meanings.
+
+// pure concurrency
+export {
+  Claims,
+  normalizePath,
+  pathsOverlap,
+  claimsConflict,
+  conflictReason,
+  batchParallelizable,
+  partitionParallelGroups,
+  canonicalJson,
+  describeClaim,
+} from './concurrency/index.js';
+export type { Claim, Scope } from './concurrency/index.js';
+
+// engine
+export { createEngine, Engine, EngineError, isEngineError, RunRequestSchema } from './engine/index.js';
+export type {
+  EngineOptions,
+  EngineSnapshot,
+  SubmitResult,
+  RunRequest,
+  RunEvent,
+  RunEventType,
+  RunEventOf,
+  EngineEvent,
+  StreamEvent,
+  RunStatus,
+  RunResult,
+  EventStream,
+  EventStreamFilter,
+  Clock,
+  EngineErrorCode,
+} from './engine/index.js';
+
+// models and tools
+export { scriptedModel } from './model/index.js';
+export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, ScriptContext } from './model/index.js';
+export { defineTool } from './tools/index.js';
+export type { Tool, ToolContext } from './tools/index.js';
+
+// configuration and storage
+export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/index.js';
+export type { Config, PartialConfig } from './config/index.js';
+export { MemoryStore } from './store/index.js';
+export type { Store, RunRecord } from './store/index.js';

@@ -1,0 +1,3 @@
+export { scriptedModel, ScriptedModelError } from './scripted.js';
+export type { Script, ScriptTurn, ScriptContext, ScriptedModelOptions } from './scripted.js';
+export type { Message, ModelChunk, ModelProvider, ModelRequest, ModelRunContext, ToolSpec } from './types.js';

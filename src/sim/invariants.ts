@@ -1,0 +1,280 @@
+/*
+ * The engine's invariants as a checker (SPEC §3, §11): fed every event of an unfiltered live
+ * `engine.events()` stream plus what each submit returned, it reports every breach of session
+ * exclusivity, of the limits in force, of the accounting of accepted messages and of the
+ * numbering of the event log. Pure bookkeeping — no clock, no timers, no I/O — so a test and
+ * the deterministic simulator can both drive it.
+ */
+
+export interface Violation {
+  invariant: InvariantName;
+  detail: string;
+}
+
+export type InvariantName =
+  /** At most one running run per session. */
+  | 'session-exclusive'
+  /** A run started while the global count was at the limit in force. */
+  | 'global-limit'
+  /** A run started while its agent's count was at the limit in force. */
+  | 'agent-limit'
+  /** A run's seq is 1, 2, 3 … without gaps. */
+  | 'run-seq'
+  /** A session's sessionSeq is 1, 2, 3 … without gaps. */
+  | 'session-seq'
+  /** Exactly one terminal event per run, and it is the run's last event. */
+  | 'terminal-last'
+  /** Nothing starts a run after its terminal event, and a run starts at most once. */
+  | 'start-once'
+  /** Every accepted message reaches exactly one outcome; events belong to accepted messages. */
+  | 'accounting'
+  /** A rejected message leaves no trace in the event log. */
+  | 'rejected-silent'
+  /** engine.running lists only runs that have started. */
+  | 'engine-running';
+
+export interface Limits {
+  maxGlobal: number;
+  maxPerAgent: number;
+}
+
+/** The fields of a stream event the monitor reads; engine `StreamEvent`s fit this shape. */
+export interface ObservedEvent {
+  type: string;
+  seq: number;
+  runId?: string;
+  sessionId?: string;
+  sessionSeq?: number;
+  agentId?: string;
+  steerId?: string;
+  running?: string[];
+}
+
+/** What a resolved submit returned (engine `SubmitResult` fits this shape). */
+export interface AcceptedMessage {
+  runId: string;
+  sessionId: string;
+  outcome: 'started' | 'queued' | 'steered';
+  intoRunId?: string;
+}
+
+export interface InvariantMonitorOptions {
+  /**
+   * The limits in force when the event being observed was emitted; asked at every run.started.
+   * Runs already running when the limits shrink keep their permits (the documented transient):
+   * only a new start while the count is at or above the limit is a violation.
+   */
+  limits: () => Limits;
+}
+
+const TERMINAL_TYPES: ReadonlySet<string> = new Set(['run.completed', 'run.cancelled', 'run.failed']);
+
+interface RunTrack {
+  sessionId: string;
+  lastSeq: number;
+  started: boolean;
+  terminal?: string;
+}
+
+export class InvariantMonitor {
+  private readonly limits: () => Limits;
+  private readonly found: Violation[] = [];
+  private readonly runs = new Map<string, RunTrack>();
+  private readonly sessionSeqs = new Map<string, number>();
+  /** runId -> agentId of every run between its run.started and its terminal event. */
+  private readonly running = new Map<string, string>();
+  /** steerId -> runId of the run whose run.steered consumed it. */
+  private readonly consumed = new Map<string, string>();
+  /** Accepted messages in the order their submits resolved. */
+  private readonly accepts = new Map<string, AcceptedMessage>();
+  private readonly rejects = new Set<string>();
+
+  constructor(options: InvariantMonitorOptions) {
+    this.limits = options.limits;
+  }
+
+  /** Feed every event of an unfiltered live stream, in stream order. */
+  observe(event: ObservedEvent): void {
+    if (event.runId === undefined) {
+      if (event.type === 'engine.running') this.observeEngineRunning(event.running ?? []);
+      return;
+    }
+    const runId = event.runId;
+    const sessionId = event.sessionId ?? '';
+    const where = `${event.type} of run ${runId} (seq ${event.seq})`;
+    if (this.rejects.has(runId)) this.report('rejected-silent', `${where}: the submit of ${runId} was rejected`);
+    if (event.type === 'run.steered' && event.steerId !== undefined && this.rejects.has(event.steerId)) {
+      this.report('rejected-silent', `${where} consumed steer ${event.steerId}, whose submit was rejected`);
+    }
+
+    this.checkSessionSeq(sessionId, event.sessionSeq, where);
+
+    let run = this.runs.get(runId);
+    if (!run) {
+      run = { sessionId, lastSeq: 0, started: false };
+      this.runs.set(runId, run);
+    }
+    if (run.terminal !== undefined) {
+      if (event.type === 'run.started') this.report('start-once', `${where}: the run already ended with ${run.terminal}`);
+      else this.report('terminal-last', `${where} follows the run's terminal ${run.terminal}`);
+      return;
+    }
+    if (event.seq !== run.lastSeq + 1) this.report('run-seq', `${where}: expected seq ${run.lastSeq + 1}`);
+    run.lastSeq = event.seq;
+
+    if (event.type === 'run.started') this.observeStart(runId, run, event, where);
+    else if (event.type === 'run.steered' && event.steerId !== undefined) {
+      const earlier = this.consumed.get(event.steerId);
+      if (earlier !== undefined) this.report('accounting', `${where}: steer ${event.steerId} was already consumed by run ${earlier}`);
+      else this.consumed.set(event.steerId, runId);
+    } else if (TERMINAL_TYPES.has(event.type)) {
+      run.terminal = event.type;
+      this.running.delete(runId);
+    }
+  }
+
+  /** Record a submit that resolved. */
+  accepted(message: AcceptedMessage): void {
+    if (this.accepts.has(message.runId) || this.rejects.has(message.runId)) {
+      this.report('accounting', `runId ${message.runId} was answered twice at submit`);
+      return;
+    }
+    this.accepts.set(message.runId, message);
+  }
+
+  /**
+   * Record a submit that rejected a message with a fresh runId (lane_full and the like: a
+   * duplicate_run_id rejection names someone else's run and must not be fed here).
+   */
+  rejected(runId: string): void {
+    if (this.accepts.has(runId) || this.rejects.has(runId)) {
+      this.report('accounting', `runId ${runId} was answered twice at submit`);
+      return;
+    }
+    this.rejects.add(runId);
+    if (this.runs.has(runId) || this.consumed.has(runId)) {
+      this.report('rejected-silent', `the submit of ${runId} was rejected, yet the log has events for it`);
+    }
+  }
+
+  /** Violations found so far by the checks that hold at every moment. */
+  violations(): Violation[] {
+    return [...this.found];
+  }
+
+  /** Accepted messages that have not reached an outcome yet (empty once everything ended). */
+  unfinished(): string[] {
+    return [...this.accepts.values()].filter((m) => this.outcomesOf(m).length === 0).map((m) => m.runId);
+  }
+
+  /** Runs seen running right now: started, no terminal event yet. */
+  runningRuns(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /**
+   * Every violation, including the end-state ones: call when everything accepted should have
+   * ended (after draining). Every accepted message must have exactly one outcome and every
+   * run in the log must be an accepted message with a terminal event.
+   */
+  check(): Violation[] {
+    const atEnd: Violation[] = [];
+    const report = (invariant: InvariantName, detail: string) => atEnd.push({ invariant, detail });
+    for (const message of this.accepts.values()) {
+      const outcomes = this.outcomesOf(message);
+      if (outcomes.length === 0) {
+        report('accounting', `accepted ${message.outcome} message ${message.runId} reached no outcome`);
+      } else if (outcomes.length > 1) {
+        report('accounting', `accepted message ${message.runId} reached ${outcomes.length} outcomes: ${outcomes.join('; ')}`);
+      }
+      const consumer = this.consumed.get(message.runId);
+      if (consumer !== undefined && consumer !== message.intoRunId) {
+        report('accounting', `steer ${message.runId} was sent into run ${message.intoRunId ?? '(none)'} but consumed by run ${consumer}`);
+      }
+    }
+    for (const [runId, run] of this.runs) {
+      if (!this.accepts.has(runId) && !this.rejects.has(runId)) {
+        report('accounting', `run ${runId} has events but no submit accepted it`);
+      }
+      if (run.terminal === undefined) report('terminal-last', `run ${runId} has no terminal event (last seq ${run.lastSeq})`);
+    }
+    for (const steerId of this.consumed.keys()) {
+      if (!this.accepts.has(steerId) && !this.rejects.has(steerId)) {
+        report('accounting', `steer ${steerId} was consumed but no submit accepted it`);
+      }
+    }
+    return [...this.found, ...atEnd];
+  }
+
+  private observeStart(runId: string, run: RunTrack, event: ObservedEvent, where: string): void {
+    if (run.started) {
+      this.report('start-once', `${where}: the run already started`);
+      return;
+    }
+    run.started = true;
+    for (const [other] of this.running) {
+      if (this.runs.get(other)?.sessionId === run.sessionId) {
+        this.report('session-exclusive', `${where}: run ${other} of session ${run.sessionId} is still running`);
+      }
+    }
+    const agentId = event.agentId ?? 'main';
+    const limits = this.limits();
+    if (this.running.size >= limits.maxGlobal) {
+      this.report('global-limit', `${where}: ${this.running.size} runs already running, max_runs_global is ${limits.maxGlobal}`);
+    }
+    const ofAgent = [...this.running.values()].filter((a) => a === agentId).length;
+    if (ofAgent >= limits.maxPerAgent) {
+      this.report('agent-limit', `${where}: agent ${agentId} already runs ${ofAgent}, max_runs_per_agent is ${limits.maxPerAgent}`);
+    }
+    this.running.set(runId, agentId);
+  }
+
+  private observeEngineRunning(running: string[]): void {
+    for (const runId of running) {
+      if (!this.runs.get(runId)?.started) this.report('engine-running', `engine.running lists ${runId}, which never started`);
+    }
+  }
+
+  private checkSessionSeq(sessionId: string, sessionSeq: number | undefined, where: string): void {
+    const last = this.sessionSeqs.get(sessionId) ?? 0;
+    if (sessionSeq !== last + 1) this.report('session-seq', `${where}: sessionSeq ${sessionSeq}, expected ${last + 1} in session ${sessionId}`);
+    if (sessionSeq !== undefined) this.sessionSeqs.set(sessionId, sessionSeq);
+  }
+
+  /**
+   * The outcomes an accepted message reached: its own terminal event; for a steer, a run.steered
+   * with its id, or having been handed over — together with earlier unconsumed steers into the
+   * same run — to a follow-up run named after the first of them.
+   */
+  private outcomesOf(message: AcceptedMessage): string[] {
+    const outcomes: string[] = [];
+    const own = this.runs.get(message.runId)?.terminal;
+    if (own !== undefined) outcomes.push(own);
+    if (message.outcome !== 'steered') return outcomes;
+    const consumer = this.consumed.get(message.runId);
+    if (consumer !== undefined) outcomes.push(`run.steered on ${consumer}`);
+    if (outcomes.length > 0) return outcomes;
+    const carrier = this.followUpCarrying(message);
+    if (carrier !== undefined) outcomes.push(`part of follow-up run ${carrier}`);
+    return outcomes;
+  }
+
+  private followUpCarrying(message: AcceptedMessage): string | undefined {
+    for (const earlier of this.accepts.values()) {
+      if (earlier.runId === message.runId) return undefined;
+      if (
+        earlier.outcome === 'steered' &&
+        earlier.intoRunId === message.intoRunId &&
+        !this.consumed.has(earlier.runId) &&
+        this.runs.get(earlier.runId)?.terminal !== undefined
+      ) {
+        return earlier.runId;
+      }
+    }
+    return undefined;
+  }
+
+  private report(invariant: InvariantName, detail: string): void {
+    this.found.push({ invariant, detail });
+  }
+}

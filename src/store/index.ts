@@ -1,0 +1,2 @@
+export { MemoryStore } from './memory-store.js';
+export type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';

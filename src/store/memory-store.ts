@@ -1,0 +1,81 @@
+/*
+ * The in-memory Store: for tests, the simulator and embedding without persistence. Every
+ * write completes synchronously, so events are published in the same tick they are stored.
+ */
+import type { RunEvent } from '../engine/run-events.js';
+import type { Message } from '../model/types.js';
+import type { RunRecord, Store, StoredLaneEntry } from './types.js';
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory';
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly runEvents = new Map<string, RunEvent[]>();
+  private readonly sessionEvents = new Map<string, RunEvent[]>();
+  private readonly conversations = new Map<string, Message[]>();
+  private readonly lanes = new Map<string, StoredLaneEntry[]>();
+
+  saveRun(record: RunRecord): void {
+    this.runs.set(record.runId, record);
+  }
+
+  getRun(runId: string): Promise<RunRecord | undefined> {
+    return Promise.resolve(this.runs.get(runId));
+  }
+
+  appendEvent(event: RunEvent): void {
+    pushTo(this.runEvents, event.runId, event);
+    pushTo(this.sessionEvents, event.sessionId, event);
+  }
+
+  readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
+    return Promise.resolve(after(this.runEvents.get(runId), (e) => e.seq, afterSeq));
+  }
+
+  readSessionEvents(sessionId: string, afterSessionSeq = 0): Promise<RunEvent[]> {
+    return Promise.resolve(after(this.sessionEvents.get(sessionId), (e) => e.sessionSeq, afterSessionSeq));
+  }
+
+  appendMessages(sessionId: string, messages: Message[]): void {
+    for (const message of messages) pushTo(this.conversations, sessionId, message);
+  }
+
+  readConversation(sessionId: string): Promise<Message[]> {
+    return Promise.resolve([...(this.conversations.get(sessionId) ?? [])]);
+  }
+
+  saveLane(sessionId: string, entries: StoredLaneEntry[]): void {
+    if (entries.length === 0) this.lanes.delete(sessionId);
+    else this.lanes.set(sessionId, [...entries]);
+  }
+
+  lane(sessionId: string): StoredLaneEntry[] {
+    return [...(this.lanes.get(sessionId) ?? [])];
+  }
+
+  flush(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+function pushTo<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** Events are appended in order, so the first one past `from` is found by binary search. */
+function after(list: RunEvent[] | undefined, key: (e: RunEvent) => number, from: number): RunEvent[] {
+  if (!list) return [];
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (key(list[mid]!) <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  return list.slice(lo);
+}

@@ -1,0 +1,45 @@
+/*
+ * The Store seam (SPEC §8): what the engine persists, shaped so a file store (lowdb) or a
+ * shared backend can implement it. Writes may complete later (return a promise); the engine
+ * publishes an event only once its append has completed. Reads are async.
+ */
+import type { RunEvent } from '../engine/run-events.js';
+import type { AdmittedRequest } from '../engine/run-request.js';
+import type { Message } from '../model/types.js';
+
+export type RunState = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+
+export interface RunRecord {
+  runId: string;
+  sessionId: string;
+  agentId: string;
+  request: AdmittedRequest;
+  state: RunState;
+  createdAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  output?: string;
+  error?: { code: string; message: string };
+  reason?: string;
+}
+
+export interface StoredLaneEntry {
+  runId: string;
+  viaInterrupt: boolean;
+}
+
+export interface Store {
+  readonly kind: string;
+  saveRun(record: RunRecord): void | Promise<void>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  appendEvent(event: RunEvent): void | Promise<void>;
+  /** The run's events with seq > afterSeq, in seq order. */
+  readEvents(runId: string, afterSeq?: number): Promise<RunEvent[]>;
+  /** The session's events with sessionSeq > afterSessionSeq, in order. */
+  readSessionEvents(sessionId: string, afterSessionSeq?: number): Promise<RunEvent[]>;
+  appendMessages(sessionId: string, messages: Message[]): void | Promise<void>;
+  readConversation(sessionId: string): Promise<Message[]>;
+  saveLane(sessionId: string, entries: StoredLaneEntry[]): void | Promise<void>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

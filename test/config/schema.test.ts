@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, defaultConfig, parseConfig, parseConfigToml } from '../../src/config/index.js';
+
+function configErrorOf(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError, but the config was accepted');
+}
+
+describe('defaults (SPEC §10)', () => {
+  it('fills every key with its documented default', () => {
+    expect(defaultConfig()).toStrictEqual({
+      execution: {
+        max_runs_global: 8,
+        max_runs_per_agent: 3,
+        busy_policy: 'steer',
+        wait_lane_capacity: 32,
+        wait_lane_max_wait_seconds: 1800,
+        max_pending_steers: 16,
+        default_timeout_seconds: 172800,
+        max_iterations: 1000,
+        default_model: 'scripted',
+      },
+      tool_service: { parallel_tool_concurrency: 8, scheduling: 'groups', default_timeout_seconds: 60 },
+      approval: { tier: 'auto', timeout_seconds: 120, tools: {} },
+      sandbox: {
+        backend: 'auto',
+        workspace_root: '.switchyard/workspaces',
+        max_output_bytes: 1048576,
+        default_timeout_seconds: 60,
+        network: false,
+        command_policy: { enforcement: 'warn', rules: [] },
+      },
+      gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576 },
+      store: { kind: 'lowdb', dir: '.switchyard' },
+      models: {},
+      mcp: {},
+    });
+  });
+
+  it('an empty TOML document and empty sections give the defaults too', () => {
+    expect(parseConfigToml('')).toStrictEqual(defaultConfig());
+    const emptySections = '[execution]\n[tool_service]\n[approval]\n[sandbox]\n[sandbox.command_policy]\n[gateway]\n[store]\n';
+    expect(parseConfigToml(emptySections)).toStrictEqual(defaultConfig());
+  });
+
+  it('a partly set section keeps the defaults of its other keys', () => {
+    const config = parseConfig({ sandbox: { network: true } });
+    expect(config.sandbox).toStrictEqual({ ...defaultConfig().sandbox, network: true });
+  });
+});
+
+describe('overrides from TOML', () => {
+  it('reads every section, including arrays of tables, glob keys and named tables', () => {
+    const toml = String.raw`
+[execution]
+max_runs_global = 2
+busy_policy = "queue"
+wait_lane_max_wait_seconds = 0.5
+default_model = "local"
+
+[tool_service]
+parallel_tool_concurrency = 0
+scheduling = "dag"
+
+[approval]
+tier = "ask"
+
+[approval.tools]
+"mcp_*" = "ask"
+shell = "deny"
+
+[sandbox]
+backend = "none"
+network = true
+
+[sandbox.command_policy]
+enforcement = "block"
+
+[[sandbox.command_policy.rules]]
+name = "no-rm-rf-root"
+pattern = '^rm\s+-rf\s+/'
+action = "block"
+
+[[sandbox.command_policy.rules]]
+name = "git"
+pattern = "^git "
+action = "allow"
+
+[gateway]
+port = 0
+
+[store]
+kind = "memory"
+
+[models.local]
+kind = "openai"
+base_url = "http://localhost:11434/v1"
+model = "qwen"
+api_key_env = "LOCAL_KEY"
+
+[mcp.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { DEBUG = "1" }
+
+[mcp.remote]
+url = "http://localhost:9000/mcp"
+`;
+    const defaults = defaultConfig();
+    expect(parseConfigToml(toml)).toStrictEqual({
+      execution: {
+        ...defaults.execution,
+        max_runs_global: 2,
+        busy_policy: 'queue',
+        wait_lane_max_wait_seconds: 0.5,
+        default_model: 'local',
+      },
+      tool_service: { ...defaults.tool_service, parallel_tool_concurrency: 0, scheduling: 'dag' },
+      approval: { ...defaults.approval, tier: 'ask', tools: { 'mcp_*': 'ask', shell: 'deny' } },
+      sandbox: {
+        ...defaults.sandbox,
+        backend: 'none',
+        network: true,
+        command_policy: {
+          enforcement: 'block',
+          rules: [
+            { name: 'no-rm-rf-root', pattern: String.raw`^rm\s+-rf\s+/`, action: 'block' },
+            { name: 'git', pattern: '^git ', action: 'allow' },
+          ],
+        },
+      },
+      gateway: { ...defaults.gateway, port: 0 },
+      store: { ...defaults.store, kind: 'memory' },
+      models: {
+        local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY' },
+      },
+      mcp: {
+        fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'], env: { DEBUG: '1' } },
+        remote: { url: 'http://localhost:9000/mcp', args: [] },
+      },
+    });
+  });
+});
+
+describe('bad values name their key path and say what is allowed', () => {
+  const rows: { bad: string; toml: string; path: string; message: string | RegExp }[] = [
+    { bad: 'wrong type', toml: '[execution]\nmax_runs_global = "eight"', path: 'execution.max_runs_global', message: 'expected a number, got "eight"' },
+    { bad: 'not an integer', toml: '[execution]\nmax_iterations = 1.5', path: 'execution.max_iterations', message: 'expected an integer, got 1.5' },
+    { bad: 'below an inclusive minimum', toml: '[execution]\nmax_runs_global = 0', path: 'execution.max_runs_global', message: 'expected >= 1, got 0' },
+    { bad: 'negative count', toml: '[execution]\nmax_pending_steers = -1', path: 'execution.max_pending_steers', message: 'expected >= 0, got -1' },
+    { bad: 'zero seconds', toml: '[execution]\nwait_lane_max_wait_seconds = 0', path: 'execution.wait_lane_max_wait_seconds', message: 'expected > 0, got 0' },
+    { bad: 'infinite seconds', toml: '[tool_service]\ndefault_timeout_seconds = inf', path: 'tool_service.default_timeout_seconds', message: /expected a number/ },
+    { bad: 'port above range', toml: '[gateway]\nport = 65536', path: 'gateway.port', message: 'expected <= 65535, got 65536' },
+    { bad: 'bad enum', toml: '[execution]\nbusy_policy = "sometimes"', path: 'execution.busy_policy', message: 'expected one of "steer" | "interrupt" | "queue", got "sometimes"' },
+    { bad: 'bad tier', toml: '[approval]\ntier = "yolo"', path: 'approval.tier', message: 'expected one of "plan" | "ask" | "auto" | "full", got "yolo"' },
+    { bad: 'bad decision under a glob key', toml: '[approval.tools]\n"mcp_*" = "maybe"', path: 'approval.tools."mcp_*"', message: 'expected one of "allow" | "ask" | "deny", got "maybe"' },
+    { bad: 'empty string', toml: '[execution]\ndefault_model = ""', path: 'execution.default_model', message: 'must not be empty' },
+    { bad: 'boolean as string', toml: '[sandbox]\nnetwork = "yes"', path: 'sandbox.network', message: 'expected true or false, got "yes"' },
+    { bad: 'date where a string belongs', toml: '[store]\ndir = 2024-01-01', path: 'store.dir', message: 'expected a string, got a date' },
+    { bad: 'scalar where a table belongs', toml: 'execution = 3', path: 'execution', message: 'expected a table, got 3' },
+    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, models, mcp\)$/ },
+    { bad: 'unknown nested key', toml: '[execution]\nmax_runs_globl = 2', path: 'execution.max_runs_globl', message: /^unknown key \(allowed here: max_runs_global, / },
+    { bad: 'unknown key in the command policy', toml: '[sandbox.command_policy]\nmode = "block"', path: 'sandbox.command_policy.mode', message: /allowed here: enforcement, rules/ },
+    { bad: 'unknown key in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"\naction = "warn"\nregex = "a"', path: 'sandbox.command_policy.rules[0].regex', message: /allowed here: name, pattern, action/ },
+    { bad: 'bad regex in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "rm (-rf"\naction = "block"', path: 'sandbox.command_policy.rules[0].pattern', message: /^not a valid regular expression \(.*Unterminated group\)$/ },
+    { bad: 'rule without an action', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"', path: 'sandbox.command_policy.rules[0].action', message: 'missing; expected one of "allow" | "warn" | "block"' },
+    { bad: 'model without a kind', toml: '[models.local]\nmodel = "qwen"', path: 'models.local.kind', message: 'missing; expected one of "scripted" | "openai"' },
+    { bad: 'unknown key in a model', toml: '[models.local]\nkind = "openai"\napi_key = "sk-..."', path: 'models.local.api_key', message: /allowed here: kind, base_url, model, api_key_env, script/ },
+    { bad: 'mcp server with neither command nor url', toml: '[mcp.fs]\nargs = ["."]', path: 'mcp.fs', message: /needs either "command".*or "url"/ },
+    { bad: 'mcp server with both command and url', toml: '[mcp.fs]\ncommand = "x"\nurl = "http://h"', path: 'mcp.fs', message: /has both "command" and "url"/ },
+    { bad: 'mcp args not an array', toml: '[mcp.fs]\ncommand = "x"\nargs = "."', path: 'mcp.fs.args', message: 'expected an array, got "."' },
+  ];
+
+  it.each(rows)('$bad → $path', ({ toml, path, message }) => {
+    const err = configErrorOf(() => parseConfigToml(toml));
+    expect(err.code).toBe('invalid_config');
+    expect(err.issues).toHaveLength(1);
+    const [issue] = err.issues;
+    expect(issue?.path).toBe(path);
+    if (typeof message === 'string') expect(issue?.message).toBe(message);
+    else expect(issue?.message).toMatch(message);
+    expect(err.message).toContain(`${path}: `);
+  });
+
+  it('reports every problem at once, one "path: message" line each', () => {
+    const err = configErrorOf(() =>
+      parseConfig({ execution: { max_runs_global: 0, busy_policy: 'x' }, gateway: { port: -1 } }),
+    );
+    expect(err.issues.map((i) => i.path)).toEqual([
+      'execution.max_runs_global',
+      'execution.busy_policy',
+      'gateway.port',
+    ]);
+    expect(err.message.split('\n')).toEqual([
+      'invalid Switchyard config:',
+      '  execution.max_runs_global: expected >= 1, got 0',
+      '  execution.busy_policy: expected one of "steer" | "interrupt" | "queue", got "x"',
+      '  gateway.port: expected >= 0, got -1',
+    ]);
+  });
+
+  it('rejects a document that is not a table', () => {
+    const err = configErrorOf(() => parseConfig([1, 2]));
+    expect(err.issues).toEqual([{ path: '<root>', message: 'expected a table, got an array' }]);
+  });
+});

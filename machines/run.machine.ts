@@ -7,7 +7,8 @@
  * Pure: time comes from the actor clock (the deadline is a named delay), effects are named
  * actions and actors that src/ provides.
  */
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, fromPromise, sendTo, setup } from 'xstate';
+import { actMachine, type ActInput, type ActOutput } from './act.machine.js';
 
 export interface ToolCallRequest {
   id: string;
@@ -44,6 +45,8 @@ export interface RunContext extends RunInput {
   pendingSteers: PendingSteer[];
   lastReply: ModelReply | undefined;
   toolCallCount: number;
+  /** The current tool batch, planned on entering `acting`. */
+  batch: ActInput | undefined;
   outcome: RunOutcome | undefined;
 }
 
@@ -57,10 +60,10 @@ export interface ModelTurnInput {
   turn: number;
 }
 
-export interface DispatchInput {
-  runId: string;
-  turn: number;
-  toolCalls: ToolCallRequest[];
+/** Why a batch is closed early: the run was cancelled or its deadline expired. */
+export interface BatchCloseReason {
+  code: string;
+  message: string;
 }
 
 const notProvided = (name: string) => () => Promise.reject(new Error(`run machine: actor ${name} was not provided`));
@@ -71,6 +74,12 @@ function errorOf(error: unknown, code: string): { code: string; message: string 
   return { code: typeof ownCode === 'string' ? ownCode : code, message };
 }
 
+function closeReasonOf(event: { type: string; reason?: unknown }): BatchCloseReason {
+  if (event.type === 'CANCEL') return { code: 'cancelled', message: `run cancelled (${String(event.reason)})` };
+  if (event.type.startsWith('xstate.after.')) return { code: 'timeout', message: 'run deadline expired' };
+  return { code: 'aborted', message: 'batch closed' };
+}
+
 export const runMachine = setup({
   types: {
     context: {} as RunContext,
@@ -79,7 +88,7 @@ export const runMachine = setup({
   },
   actors: {
     modelTurn: fromPromise<ModelReply, ModelTurnInput>(notProvided('modelTurn')),
-    dispatchTools: fromPromise<void, DispatchInput>(notProvided('dispatchTools')),
+    act: actMachine,
   },
   delays: {
     runDeadline: ({ context }) => context.timeoutMs,
@@ -91,6 +100,11 @@ export const runMachine = setup({
     consumeSteers: (_, _params: { steers: PendingSteer[]; turn: number }) => {},
     startTurn: (_, _params: { turn: number }) => {},
     finishTurn: (_, _params: { turn: number }) => {},
+    /** Plans the batch of the last reply (validation, claims, groups) into context.batch. */
+    planBatch: () => {},
+    announceSchedule: () => {},
+    recordToolResults: (_, _params: ActOutput) => {},
+    closeBatch: (_, _params: BatchCloseReason) => {},
     appendTerminalEvent: (_, _params: { outcome: RunOutcome | undefined; turns: number; toolCalls: number }) => {},
     handOverSteers: (_, _params: { steers: PendingSteer[]; outcome: RunOutcome | undefined }) => {},
     releaseSlot: () => {},
@@ -106,12 +120,14 @@ export const runMachine = setup({
     })),
     nextTurn: assign({ turn: ({ context }) => context.turn + 1 }),
     setOutcome: assign((_, outcome: RunOutcome) => ({ outcome })),
+    tellBatchOfSteer: sendTo('act', { type: 'STEER_PENDING' }),
   },
   guards: {
     replyHasToolCalls: (_, reply: ModelReply) => reply.toolCalls.length > 0,
     modelIsDone: ({ context }) => (context.lastReply?.toolCalls.length ?? 0) === 0 && context.pendingSteers.length === 0,
     iterationCapReached: ({ context }) => context.turn >= context.maxIterations,
     outcomeIs: ({ context }, state: RunOutcome['state']) => context.outcome?.state === state,
+    batchFailedFatally: (_, output: ActOutput) => output.fatal !== undefined,
   },
 }).createMachine({
   id: 'run',
@@ -121,6 +137,7 @@ export const runMachine = setup({
     pendingSteers: [],
     lastReply: undefined,
     toolCallCount: 0,
+    batch: undefined,
     outcome: undefined,
   }),
   initial: 'live',
@@ -191,10 +208,27 @@ export const runMachine = setup({
               },
             },
             acting: {
+              entry: ['planBatch', 'announceSchedule'],
+              exit: { type: 'closeBatch', params: ({ event }) => closeReasonOf(event) },
+              on: { STEER: { actions: ['addSteer', 'tellBatchOfSteer'] } },
               invoke: {
-                src: 'dispatchTools',
-                input: ({ context }) => ({ runId: context.runId, turn: context.turn, toolCalls: context.lastReply?.toolCalls ?? [] }),
-                onDone: 'boundary',
+                id: 'act',
+                src: 'act',
+                input: ({ context }) => context.batch!,
+                onDone: [
+                  {
+                    guard: { type: 'batchFailedFatally', params: ({ event }) => event.output },
+                    target: '#run.live.ending',
+                    actions: [
+                      { type: 'recordToolResults', params: ({ event }) => event.output },
+                      {
+                        type: 'setOutcome',
+                        params: ({ event }) => ({ state: 'failed' as const, error: event.output.fatal! }),
+                      },
+                    ],
+                  },
+                  { target: 'boundary', actions: { type: 'recordToolResults', params: ({ event }) => event.output } },
+                ],
                 onError: {
                   target: '#run.live.ending',
                   actions: {

@@ -6,12 +6,13 @@
 import type { InspectionEvent } from 'xstate';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ConfigError, defaultConfig, loadConfig, mergeConfig } from '../config/index.js';
-import { serialDispatch, type Dispatch } from '../harness/dispatch.js';
 import { scriptedModel } from '../model/scripted.js';
 import type { ModelProvider } from '../model/types.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
+import { builtinTools } from '../tools/builtins/builtin-tools.js';
 import type { AnyTool } from '../tools/tool.js';
+import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { systemClock, type Clock } from './clock.js';
 import { Engine } from './engine.js';
 import { EngineError } from './errors.js';
@@ -30,15 +31,21 @@ export interface EngineOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Where unexpected errors go (default: console.error). */
   onError?: (error: unknown) => void;
-  /** The dispatch seam: how a batch of tool calls runs. */
-  dispatch?: Dispatch;
+  /**
+   * A hook that may rewrite a tool call's arguments after its claim was computed (return the
+   * new arguments, or undefined to keep them). A group holding a rewritten call runs serially.
+   */
+  rewriteArguments?: ToolServiceOptions['rewriteArguments'];
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const config = await resolveConfig(options.config);
-  const tools = new Map<string, AnyTool>();
+  const tools = new Map<string, AnyTool>(builtinTools.map((tool) => [tool.name, tool]));
+  const own = new Set<string>();
   for (const tool of options.tools ?? []) {
-    if (tools.has(tool.name)) throw new EngineError('invalid_request', `two tools are named "${tool.name}"`);
+    if (own.has(tool.name)) throw new EngineError('invalid_request', `two tools are named "${tool.name}"`);
+    // A caller's tool replaces the builtin of the same name.
+    own.add(tool.name);
     tools.set(tool.name, tool);
   }
   const models = new Map<string, ModelProvider>([['scripted', scriptedModel([])]]);
@@ -49,7 +56,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     clock: options.clock ?? systemClock,
     models,
     tools,
-    dispatch: options.dispatch ?? serialDispatch,
+    ...(options.rewriteArguments ? { rewriteArguments: options.rewriteArguments } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
   });

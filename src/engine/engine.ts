@@ -5,22 +5,25 @@
  */
 import { createHash } from 'node:crypto';
 import { resolve as resolvePath, join } from 'node:path';
-import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
+import { assign, createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import type { DispatchInput, ModelTurnInput, PendingSteer, RunOutcome } from '../../machines/run.machine.js';
+import { actMachine } from '../../machines/act.machine.js';
+import type { ModelTurnInput, PendingSteer, RunOutcome } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { SessionEmitted, SessionLimits } from '../../machines/session.machine.js';
 import { sessionMachine } from '../../machines/session.machine.js';
 import type { SupervisorEmitted } from '../../machines/supervisor.machine.js';
+import { toolCallMachine, type ToolCallOutcome } from '../../machines/tool-call.machine.js';
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import { Conversations } from '../harness/conversation.js';
-import type { Dispatch, ToolCallResult } from '../harness/dispatch.js';
+import { planBatch } from '../harness/batch-plan.js';
 import { runModelTurn } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
 import type { Store } from '../store/types.js';
-import type { AnyTool } from '../tools/tool.js';
+import { ToolError, type AnyTool, type DelegatedRunResult } from '../tools/tool.js';
+import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { nowOf, type Clock } from './clock.js';
 import { EngineError } from './errors.js';
 import { EventLog } from './event-log.js';
@@ -51,7 +54,7 @@ export interface EngineDeps {
   clock: Clock;
   models: Map<string, ModelProvider>;
   tools: Map<string, AnyTool>;
-  dispatch: Dispatch;
+  rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
 }
@@ -78,7 +81,7 @@ export class Engine {
   private readonly models: Map<string, ModelProvider>;
   private readonly tools: Map<string, AnyTool>;
   private readonly toolSpecs: ToolSpec[];
-  private readonly dispatch: Dispatch;
+  private readonly rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   private readonly inspect?: (event: InspectionEvent) => void;
   private readonly onError: (error: unknown) => void;
   private readonly supervisor: Actor<typeof supervisorMachine>;
@@ -98,7 +101,7 @@ export class Engine {
     this.clock = deps.clock;
     this.models = deps.models;
     this.tools = deps.tools;
-    this.dispatch = deps.dispatch;
+    this.rewriteArguments = deps.rewriteArguments;
     this.inspect = deps.inspect;
     this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
     this.log = new EventLog(this.store, this.clock, this.onError);
@@ -179,7 +182,10 @@ export class Engine {
     const handle = this.runs.get(id);
     if (handle) {
       if (handle.settled) return resultOf(handle.status);
-      return new Promise<RunResult>((resolve) => handle.waiters.push(resolve));
+      const result = await new Promise<RunResult>((resolve) => handle.waiters.push(resolve));
+      // A steer its run ended without consuming was handed over to a follow-up run: follow it.
+      if (id !== runId && this.resolveAlias(runId) !== id) return this.wait(runId);
+      return result;
     }
     await this.log.settled();
     const record = await this.store.getRun(id);
@@ -213,8 +219,14 @@ export class Engine {
     const session = this.sessions.get(sessionId);
     if (!session) return { purged: 0 };
     const activeRunId = session.getSnapshot().context.active?.runId;
-    const purged = session.getSnapshot().context.lane.length;
+    let purged = session.getSnapshot().context.lane.length;
     session.send({ type: 'PURGE' });
+    // The stopped run hands its unconsumed steers back to the lane front; a stop purges them too.
+    const requeued = session.getSnapshot().context.lane.length;
+    if (requeued > 0) {
+      session.send({ type: 'PURGE' });
+      purged += requeued;
+    }
     return { ...(activeRunId !== undefined ? { cancelled: activeRunId } : {}), purged };
   }
 
@@ -235,8 +247,9 @@ export class Engine {
     this.config = next;
     const exec = next.execution;
     if (diff.changed.some((key) => key === 'execution.max_runs_global' || key === 'execution.max_runs_per_agent')) {
-      this.supervisor.send({ type: 'RECONFIGURE', maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent });
+      // Announced first, so runs the raise admits never appear before the limit that let them in.
       this.log.engineEvent('limits.changed', { max_runs_global: exec.max_runs_global, max_runs_per_agent: exec.max_runs_per_agent });
+      this.supervisor.send({ type: 'RECONFIGURE', maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent });
     }
     const limits = this.sessionLimits();
     for (const session of this.sessions.values()) session.send({ type: 'CONFIGURE', limits });
@@ -384,6 +397,7 @@ export class Engine {
       workspace: request.workspace ?? this.defaultWorkspace(request.sessionId),
       followUpDepth,
       waiters: [],
+      deadlineAt: Number.POSITIVE_INFINITY,
     };
   }
 
@@ -566,13 +580,17 @@ export class Engine {
     };
     return runMachine.provide({
       actions: {
-        requestPermits: ({ context }) => {
-          this.supervisor.send({ type: 'ACQUIRE', runId: context.runId, agentId: context.agentId });
+        requestPermits: ({ context, self }) => {
+          // A delegated run works under its parent's permit: the parent waits for it, so making
+          // it wait for a permit of its own could deadlock at the limit.
+          if (handleOf(context.runId).request.parentRunId !== undefined) self.send({ type: 'GRANTED' });
+          else this.supervisor.send({ type: 'ACQUIRE', runId: context.runId, agentId: context.agentId });
         },
         announceStarted: ({ context }) => {
           const handle = handleOf(context.runId);
           handle.status.state = 'running';
           handle.status.startedAt = this.timestamp();
+          handle.deadlineAt = nowOf(this.clock) + handle.request.timeoutMs;
           delete handle.status.position;
           delete handle.status.queuedFor;
           this.write(this.store.saveRun(recordOf(handle)));
@@ -606,6 +624,39 @@ export class Engine {
         releasePermits: ({ context }) => {
           this.supervisor.send({ type: 'RELEASE', runId: context.runId });
         },
+        planBatch: assign(({ context }) => {
+          const handle = handleOf(context.runId);
+          const toolCalls = context.lastReply?.toolCalls ?? [];
+          const toolConfig = this.config.tool_service;
+          const plan = planBatch({
+            runId: context.runId,
+            turn: context.turn,
+            toolCalls,
+            service: this.toolServiceOf(handle),
+            concurrency: toolConfig.parallel_tool_concurrency,
+            scheduling: toolConfig.scheduling,
+            steerPending: context.pendingSteers.length > 0,
+            callTimeoutMs: Math.max(1, Math.min(toolConfig.default_timeout_seconds * 1000, handle.deadlineAt - nowOf(this.clock))),
+          });
+          handle.batch = { ...plan, service: this.toolServiceOf(handle), startedAt: [] };
+          return { batch: plan.act };
+        }),
+        announceSchedule: ({ context }) => {
+          const handle = handleOf(context.runId);
+          if (handle.batch) this.append(handle, 'tool.scheduled', handle.batch.schedule);
+        },
+        recordToolResults: ({ context }, output) => {
+          const handle = handleOf(context.runId);
+          const calls = handle.batch?.calls ?? [];
+          handle.inbox.push(...output.results.map((result, i) => toolMessage(calls[i]?.callId ?? `call_${i}`, result)));
+          handle.batch = undefined;
+        },
+        closeBatch: ({ self }, reason) => {
+          // Sent directly (not with sendTo, which runs after this macrostep) so the batch's
+          // synthetic results are logged before the run's terminal event.
+          const act = self.getSnapshot().children['act'];
+          if (act && act.getSnapshot().status === 'active') act.send({ type: 'CLOSE', ...reason });
+        },
       },
       actors: {
         modelTurn: fromPromiseImpl(async ({ input, signal }) => {
@@ -634,23 +685,107 @@ export class Engine {
           });
           return reply;
         }),
-        dispatchTools: fromPromiseImpl(async ({ input, signal }) => {
-          const handle = handleOf(input.runId);
-          const results = await this.dispatch(input.toolCalls, {
-            runId: input.runId,
-            sessionId: handle.status.sessionId,
-            turn: input.turn,
-            signal,
-            workspace: handle.workspace,
-            tools: this.tools,
-            emit: (type, data) => this.append(handle, type, data),
-            now: () => nowOf(this.clock),
+        act: this.providedActMachine(),
+      },
+    });
+  }
+
+  /** The Act phase, wired to the run's ToolService and event log. */
+  private providedActMachine() {
+    const batchOf = (runId: string) => {
+      const batch = this.runs.get(runId)?.batch;
+      if (!batch) throw new Error(`run ${runId} has no tool batch`);
+      return batch;
+    };
+    return actMachine.provide({
+      actions: {
+        callStarted: ({ context }, { index }) => {
+          const handle = this.runs.get(context.runId);
+          const call = handle?.batch?.calls[index];
+          if (!handle || !call) return;
+          handle.batch!.startedAt[index] = nowOf(this.clock);
+          this.append(handle, 'tool.started', { callId: call.callId, tool: call.tool, args: call.args });
+        },
+        callFinished: ({ context }, { index, result }) => {
+          const handle = this.runs.get(context.runId);
+          const call = handle?.batch?.calls[index];
+          if (!handle || !call) return;
+          const startedAt = handle.batch!.startedAt[index];
+          this.append(handle, 'tool.finished', {
+            callId: call.callId,
+            ok: result.ok,
+            ...(result.ok ? { output: result.output } : { error: result.error }),
+            durationMs: startedAt === undefined ? 0 : nowOf(this.clock) - startedAt,
+            ...(result.synthetic ? { synthetic: true } : {}),
           });
-          if (signal.aborted) throw abortError();
-          handle.inbox.push(...results.map(toolMessage));
+        },
+      },
+      actors: {
+        toolCall: toolCallMachine.provide({
+          actors: {
+            requestApproval: fromPromise(async ({ input }) => {
+              const batch = batchOf(input.runId);
+              return batch.service.approve(batch.calls[input.index]!);
+            }),
+            executeTool: fromPromise(async ({ input, signal }) => {
+              const batch = batchOf(input.runId);
+              const call = batch.calls[input.index]!;
+              return batch.service.execute(call, signal, batch.act.calls[input.index]!.timeoutMs);
+            }),
+          },
         }),
       },
     });
+  }
+
+  /** session_send: a run on another session, owned by this one (cancelling it cancels the child). */
+  private async delegate(parent: RunHandle, request: { sessionId: string; input: string }): Promise<DelegatedRunResult> {
+    for (let run: RunHandle | undefined = parent; run; run = this.runs.get(run.request.parentRunId ?? '')) {
+      if (run.status.sessionId === request.sessionId) {
+        throw new ToolError(
+          'delegation_cycle',
+          `session "${request.sessionId}" is already working on this task (run ${run.status.runId}); delegating to it would wait for itself`,
+        );
+      }
+      if (!run.request.parentRunId) break;
+    }
+    const submitted = await this.submit({
+      sessionId: request.sessionId,
+      agentId: parent.request.agentId,
+      input: request.input,
+      parentRunId: parent.status.runId,
+      busyPolicy: 'queue',
+      ...(parent.request.unattended !== undefined ? { unattended: parent.request.unattended } : {}),
+    });
+    const result = await this.wait(submitted.runId);
+    return {
+      runId: result.runId,
+      state: result.state,
+      ...(result.output !== undefined ? { output: result.output } : {}),
+      ...(result.error !== undefined ? { error: result.error } : {}),
+    };
+  }
+
+  private toolServiceOf(handle: RunHandle): ToolService {
+    if (handle.toolService) return handle.toolService;
+    const sandbox = this.config.sandbox;
+    handle.toolService = new ToolService({
+      tools: this.tools,
+      runId: handle.status.runId,
+      sessionId: handle.status.sessionId,
+      workspace: handle.workspace,
+      sandbox: {
+        backend: handle.request.sandbox?.backend ?? sandbox.backend,
+        network: handle.request.sandbox?.network ?? sandbox.network,
+        maxOutputBytes: sandbox.max_output_bytes,
+        commandTimeoutMs: sandbox.default_timeout_seconds * 1000,
+      },
+      unattended: handle.request.unattended ?? false,
+      warn: (message) => this.append(handle, 'sandbox.warning', { message }),
+      delegate: (request) => this.delegate(handle, request),
+      ...(this.rewriteArguments ? { rewriteArguments: this.rewriteArguments } : {}),
+    });
+    return handle.toolService;
   }
 
   private async flushInbox(handle: RunHandle): Promise<void> {
@@ -694,7 +829,7 @@ export class Engine {
   }
 }
 
-function fromPromiseImpl<O, I extends ModelTurnInput | DispatchInput>(
+function fromPromiseImpl<O, I extends ModelTurnInput>(
   fn: (args: { input: I; signal: AbortSignal }) => Promise<O>,
 ) {
   return fromPromise<O, I>(({ input, signal }) => fn({ input, signal }));
@@ -709,17 +844,20 @@ function splitModel(model: string): [string, string | undefined] {
   return colon < 0 ? [model, undefined] : [model.slice(0, colon), model.slice(colon + 1)];
 }
 
-function toolMessage(result: ToolCallResult) {
-  const body = result.ok ? result.output : { error: result.error };
-  return { role: 'tool' as const, toolCallId: result.callId, content: typeof body === 'string' ? body : JSON.stringify(body ?? null) };
+function toolMessage(callId: string, result: ToolCallOutcome) {
+  const body = result.ok ? result.output : { error: result.error, ...(result.output !== undefined ? { output: result.output } : {}) };
+  return { role: 'tool' as const, toolCallId: callId, content: typeof body === 'string' ? body : JSON.stringify(body ?? null) };
 }
 
-function toolSpecOf(tool: AnyTool): ToolSpec {
-  let parameters: unknown = { type: 'object' };
-  try {
-    parameters = z.toJSONSchema(tool.input);
-  } catch {
-    // A schema zod cannot express as JSON Schema still works; the model just sees less.
+function toolSpecOf(tool: AnyTool & { jsonSchema?: unknown }): ToolSpec {
+  // MCP tools carry their server's own JSON Schema; zod only sees a generic object there.
+  let parameters: unknown = tool.jsonSchema ?? { type: 'object' };
+  if (tool.jsonSchema === undefined) {
+    try {
+      parameters = z.toJSONSchema(tool.input);
+    } catch {
+      // A schema zod cannot express as JSON Schema still works; the model just sees less.
+    }
   }
   return { name: tool.name, description: tool.description, parameters };
 }

@@ -49,6 +49,8 @@ export function openEventStream(log: EventLog, store: Store, filter: EventStream
   }
 
   function finishReplay(events: RunEvent[]): void {
+    // A stream closed while its replay was being read stays ended.
+    if (closed) return;
     for (const event of events) {
       if (filter.runId === undefined && filter.sessionId !== undefined && event.sessionId !== filter.sessionId) continue;
       buffer.push(event);

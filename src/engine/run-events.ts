@@ -4,10 +4,33 @@
  * engine clock. Engine-wide events (no run) go only to unfiltered subscribers.
  */
 import type { ToolCallRequest } from '../../machines/run.machine.js';
+import type { Claim } from '../concurrency/index.js';
 
 export interface ToolResultError {
   code: string;
   message: string;
+}
+
+/** Why two consecutive groups of a batch could not run together. */
+export interface ScheduleBoundary {
+  /** Index of the first call of the later group. */
+  index: number;
+  /** The earlier call it had to wait for. */
+  previous: string;
+  next: string;
+  /** The resource that conflicted (e.g. "path /w/a.ts"), or "duplicate", or "serial: …". */
+  reason: string;
+}
+
+export interface ToolScheduleData {
+  turn: number;
+  mode: 'groups' | 'dag' | 'serial';
+  concurrency: number;
+  groups: [number, number][];
+  claims: { callId: string; tool: string; claim: Claim; label: string }[];
+  boundaries: ScheduleBoundary[];
+  /** dag mode: for each call, the earlier calls it waits for. */
+  deps?: number[][];
 }
 
 export interface RunEventData {
@@ -17,7 +40,7 @@ export interface RunEventData {
   'turn.started': { turn: number };
   'model.delta': { turn: number; text: string };
   'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[] };
-  'tool.scheduled': { turn: number; groups: [number, number][]; claims: unknown[]; boundaries: unknown[] };
+  'tool.scheduled': ToolScheduleData;
   'tool.started': { callId: string; tool: string; args: unknown };
   'approval.requested': { approvalId: string; callId: string; action: unknown };
   'approval.resolved': { approvalId: string; decision: string; by: string };

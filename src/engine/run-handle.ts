@@ -5,7 +5,9 @@
  */
 import type { Actor } from 'xstate';
 import type { runMachine } from '../../machines/run.machine.js';
+import type { BatchPlan } from '../harness/batch-plan.js';
 import type { Message } from '../model/types.js';
+import type { ToolService } from '../tools/tool-service.js';
 import type { RunRecord, RunState } from '../store/types.js';
 import type { AdmittedRequest } from './run-request.js';
 
@@ -47,8 +49,12 @@ export interface RunHandle {
   workspace: string;
   followUpDepth: number;
   waiters: ((result: RunResult) => void)[];
-  /** Set by requestPermits when the limiter made the run wait. */
-  waitingForPermits?: number;
+  /** Engine-clock time at which the run's deadline expires (set when it starts running). */
+  deadlineAt: number;
+  /** Built when the run first acts; the one choke point of its tool calls. */
+  toolService?: ToolService;
+  /** The tool batch in flight, with when each call started (engine clock). */
+  batch?: BatchPlan & { service: ToolService; startedAt: number[] };
 }
 
 export function isTerminalState(state: RunState): state is RunResult['state'] {

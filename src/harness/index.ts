@@ -1,5 +1,5 @@
 export { Conversations } from './conversation.js';
 export { runModelTurn } from './model-turn.js';
 export type { ModelTurnArgs } from './model-turn.js';
-export { serialDispatch, executeCall } from './dispatch.js';
-export type { Dispatch, DispatchContext, ToolCallResult } from './dispatch.js';
+export { planBatch } from './batch-plan.js';
+export type { BatchPlan, PlanOptions } from './batch-plan.js';

@@ -30,7 +30,7 @@ export type InvariantName =
   | 'accounting'
   /** A rejected message leaves no trace in the event log. */
   | 'rejected-silent'
-  /** engine.running lists only runs that have started. */
+  /** engine.running lists only runs that started. */
   | 'engine-running';
 
 export interface Limits {
@@ -88,6 +88,8 @@ export class InvariantMonitor {
   /** Accepted messages in the order their submits resolved. */
   private readonly accepts = new Map<string, AcceptedMessage>();
   private readonly rejects = new Set<string>();
+  /** Every run some engine.running event listed. */
+  private readonly listedRunning = new Set<string>();
 
   constructor(options: InvariantMonitorOptions) {
     this.limits = options.limits;
@@ -96,7 +98,7 @@ export class InvariantMonitor {
   /** Feed every event of an unfiltered live stream, in stream order. */
   observe(event: ObservedEvent): void {
     if (event.runId === undefined) {
-      if (event.type === 'engine.running') this.observeEngineRunning(event.running ?? []);
+      if (event.type === 'engine.running') for (const runId of event.running ?? []) this.listedRunning.add(runId);
       return;
     }
     const runId = event.runId;
@@ -198,6 +200,11 @@ export class InvariantMonitor {
       }
       if (run.terminal === undefined) report('terminal-last', `run ${runId} has no terminal event (last seq ${run.lastSeq})`);
     }
+    // Checked at the end: engine-wide events are not ordered behind run events whose store
+    // write is still pending, so engine.running may name a run before its run.started arrives.
+    for (const runId of this.listedRunning) {
+      if (!this.runs.get(runId)?.started) report('engine-running', `engine.running listed ${runId}, which never started`);
+    }
     for (const steerId of this.consumed.keys()) {
       if (!this.accepts.has(steerId) && !this.rejects.has(steerId)) {
         report('accounting', `steer ${steerId} was consumed but no submit accepted it`);
@@ -227,12 +234,6 @@ export class InvariantMonitor {
       this.report('agent-limit', `${where}: agent ${agentId} already runs ${ofAgent}, max_runs_per_agent is ${limits.maxPerAgent}`);
     }
     this.running.set(runId, agentId);
-  }
-
-  private observeEngineRunning(running: string[]): void {
-    for (const runId of running) {
-      if (!this.runs.get(runId)?.started) this.report('engine-running', `engine.running lists ${runId}, which never started`);
-    }
   }
 
   private checkSessionSeq(sessionId: string, sessionSeq: number | undefined, where: string): void {

@@ -1,2 +1,7 @@
-export { defineTool } from './tool.js';
-export type { AnyTool, ClaimContext, Tool, ToolContext } from './tool.js';
+export { defineTool, ToolError } from './tool.js';
+export type { AnyTool, ClaimContext, DelegatedRunResult, SandboxSettings, Tool, ToolContext } from './tool.js';
+export { ToolService } from './tool-service.js';
+export type { AdmittedCall, ToolServiceOptions } from './tool-service.js';
+export * from './builtins/index.js';
+export { connectMcpServer } from './mcp/index.js';
+export type { McpConnection, McpTool } from './mcp/index.js';

@@ -6,12 +6,37 @@
 import type { ZodType } from 'zod';
 import type { Claim } from '../concurrency/index.js';
 
+/** How commands of this call run (SPEC §7); filled from [sandbox] and the request's override. */
+export interface SandboxSettings {
+  backend: 'auto' | 'bwrap' | 'none';
+  network: boolean;
+  maxOutputBytes: number;
+  /** [sandbox] default_timeout_seconds, in ms. */
+  commandTimeoutMs: number;
+}
+
+/** Result of a delegated run (session_send). */
+export interface DelegatedRunResult {
+  runId: string;
+  state: 'completed' | 'cancelled' | 'failed';
+  output?: string;
+  error?: { code: string; message: string };
+}
+
 export interface ToolContext {
   signal: AbortSignal;
+  /** Absolute path of the run's workspace; file paths must stay inside it. */
   workspace: string;
   callId: string;
   runId: string;
   sessionId: string;
+  /** Time left for this call: the tool timeout clipped to the run's remaining deadline. */
+  timeoutMs?: number;
+  sandbox?: SandboxSettings;
+  /** Reports a sandbox warning (unsandboxed fallback) on the run's event log. */
+  warn?(message: string): void;
+  /** Starts a delegated run on another session (parentRunId = this run) and waits for it. */
+  delegate?(request: { sessionId: string; input: string }): Promise<DelegatedRunResult>;
 }
 
 export interface ClaimContext {
@@ -34,6 +59,17 @@ export interface Tool<I = unknown> {
 /** Any tool, whatever its input type: the registry holds tools of many inputs. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous registry cannot name one input type
 export type AnyTool = Tool<any>;
+
+/** An error a tool throws to give the model a result with a specific code. */
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export function defineTool<I>(tool: Tool<I>): Tool<I> {
   if (!tool.name || !/^[A-Za-z0-9_.-]{1,64}$/.test(tool.name)) {

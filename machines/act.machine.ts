@@ -1,0 +1,225 @@
+/*
+ * The Act phase: one batch of tool calls. Every call is a tool-call actor from the start
+ * (waiting); the batch starts them as their dependencies finish, at most `concurrency` at
+ * once. In groups mode a call depends on every call of the earlier groups and calls start
+ * strictly in model order; in dag mode a call depends only on the earlier calls it conflicts
+ * with. Before a checkpoint call starts (a group's first call; every call in dag mode): a
+ * pending steer defers every call not yet started, a fatal error aborts them. CLOSE (the run
+ * was cancelled or timed out) ends every open call at once. Pure.
+ */
+import { assign, enqueueActions, setup } from 'xstate';
+import type { CallDoneEvent, ToolCallError, ToolCallOutcome } from './tool-call.machine.js';
+import { toolCallMachine } from './tool-call.machine.js';
+
+export interface PlannedCall {
+  index: number;
+  callId: string;
+  tool: string;
+  /** Earlier calls that must finish before this one starts. */
+  deps: number[];
+  /** Steer and fatal checks happen before this call starts. */
+  checkpoint: boolean;
+  /** A repeat of an identical earlier call: it gets that call's result without executing. */
+  duplicateOf?: number;
+  invalid?: ToolCallError;
+  timeoutMs: number;
+  needsApproval: boolean;
+}
+
+export interface ActInput {
+  runId: string;
+  turn: number;
+  calls: PlannedCall[];
+  concurrency: number;
+  /** Groups mode: never start a call before an earlier one. */
+  inOrder: boolean;
+  steerPending: boolean;
+}
+
+type CallStatus = 'waiting' | 'running' | 'done';
+
+export interface ActContext extends ActInput {
+  status: CallStatus[];
+  results: (ToolCallOutcome | undefined)[];
+  running: number;
+  fatal: ToolCallError | undefined;
+}
+
+export interface ActOutput {
+  results: ToolCallOutcome[];
+  fatal?: ToolCallError;
+}
+
+export type ActEvent =
+  | CallDoneEvent
+  | { type: 'STEER_PENDING' }
+  | { type: 'CLOSE'; code: string; message: string }
+  | { type: 'xstate.error.actor.*'; error: unknown };
+
+const childId = (index: number) => `call-${index}`;
+
+interface Step {
+  start: number[];
+  reuse: { index: number; result: ToolCallOutcome }[];
+  close: { index: number; event: 'DEFER' | 'ABORT' }[];
+}
+
+/** What to do next, given the batch's state: pure, so the rules read in one place. */
+export function nextStep(ctx: ActContext): Step {
+  const step: Step = { start: [], reuse: [], close: [] };
+  let running = ctx.running;
+  const done = (i: number) => ctx.status[i] === 'done' || step.reuse.some((r) => r.index === i);
+  for (const call of ctx.calls) {
+    if (ctx.status[call.index] !== 'waiting') continue;
+    const ready = call.deps.every(done);
+    if (!ready) {
+      if (ctx.inOrder) break;
+      continue;
+    }
+    if (call.checkpoint && (ctx.steerPending || ctx.fatal)) {
+      const event = ctx.fatal ? 'ABORT' : 'DEFER';
+      for (const rest of ctx.calls) if (ctx.status[rest.index] === 'waiting') step.close.push({ index: rest.index, event });
+      return step;
+    }
+    if (call.duplicateOf !== undefined) {
+      const original = ctx.results[call.duplicateOf];
+      if (original) step.reuse.push({ index: call.index, result: { ...original, synthetic: true } });
+      continue;
+    }
+    if (running >= ctx.concurrency) break;
+    step.start.push(call.index);
+    running += 1;
+  }
+  return step;
+}
+
+/** Effects and simple bookkeeping first, so the batch actions below can name them. */
+const actSetup = setup({
+  types: {
+    context: {} as ActContext,
+    events: {} as ActEvent,
+    input: {} as ActInput,
+    output: {} as ActOutput,
+  },
+  actors: {
+    toolCall: toolCallMachine,
+  },
+  actions: {
+    // Effects, provided by the engine.
+    callStarted: (_, _params: { index: number }) => {},
+    callFinished: (_, _params: { index: number; result: ToolCallOutcome }) => {},
+    // Pure.
+    spawnCalls: enqueueActions(({ context, enqueue }) => {
+      for (const call of context.calls) {
+        enqueue.spawnChild('toolCall', {
+          id: childId(call.index),
+          input: {
+            runId: context.runId,
+            index: call.index,
+            callId: call.callId,
+            tool: call.tool,
+            timeoutMs: call.timeoutMs,
+            needsApproval: call.needsApproval,
+            ...(call.invalid ? { invalid: call.invalid } : {}),
+          },
+        });
+      }
+    }),
+    markSteerPending: assign({ steerPending: true }),
+    markFatal: assign({
+      fatal: ({ event }) => ({
+        code: 'tool_fatal',
+        message: `a tool call crashed the dispatcher: ${String((event as { error?: unknown }).error)}`,
+      }),
+    }),
+  },
+  guards: {
+    allDone: ({ context }) => context.status.every((s) => s === 'done'),
+  },
+});
+
+const advance = actSetup.createAction(
+    enqueueActions(({ context, enqueue }) => {
+      const step = nextStep(context);
+      if (step.start.length === 0 && step.reuse.length === 0 && step.close.length === 0) return;
+      const status = [...context.status];
+      for (const index of step.start) status[index] = 'running';
+      for (const { index } of step.reuse) status[index] = 'running';
+      for (const { index } of step.close) status[index] = 'running';
+      enqueue.assign({ status, running: context.running + step.start.length + step.reuse.length + step.close.length });
+      for (const index of step.start) {
+        enqueue({ type: 'callStarted', params: { index } });
+        enqueue.sendTo(childId(index), { type: 'START' });
+      }
+      for (const { index, result } of step.reuse) {
+        enqueue({ type: 'callStarted', params: { index } });
+        enqueue.sendTo(childId(index), { type: 'REUSE', result });
+      }
+      for (const { index, event } of step.close) {
+        enqueue.sendTo(childId(index), event === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' });
+      }
+    }),
+);
+
+const recordDone = actSetup.createAction(
+    enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'CALL_DONE' || context.status[event.index] === 'done') return;
+      const status = [...context.status];
+      const results = [...context.results];
+      status[event.index] = 'done';
+      results[event.index] = event.result;
+      enqueue.assign({ status, results, running: Math.max(0, context.running - 1) });
+      enqueue({ type: 'callFinished', params: { index: event.index, result: event.result } });
+    }),
+);
+
+const closeOpenCalls = actSetup.createAction(
+    enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'CLOSE') return;
+      const status = [...context.status];
+      const results = [...context.results];
+      for (const call of context.calls) {
+        if (status[call.index] === 'done') continue;
+        const started = status[call.index] === 'running';
+        const result: ToolCallOutcome = {
+          ok: false,
+          error: { code: event.code, message: started ? `${event.message} during this call` : `${event.message} before this call started` },
+          synthetic: true,
+        };
+        status[call.index] = 'done';
+        results[call.index] = result;
+        enqueue({ type: 'callFinished', params: { index: call.index, result } });
+        enqueue.sendTo(childId(call.index), { type: 'CANCEL', message: result.error!.message });
+      }
+      enqueue.assign({ status, results, running: 0 });
+    }),
+);
+
+export const actMachine = actSetup.createMachine({
+  id: 'act',
+  context: ({ input }) => ({
+    ...input,
+    status: input.calls.map((): CallStatus => 'waiting'),
+    results: input.calls.map(() => undefined),
+    running: 0,
+    fatal: undefined,
+  }),
+  initial: 'dispatching',
+  states: {
+    dispatching: {
+      entry: ['spawnCalls', advance],
+      always: { guard: 'allDone', target: 'done' },
+      on: {
+        CALL_DONE: { actions: [recordDone, advance] },
+        STEER_PENDING: { actions: ['markSteerPending', advance] },
+        'xstate.error.actor.*': { actions: ['markFatal', advance] },
+        CLOSE: { target: 'done', actions: closeOpenCalls },
+      },
+    },
+    done: { type: 'final' },
+  },
+  output: ({ context }) => ({
+    results: context.results.map((r) => r ?? { ok: false, error: { code: 'internal', message: 'no result' } }),
+    ...(context.fatal ? { fatal: context.fatal } : {}),
+  }),
+});

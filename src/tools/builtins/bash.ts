@@ -1,0 +1,78 @@
+/*
+ * The `bash` builtin (SPEC §5, §7): one shell command in the run's workspace, through the
+ * sandboxed command runner. Its effects are unbounded, so it claims global.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { Claims } from '../../concurrency/index.js';
+import { runCommand } from '../../sandbox/run-command.js';
+import { defineTool, ToolError } from '../tool.js';
+import type { ToolContext } from '../tool.js';
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
+const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+export const bashInput = z.object({
+  command: z.string().min(1),
+  /** Relative to the workspace; must stay inside it. */
+  cwd: z.string().optional(),
+  timeoutMs: z.number().int().positive().optional(),
+});
+export type BashInput = z.infer<typeof bashInput>;
+
+export const bashTool = defineTool<BashInput>({
+  name: 'bash',
+  description:
+    'Run a shell command in the workspace. Returns the exit code and the combined stdout/stderr output. ' +
+    'Optional cwd (relative to the workspace) and timeoutMs.',
+  input: bashInput,
+  concurrencyClaim: () => Claims.global(),
+  async execute(input, ctx) {
+    const workspace = path.resolve(ctx.workspace);
+    const result = await runCommand({
+      command: input.command,
+      cwd: workspaceCwd(workspace, input.cwd),
+      env: {
+        PATH: process.env.PATH ?? FALLBACK_PATH,
+        HOME: workspace,
+        LANG: process.env.LANG ?? 'C.UTF-8',
+      },
+      timeoutMs: bashTimeoutMs(input, ctx),
+      signal: ctx.signal,
+      maxOutputBytes: ctx.sandbox?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      network: ctx.sandbox?.network ?? false,
+      backend: ctx.sandbox?.backend ?? 'auto',
+      workspace,
+      onWarning: (message) => ctx.warn?.(message),
+    });
+    if (result.cancelled) throw new ToolError('cancelled', 'the command was cancelled');
+    if (result.timedOut) {
+      const partial = result.output.trim();
+      throw new ToolError(
+        'timeout',
+        `the command timed out after ${result.durationMs} ms and was killed` +
+          (partial === '' ? ' (no output)' : `; output so far:\n${partial}`),
+      );
+    }
+    const { exitCode, signal, output, truncated, timedOut, durationMs, sandbox } = result;
+    return { exitCode, signal, output, truncated, timedOut, durationMs, sandbox };
+  },
+});
+
+/** A lexical check only; symlink-aware workspace scope is the file tools' business. */
+function workspaceCwd(workspace: string, cwd: string | undefined): string {
+  const resolved = path.resolve(workspace, cwd ?? '.');
+  if (resolved !== workspace && !resolved.startsWith(workspace + path.sep)) {
+    throw new ToolError('outside_workspace', `cwd ${JSON.stringify(cwd)} resolves outside the workspace ${workspace}`);
+  }
+  return resolved;
+}
+
+/** The smallest of the call's own, the [sandbox] per-command and the tool-call timeouts. */
+export function bashTimeoutMs(input: Pick<BashInput, 'timeoutMs'>, ctx: Pick<ToolContext, 'sandbox' | 'timeoutMs'>): number {
+  const limits = [input.timeoutMs, ctx.sandbox?.commandTimeoutMs, ctx.timeoutMs].filter(
+    (limit): limit is number => limit !== undefined,
+  );
+  return limits.length === 0 ? DEFAULT_TIMEOUT_MS : Math.min(...limits);
+}

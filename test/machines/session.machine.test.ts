@@ -1,0 +1,548 @@
+/*
+ * The session statechart (SPEC §3.3, §3.5) as a model: xstate/graph finds a shortest path to every
+ * reachable state under small limits, each path is extended by every event of the alphabet (so every
+ * transition is taken once), and each is replayed on a real actor against a reference bookkeeping of
+ * slot and lane. Explicit tables below pin the steer, interrupt, lane and purge rules.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createActor, SimulatedClock } from 'xstate';
+import { getShortestPaths } from 'xstate/graph';
+import { canSteer, sessionMachine } from '../../machines/session.machine.js';
+import type { BusyPolicy, SessionContext, SessionEmitted, SessionEvent, SessionInput, SessionMessage } from '../../machines/session.machine.js';
+
+const limits = { laneCapacity: 2, maxPendingSteers: 1, laneMaxWaitMs: 60_000 };
+const input: SessionInput = { sessionId: 's1', ...limits };
+
+function session(sessionInput: SessionInput = input) {
+  const clock = new SimulatedClock();
+  /** Every event the session itself processed, delayed ones included. */
+  const received: SessionEvent['type'][] = [];
+  const actor = createActor(sessionMachine, {
+    input: sessionInput,
+    clock,
+    inspect: (inspection) => {
+      if (inspection.type === '@xstate.event' && inspection.actorRef === actor) received.push(inspection.event.type as SessionEvent['type']);
+    },
+  });
+  const emitted: SessionEmitted[] = [];
+  actor.on('*', (event) => emitted.push(event));
+  actor.start();
+  /** Sends one event and returns what the session announced in response. */
+  const send = (event: SessionEvent): SessionEmitted[] => {
+    const mark = emitted.length;
+    actor.send(event);
+    return emitted.slice(mark);
+  };
+  const context = () => actor.getSnapshot().context;
+  return { actor, clock, emitted, received, send, context };
+}
+
+const submit = (runId: string, policy: BusyPolicy, extra: Partial<SessionMessage> = {}): SessionEvent => ({
+  type: 'SUBMIT',
+  message: { runId, policy, plainText: true, ...extra },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Model-based.
+
+type SessionSnapshot = ReturnType<typeof sessionMachine.transition>;
+
+/** Run ids in the model are the smallest ones free in the state, so equal situations serialize equal. */
+function freeRunId(snapshot: SessionSnapshot): string {
+  const used = new Set([snapshot.context.active?.runId, ...snapshot.context.lane.map((entry) => entry.runId)]);
+  let k = 0;
+  while (used.has(`m${k}`)) k += 1;
+  return `m${k}`;
+}
+
+const ELSEWHERE = 'some-other-run';
+
+function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
+  const runId = freeRunId(snapshot);
+  const { active, lane } = snapshot.context;
+  const events: SessionEvent[] = [];
+  for (const policy of ['steer', 'interrupt', 'queue'] as const) {
+    for (const plainText of [true, false]) events.push({ type: 'SUBMIT', message: { runId, policy, plainText } });
+  }
+  if (active) events.push(submit(runId, 'steer', { expectedRunId: active.runId }));
+  events.push(submit(runId, 'steer', { expectedRunId: ELSEWHERE }));
+  events.push({ type: 'ADMIT_NEXT' }, { type: 'PURGE' });
+  if (active) {
+    events.push(
+      { type: 'RUN_STARTED', runId: active.runId },
+      { type: 'STEERS_CONSUMED', runId: active.runId, count: 1 },
+      { type: 'RUN_ENDED', runId: active.runId },
+    );
+  }
+  for (const entry of lane) {
+    events.push({ type: 'CANCEL_QUEUED', runId: entry.runId, reason: 'user' }, { type: 'LANE_EXPIRED', runId: entry.runId });
+  }
+  return events;
+}
+
+const serializeSession = (snapshot: SessionSnapshot) =>
+  JSON.stringify({ value: snapshot.value, active: snapshot.context.active, lane: snapshot.context.lane });
+
+const statePaths = getShortestPaths(sessionMachine, { input, events: alphabet, serializeState: serializeSession });
+
+/** Every reachable state, then every event from it: each transition of the model taken once. */
+const transitionPaths = statePaths.flatMap((path) =>
+  alphabet(path.state).map((event) => ({ events: [...path.steps.slice(1).map((step) => step.event), event], from: path.state })),
+);
+
+function label(event: SessionEvent): string {
+  if (event.type !== 'SUBMIT') return event.type;
+  const m = event.message;
+  const expected = m.expectedRunId === undefined ? '' : m.expectedRunId === ELSEWHERE ? ', expectedRunId mismatching' : ', expectedRunId matching';
+  return `SUBMIT ${m.policy}${m.plainText ? ' plain' : ' with attachments/overrides'}${expected}`;
+}
+
+/** Cheap checks for the hot replay loop; on failure they hand over to expect for a readable diff. */
+function holds(condition: boolean, message: string): void {
+  if (!condition) expect.fail(message);
+}
+function same(actual: unknown, expected: unknown, message: string): void {
+  if (!isDeepStrictEqual(actual, expected)) expect(actual, message).toEqual(expected);
+}
+
+/**
+ * Replays model events on a real actor with fresh run ids, and keeps its own account of the slot
+ * and the lane from what the session announces; every step must agree with it.
+ */
+function replay(events: SessionEvent[]) {
+  const s = session();
+  const rename = new Map<string, string>();
+  let fresh = 0;
+  const firstDecision = new Map<string, SessionEmitted['type']>();
+  const leftLane = new Set<string>();
+  let lane: string[] = [];
+  let active: { runId: string; started: boolean; viaInterrupt: boolean } | undefined;
+
+  const real = (runId: string) => rename.get(runId) ?? runId;
+  const translate = (event: SessionEvent): SessionEvent => {
+    switch (event.type) {
+      case 'SUBMIT': {
+        const runId = `run-${++fresh}`;
+        rename.set(event.message.runId, runId);
+        const { expectedRunId } = event.message;
+        return { type: 'SUBMIT', message: { ...event.message, runId, ...(expectedRunId !== undefined ? { expectedRunId: real(expectedRunId) } : {}) } };
+      }
+      case 'RUN_STARTED':
+      case 'RUN_ENDED':
+      case 'STEERS_CONSUMED':
+      case 'CANCEL_QUEUED':
+      case 'LANE_EXPIRED':
+        return { ...event, runId: real(event.runId) };
+      default:
+        return event;
+    }
+  };
+  const leave = (runId: string, how: string) => {
+    holds(lane.includes(runId), `${runId} leaves the lane (${how}) only from it`);
+    holds(!leftLane.has(runId), `${runId} leaves the lane once`);
+    leftLane.add(runId);
+    lane = lane.filter((id) => id !== runId);
+  };
+  const admit = (runId: string) => {
+    holds(active === undefined, `admit ${runId} while ${active?.runId} is active`);
+    active = { runId, started: false, viaInterrupt: false };
+  };
+
+  events.forEach((modelEvent, index) => {
+    const event = translate(modelEvent);
+    const before = s.actor.getSnapshot();
+    const out = s.send(event);
+    const where = `step ${index}: ${label(event)}`;
+    const after = s.actor.getSnapshot();
+
+    if (event.type === 'SUBMIT') {
+      const m = event.message;
+      const decisions = out.filter((e) => e.type === 'admit' || e.type === 'steer' || e.type === 'queued' || e.type === 'rejected');
+      holds(decisions.length === 1, `${where}: exactly one first decision`);
+      const [decision] = decisions;
+      holds(decision!.runId === m.runId && !firstDecision.has(m.runId), `${where}: the decision is about the new message`);
+      firstDecision.set(m.runId, decision!.type);
+      const interruptQueued = m.policy === 'interrupt' && decision!.type === 'queued';
+      // Superseded entries leave before the newcomer joins.
+      for (const e of out) {
+        if (e.type === 'dropped') {
+          holds(interruptQueued && e.reason === 'superseded', `${where}: only an interrupt supersedes`);
+          leave(e.runId, 'superseded');
+        }
+      }
+      switch (decision!.type) {
+        case 'rejected':
+          same(out, [decision], `${where}: a rejected message announces nothing else`);
+          same(after.context, before.context, `${where}: a rejected message changes nothing`);
+          same(after.value, before.value, where);
+          break;
+        case 'admit':
+          admit(m.runId);
+          active!.viaInterrupt = m.policy === 'interrupt';
+          break;
+        case 'steer':
+          holds(m.policy === 'steer' && m.plainText, `${where}: only plain-text steer messages steer`);
+          same(decision, { type: 'steer', runId: m.runId, intoRunId: active?.runId }, where);
+          break;
+        case 'queued':
+          lane.push(m.runId);
+          same(decision, { type: 'queued', runId: m.runId, position: lane.length }, where);
+          break;
+      }
+      const cancels = out.filter((e) => e.type === 'cancelActive');
+      if (interruptQueued && active && (active.started || active.viaInterrupt)) {
+        same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: active.started ? 'interrupted' : 'superseded' }], where);
+      } else {
+        same(cancels, [], `${where}: an interrupt cancels only a started run (or an interrupt not yet started)`);
+      }
+    } else {
+      switch (event.type) {
+        case 'ADMIT_NEXT':
+          if (out.length > 0) {
+            same(out, [{ type: 'admit', runId: lane[0] }], where);
+            const front = s.actor.getSnapshot().context.active!;
+            leave(lane[0]!, 'admitted');
+            admit(front.runId);
+            active!.viaInterrupt = front.viaInterrupt;
+          } else {
+            holds(active !== undefined || lane.length === 0, `${where}: an idle session with a lane admits`);
+          }
+          break;
+        case 'RUN_STARTED':
+          same(out, [], where);
+          if (active?.runId === event.runId) active.started = true;
+          break;
+        case 'STEERS_CONSUMED':
+          same(out, [], where);
+          break;
+        case 'RUN_ENDED':
+          holds(active?.runId === event.runId, `${where}: only the active run ends`);
+          active = undefined;
+          same(out, [{ type: 'idle', laneDepth: lane.length }], where);
+          break;
+        case 'CANCEL_QUEUED':
+        case 'LANE_EXPIRED': {
+          const reason = event.type === 'LANE_EXPIRED' ? 'lane_timeout' : 'cancelled';
+          same(out, [{ type: 'dropped', runId: event.runId, reason }], where);
+          leave(event.runId, reason);
+          break;
+        }
+        case 'PURGE': {
+          const purged = [...lane];
+          for (const runId of purged) leave(runId, 'purged');
+          same(out, [
+            ...purged.map((runId) => ({ type: 'dropped', runId, reason: 'purged' })),
+            ...(active ? [{ type: 'cancelActive', runId: active.runId, reason: 'stopped' }] : []),
+          ], where);
+          break;
+        }
+        default:
+          throw new Error(`event ${event.type} is not in the model's alphabet`);
+      }
+    }
+
+    const { context } = after;
+    holds(context.active?.runId === active?.runId, `${where}: at most one active run, the one admitted last`);
+    holds(after.value === (active ? 'busy' : 'idle'), `${where}: busy exactly while a run holds the slot`);
+    same(context.lane.map((entry) => entry.runId), lane, `${where}: FIFO lane`);
+    holds(context.lane.length <= context.laneCapacity, `${where}: lane within capacity`);
+    holds((context.active?.pendingSteers ?? 0) <= context.maxPendingSteers, `${where}: pending steers within the limit`);
+  });
+
+  // Whatever is still waiting expires once, and nothing that already left the lane does.
+  const waiting = [...lane];
+  const mark = s.emitted.length;
+  s.clock.increment(limits.laneMaxWaitMs);
+  same(s.emitted.slice(mark), waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })), 'expiry after the path');
+  same(s.context().lane, [], 'expiry after the path');
+  return { firstDecision, leftLane };
+}
+
+describe('session machine, model-based (xstate/graph)', () => {
+  it('explores a bounded state space that covers busy/idle, full lanes, steers and interrupts', () => {
+    expect(statePaths.length).toBeGreaterThan(100);
+    expect(Math.max(...statePaths.map((path) => path.steps.length))).toBeLessThan(20);
+    const contexts: SessionContext[] = statePaths.map((path) => path.state.context);
+    expect(contexts.some((c) => c.lane.length === limits.laneCapacity && c.active?.running)).toBe(true);
+    expect(contexts.some((c) => c.active?.pendingSteers === limits.maxPendingSteers)).toBe(true);
+    expect(contexts.some((c) => c.active?.viaInterrupt && c.lane.some((entry) => entry.viaInterrupt))).toBe(true);
+    expect(contexts.some((c) => !c.active && c.lane.length > 0)).toBe(true);
+  });
+
+  const byLastEvent = new Map<string, SessionEvent[][]>();
+  for (const path of transitionPaths) {
+    const key = label(path.events.at(-1)!);
+    byLastEvent.set(key, [...(byLastEvent.get(key) ?? []), path.events]);
+  }
+
+  it.each([...byLastEvent].map(([key, paths]) => [key, paths.length, paths] as const))(
+    'every reachable state, then %s (%i paths): one active run, one first decision each, lane leaves once, capacity, rejects change nothing',
+    (_key, _count, paths) => {
+      for (const events of paths) replay(events);
+    },
+  );
+});
+
+// ---------------------------------------------------------------------------------------------
+// Explicit rules.
+
+describe('steer or queue (SPEC §3.5 steer)', () => {
+  /** The active run was admitted from `activeMessage` and has started; `candidate` arrives. */
+  const rows: {
+    case: string;
+    activeMessage?: Partial<SessionMessage>;
+    steersBefore?: number;
+    consumed?: number;
+    candidate: Partial<SessionMessage> & { policy?: BusyPolicy };
+    decision: 'steer' | 'queued';
+  }[] = [
+    { case: 'plain text', candidate: {}, decision: 'steer' },
+    { case: 'attachments or a timeout/iteration/sandbox override', candidate: { plainText: false }, decision: 'queued' },
+    { case: 'model override equal to the active run’s', activeMessage: { model: 'local:big' }, candidate: { model: 'local:big' }, decision: 'steer' },
+    { case: 'model override different from the active run’s', activeMessage: { model: 'local:big' }, candidate: { model: 'local:small' }, decision: 'queued' },
+    { case: 'model override while the active run uses the default', candidate: { model: 'local:small' }, decision: 'queued' },
+    { case: 'no model override into a run with one', activeMessage: { model: 'local:big' }, candidate: {}, decision: 'steer' },
+    { case: 'workspace override equal', activeMessage: { workspace: '/w/a' }, candidate: { workspace: '/w/a' }, decision: 'steer' },
+    { case: 'workspace override different', activeMessage: { workspace: '/w/a' }, candidate: { workspace: '/w/b' }, decision: 'queued' },
+    { case: 'max pending steers reached', steersBefore: 2, candidate: {}, decision: 'queued' },
+    { case: 'room again after the run consumed steers', steersBefore: 2, consumed: 2, candidate: {}, decision: 'steer' },
+    { case: 'expectedRunId is the active run', candidate: { expectedRunId: 'active' }, decision: 'steer' },
+    { case: 'expectedRunId is another run', candidate: { expectedRunId: 'previous' }, decision: 'queued' },
+    { case: 'busy policy queue', candidate: { policy: 'queue' }, decision: 'queued' },
+  ];
+
+  it.each(rows)('$case → $decision', ({ activeMessage, steersBefore = 0, consumed = 0, candidate, decision }) => {
+    const s = session({ ...input, maxPendingSteers: 2, laneCapacity: 4 });
+    expect(s.send(submit('active', 'queue', activeMessage))).toEqual([{ type: 'admit', runId: 'active' }]);
+    s.send({ type: 'RUN_STARTED', runId: 'active' });
+    for (let i = 0; i < steersBefore; i += 1) expect(s.send(submit(`steer-${i}`, 'steer'))[0]?.type).toBe('steer');
+    if (consumed > 0) s.send({ type: 'STEERS_CONSUMED', runId: 'active', count: consumed });
+    const out = s.send(submit('candidate', candidate.policy ?? 'steer', candidate));
+    expect(out[0]).toMatchObject(decision === 'steer' ? { type: 'steer', intoRunId: 'active' } : { type: 'queued', position: 1 });
+    expect(s.context().active?.pendingSteers).toBe(steersBefore - consumed + (decision === 'steer' ? 1 : 0));
+  });
+
+  it('a steer into a run still waiting for permits is accepted: the run consumes it at its first turn', () => {
+    const s = session();
+    s.send(submit('active', 'queue'));
+    expect(s.send(submit('early', 'steer'))).toEqual([{ type: 'steer', runId: 'early', intoRunId: 'active' }]);
+  });
+
+  it('a steer message for an idle session simply starts a run', () => {
+    const s = session();
+    expect(s.send(submit('first', 'steer'))).toEqual([{ type: 'admit', runId: 'first' }]);
+  });
+
+  it('canSteer is the same rule as a pure function', () => {
+    const context: SessionContext = { ...input, active: undefined, lane: [] };
+    expect(canSteer(context, { runId: 'x', policy: 'steer', plainText: true })).toBe(false);
+    const active = { runId: 'a', running: true, viaInterrupt: false, pendingSteers: 0 };
+    expect(canSteer({ ...context, active }, { runId: 'x', policy: 'steer', plainText: true })).toBe(true);
+    expect(canSteer({ ...context, active: { ...active, pendingSteers: 1 } }, { runId: 'x', policy: 'steer', plainText: true })).toBe(false);
+  });
+});
+
+describe('interrupt (SPEC §3.5 interrupt)', () => {
+  it('cancels the active run once it has started, and waits in the lane', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send({ type: 'RUN_STARTED', runId: 'a' });
+    expect(s.send(submit('i1', 'interrupt'))).toEqual([
+      { type: 'queued', runId: 'i1', position: 1 },
+      { type: 'cancelActive', runId: 'a', reason: 'interrupted' },
+    ]);
+    expect(s.send({ type: 'RUN_ENDED', runId: 'a' })).toEqual([{ type: 'idle', laneDepth: 1 }]);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'i1' }]);
+  });
+
+  it('does not cancel an active run that has not started (it was admitted but waits for permits)', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    expect(s.send(submit('i1', 'interrupt'))).toEqual([{ type: 'queued', runId: 'i1', position: 1 }]);
+  });
+
+  it('a burst of interrupts: each supersedes the earlier waiting interrupt, and only the started run is cancelled', () => {
+    const s = session({ ...input, laneCapacity: 4 });
+    s.send(submit('a', 'queue'));
+    s.send({ type: 'RUN_STARTED', runId: 'a' });
+    s.send(submit('q', 'queue'));
+    s.send(submit('i1', 'interrupt'));
+    const out = s.send(submit('i2', 'interrupt'));
+    expect(out.filter((e) => e.type !== 'cancelActive')).toEqual([
+      { type: 'dropped', runId: 'i1', reason: 'superseded' },
+      { type: 'queued', runId: 'i2', position: 2 },
+    ]);
+    expect(out.filter((e) => e.type === 'cancelActive').every((e) => e.runId === 'a')).toBe(true);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['q', 'i2']);
+  });
+
+  it('an interrupt admitted but not yet started is superseded by the next interrupt', () => {
+    const s = session();
+    s.send(submit('i1', 'interrupt'));
+    expect(s.send(submit('i2', 'interrupt'))).toEqual([
+      { type: 'queued', runId: 'i2', position: 1 },
+      { type: 'cancelActive', runId: 'i1', reason: 'superseded' },
+    ]);
+  });
+
+  it('superseding makes room: an interrupt into a full lane replaces the waiting interrupt', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q', 'queue'));
+    s.send(submit('i1', 'interrupt'));
+    expect(s.send(submit('i2', 'interrupt'))).toEqual([
+      { type: 'dropped', runId: 'i1', reason: 'superseded' },
+      { type: 'queued', runId: 'i2', position: 2 },
+    ]);
+  });
+
+  it('an interrupt rejected for a full lane cancels nothing', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send({ type: 'RUN_STARTED', runId: 'a' });
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    const before = s.context();
+    expect(s.send(submit('i', 'interrupt'))).toEqual([{ type: 'rejected', runId: 'i', code: 'lane_full' }]);
+    expect(s.context()).toEqual(before);
+  });
+});
+
+describe('the wait lane (SPEC §3.5 wait lane)', () => {
+  it('lane_full rejects the newest message and keeps what is queued', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    const before = s.actor.getSnapshot();
+    expect(s.send(submit('q3', 'queue'))).toEqual([{ type: 'rejected', runId: 'q3', code: 'lane_full' }]);
+    expect(s.actor.getSnapshot().context).toEqual(before.context);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['q1', 'q2']);
+  });
+
+  it('only the front is admitted, and it leaves the lane when admitted', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([]);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'q1' }]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['q2']);
+  });
+
+  it('a message waits at most laneMaxWaitMs, counted from its own arrival, then is dropped lane_timeout', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.clock.increment(limits.laneMaxWaitMs / 2);
+    s.send(submit('q2', 'queue'));
+    const mark = s.emitted.length;
+    s.clock.increment(limits.laneMaxWaitMs / 2 - 1);
+    expect(s.emitted.slice(mark)).toEqual([]);
+    s.clock.increment(1);
+    expect(s.emitted.slice(mark)).toEqual([{ type: 'dropped', runId: 'q1', reason: 'lane_timeout' }]);
+    s.clock.increment(limits.laneMaxWaitMs / 2);
+    expect(s.emitted.slice(mark)).toEqual([
+      { type: 'dropped', runId: 'q1', reason: 'lane_timeout' },
+      { type: 'dropped', runId: 'q2', reason: 'lane_timeout' },
+    ]);
+    expect(s.received.filter((type) => type === 'LANE_EXPIRED')).toHaveLength(2);
+    expect(s.context().lane).toEqual([]);
+  });
+
+  it('an admitted, cancelled or purged message never expires afterwards', () => {
+    const s = session({ ...input, laneCapacity: 4 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('admitted', 'queue'));
+    s.send(submit('cancelled', 'queue'));
+    s.send({ type: 'CANCEL_QUEUED', runId: 'cancelled', reason: 'user' });
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.send({ type: 'ADMIT_NEXT' });
+    s.send(submit('purged', 'queue'));
+    s.send({ type: 'PURGE' });
+    const mark = s.emitted.length;
+    s.clock.increment(limits.laneMaxWaitMs * 2);
+    expect(s.emitted.slice(mark)).toEqual([]);
+    expect(s.received.filter((type) => type === 'LANE_EXPIRED'), 'their timers were cancelled, not merely ignored').toEqual([]);
+  });
+
+  it('cancel of a queued message drops it; of an unknown or the active run it does nothing', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q', 'queue'));
+    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'a', reason: 'user' })).toEqual([]);
+    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'nope', reason: 'user' })).toEqual([]);
+    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([{ type: 'dropped', runId: 'q', reason: 'cancelled' }]);
+    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([]);
+  });
+
+  it('RUN_ENDED of a run that is not the active one changes nothing', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    expect(s.send({ type: 'RUN_ENDED', runId: 'b' })).toEqual([]);
+    expect(s.actor.getSnapshot().value).toBe('busy');
+  });
+
+  it('purge drops every queued message and cancels the active run; the slot frees on RUN_ENDED', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'interrupt'));
+    expect(s.send({ type: 'PURGE' })).toEqual([
+      { type: 'dropped', runId: 'q1', reason: 'purged' },
+      { type: 'dropped', runId: 'q2', reason: 'purged' },
+      { type: 'cancelActive', runId: 'a', reason: 'stopped' },
+    ]);
+    expect(s.context().lane).toEqual([]);
+    expect(s.actor.getSnapshot().value).toBe('busy');
+    expect(s.send({ type: 'RUN_ENDED', runId: 'a' })).toEqual([{ type: 'idle', laneDepth: 0 }]);
+  });
+
+  it('requeue at the front may exceed capacity by design, and an idle session announces it', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send({ type: 'REQUEUE_FRONT', entry: { runId: 'steers', viaInterrupt: false } })).toEqual([
+      { type: 'queued', runId: 'steers', position: 1 },
+    ]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['steers', 'q1', 'q2']);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'REQUEUE_FRONT', entry: { runId: 'more', viaInterrupt: false } })).toEqual([
+      { type: 'queued', runId: 'more', position: 1 },
+      { type: 'idle', laneDepth: 4 },
+    ]);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'more' }]);
+  });
+});
+
+describe('CONFIGURE changes the limits for later decisions', () => {
+  it('a larger lane, more pending steers and a new max wait apply at once', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('s1', 'steer'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send(submit('q3', 'queue'))[0]?.type).toBe('rejected');
+    expect(s.send(submit('s2', 'steer'))[0]?.type).toBe('rejected');
+    s.send({ type: 'CONFIGURE', limits: { laneCapacity: 4, maxPendingSteers: 2, laneMaxWaitMs: 1_000 } });
+    expect(s.context()).toMatchObject({ laneCapacity: 4, maxPendingSteers: 2, laneMaxWaitMs: 1_000 });
+    expect(s.send(submit('s3', 'steer'))).toEqual([{ type: 'steer', runId: 's3', intoRunId: 'a' }]);
+    expect(s.send(submit('q3', 'queue'))).toEqual([{ type: 'queued', runId: 'q3', position: 3 }]);
+    const mark = s.emitted.length;
+    s.clock.increment(1_000);
+    expect(s.emitted.slice(mark)).toEqual([{ type: 'dropped', runId: 'q3', reason: 'lane_timeout' }]);
+  });
+
+  it('a smaller lane drops nothing already queued but rejects newcomers', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    s.send({ type: 'CONFIGURE', limits: { ...limits, laneCapacity: 1 } });
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['q1', 'q2']);
+    expect(s.send(submit('q3', 'queue'))).toEqual([{ type: 'rejected', runId: 'q3', code: 'lane_full' }]);
+  });
+});

@@ -1,0 +1,154 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCommand, type RunCommandOptions } from '../../src/sandbox/run-command.js';
+import { ToolError } from '../../src/tools/tool.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'switchyard-run-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function run(command: string, overrides: Partial<RunCommandOptions> = {}) {
+  return runCommand({ command, cwd: dir, timeoutMs: 10_000, maxOutputBytes: 1 << 20, network: false, backend: 'none', ...overrides });
+}
+
+/** A zombie counts as dead: it has exited and only waits for init (slow on some VMs) to reap it. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function eventuallyGone(pid: number, withinMs = 4_000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    if (!alive(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return !alive(pid);
+}
+
+async function readPid(file: string): Promise<number> {
+  return Number((await readFile(file, 'utf8')).trim());
+}
+
+describe('runCommand: results', () => {
+  it('reports exit code, stdout, stderr and the interleaved output', async () => {
+    const result = await run('echo out; sleep 0.05; echo err >&2; sleep 0.05; echo more; exit 7');
+    expect(result).toMatchObject({
+      exitCode: 7,
+      signal: null,
+      stdout: 'out\nmore\n',
+      stderr: 'err\n',
+      output: 'out\nerr\nmore\n',
+      truncated: false,
+      timedOut: false,
+      cancelled: false,
+      sandbox: 'none',
+    });
+    expect(result.durationMs).toBeGreaterThanOrEqual(100);
+  });
+
+  it('reports the signal that ended the command', async () => {
+    const result = await run('kill -KILL $$');
+    expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: false });
+  });
+
+  it('runs in cwd with exactly the given environment', async () => {
+    process.env.SWITCHYARD_TEST_SECRET = 'leak';
+    try {
+      const result = await run('pwd; echo "$FOO|${SWITCHYARD_TEST_SECRET:-unset}"', {
+        env: { FOO: 'bar', PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      });
+      expect(result.stdout).toBe(`${dir}\nbar|unset\n`);
+    } finally {
+      delete process.env.SWITCHYARD_TEST_SECRET;
+    }
+  });
+
+  it('refuses a working directory that does not exist', async () => {
+    await expect(run('true', { cwd: path.join(dir, 'missing') })).rejects.toMatchObject({ code: 'invalid_cwd' });
+    await expect(run('true', { cwd: path.join(dir, 'missing') })).rejects.toBeInstanceOf(ToolError);
+  });
+});
+
+describe('runCommand: timeout and cancellation kill the whole process group', () => {
+  it('a timeout kills a backgrounded grandchild', async () => {
+    const pidfile = path.join(dir, 'pid');
+    const result = await run(`sleep 30 & echo $! > ${pidfile}; echo started; wait`, { timeoutMs: 300 });
+    expect(result).toMatchObject({ timedOut: true, cancelled: false, exitCode: null, signal: 'SIGTERM', output: 'started\n' });
+    expect(result.durationMs).toBeLessThan(3_000);
+    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+  });
+
+  it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
+    const pidfile = path.join(dir, 'pid');
+    // An ignored signal stays ignored across fork and exec, so the sleep ignores it too.
+    const result = await run(`trap '' TERM; sleep 30 & echo $! > ${pidfile}; wait`, { timeoutMs: 200, killGraceMs: 300 });
+    expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
+    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+  });
+
+  it('an abort kills a backgrounded grandchild', async () => {
+    const pidfile = path.join(dir, 'pid');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 200);
+    const result = await run(`sleep 30 & echo $! > ${pidfile}; wait`, { signal: controller.signal });
+    expect(result).toMatchObject({ cancelled: true, timedOut: false, exitCode: null, signal: 'SIGTERM' });
+    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+  });
+
+  it('an already aborted signal runs nothing', async () => {
+    const marker = path.join(dir, 'ran');
+    const result = await run(`touch ${marker}`, { signal: AbortSignal.abort() });
+    expect(result).toMatchObject({ cancelled: true, exitCode: null, output: '' });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('background leftovers of a finished command are killed and do not hold the call open', async () => {
+    const pidfile = path.join(dir, 'pid');
+    const result = await run(`sleep 30 & echo $! > ${pidfile}; echo done`);
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'done\n' });
+    expect(result.durationMs).toBeLessThan(2_000);
+    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+  });
+
+  it('a process that left the group (setsid) cannot hold the call open past the grace period', async () => {
+    const pidfile = path.join(dir, 'pid');
+    const result = await run(`setsid sh -c 'echo $$ > ${pidfile}; exec sleep 30' & sleep 0.2; echo done`, { killGraceMs: 200 });
+    const escaped = await readPid(pidfile);
+    try {
+      expect(result).toMatchObject({ exitCode: 0, output: 'done\n' });
+      expect(result.durationMs).toBeLessThan(3_000);
+    } finally {
+      process.kill(escaped, 'SIGKILL');
+    }
+  });
+});
+
+describe('runCommand: output budget', () => {
+  it('caps a very large output without blocking the child', async () => {
+    const result = await run('yes | head -c 50000000; echo tail >&2', { maxOutputBytes: 1000 });
+    expect(result.exitCode).toBe(0);
+    expect(result.truncated).toBe(true);
+    expect(result.output.startsWith('y\n'.repeat(500))).toBe(true);
+    expect(result.output).toBe(`${'y\n'.repeat(500)}\n…[output truncated: 49999005 bytes omitted]`);
+    expect(result.stdout).toBe(`${'y\n'.repeat(500)}\n…[output truncated: 49999000 bytes omitted]`);
+    expect(result.stderr).toBe('tail\n');
+    expect(result.durationMs).toBeLessThan(10_000);
+  });
+});

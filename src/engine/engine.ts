@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { resolve as resolvePath, join } from 'node:path';
-import { assign, createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
+import { assign, createActor, fromPromise, type Actor, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { actMachine } from '../../machines/act.machine.js';
 import type { ModelTurnInput, PendingSteer, RunOutcome } from '../../machines/run.machine.js';
@@ -27,6 +27,7 @@ import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { nowOf, type Clock } from './clock.js';
 import { EngineError } from './errors.js';
 import { EventLog } from './event-log.js';
+import { InspectionHub, type InspectionListener } from './inspection.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import type { RunEvent, RunEventData, RunEventType } from './run-events.js';
 import { isTerminalState, recordOf, resultOf, type RunHandle, type RunResult, type RunStatus } from './run-handle.js';
@@ -82,7 +83,7 @@ export class Engine {
   private readonly tools: Map<string, AnyTool>;
   private readonly toolSpecs: ToolSpec[];
   private readonly rewriteArguments?: ToolServiceOptions['rewriteArguments'];
-  private readonly inspect?: (event: InspectionEvent) => void;
+  private readonly inspection: InspectionHub;
   private readonly onError: (error: unknown) => void;
   private readonly supervisor: Actor<typeof supervisorMachine>;
   private readonly sessions = new Map<string, SessionActor>();
@@ -102,7 +103,7 @@ export class Engine {
     this.models = deps.models;
     this.tools = deps.tools;
     this.rewriteArguments = deps.rewriteArguments;
-    this.inspect = deps.inspect;
+    this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
     this.log = new EventLog(this.store, this.clock, this.onError);
     this.conversations = new Conversations(this.store);
@@ -111,7 +112,7 @@ export class Engine {
     this.supervisor = createActor(supervisorMachine, {
       input: { maxGlobal: this.config.execution.max_runs_global, maxPerAgent: this.config.execution.max_runs_per_agent },
       clock: this.clock,
-      inspect: this.inspect,
+      inspect: this.inspection.option,
       id: 'supervisor',
     });
     this.supervisor.on('*', (event) => this.onSupervisorEvent(event as SupervisorEmitted));
@@ -259,6 +260,11 @@ export class Engine {
     return { applied: diff.applied, restartRequired: diff.restartRequired };
   }
 
+  /** Streams XState inspection events of every actor until the returned function is called. */
+  inspect(listener: InspectionListener): () => void {
+    return this.inspection.subscribe(listener);
+  }
+
   currentConfig(): Config {
     return this.config;
   }
@@ -299,6 +305,12 @@ export class Engine {
     await this.store.close();
   }
 
+  private *liveActors(): Iterable<AnyActorRef> {
+    yield this.supervisor;
+    yield* this.sessions.values();
+    for (const handle of this.runs.values()) if (handle.actor) yield handle.actor;
+  }
+
   // ---------------------------------------------------------------------------------------
   // Sessions
 
@@ -317,7 +329,7 @@ export class Engine {
     actor = createActor(sessionMachine, {
       input: { sessionId, ...this.sessionLimits() },
       clock: this.clock,
-      inspect: this.inspect,
+      inspect: this.inspection.option,
       id: `session:${sessionId}`,
     });
     const self = actor;
@@ -368,6 +380,7 @@ export class Engine {
     } else {
       // An idle session with an empty lane costs nothing but its conversation.
       session.stop();
+      this.inspection.forget(session);
       this.sessions.delete(sessionId);
     }
   }
@@ -433,7 +446,7 @@ export class Engine {
         maxIterations: handle.request.maxIterations,
       },
       clock: this.clock,
-      inspect: this.inspect,
+      inspect: this.inspection.option,
       id: `run:${runId}`,
     });
     handle.actor = actor;
@@ -522,6 +535,7 @@ export class Engine {
       this.supervisor.send({ type: 'RELEASE', runId });
     }
     handle.settled = true;
+    if (handle.actor) this.inspection.forget(handle.actor);
     handle.actor = undefined;
     handle.inbox = [];
     this.children.delete(runId);

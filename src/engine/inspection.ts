@@ -1,0 +1,63 @@
+/*
+ * Inspection on demand: XState's inspection events are built only while someone listens.
+ * Actors created while a listener exists get the relay as their `inspect` option; actors
+ * already alive when the first listener arrives are attached through their system.
+ */
+import type { AnyActorRef, InspectionEvent, Observer, Subscription } from 'xstate';
+
+export type InspectionListener = (event: InspectionEvent) => void;
+
+export class InspectionHub {
+  private readonly listeners = new Set<InspectionListener>();
+  private readonly attached = new Map<AnyActorRef, Subscription>();
+  private readonly relay = (event: InspectionEvent) => {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // An inspector's fault never reaches the engine.
+      }
+    }
+  };
+
+  constructor(
+    /** The root actors alive right now (supervisor, sessions, runs). */
+    private readonly liveRoots: () => Iterable<AnyActorRef>,
+    permanent?: InspectionListener,
+  ) {
+    if (permanent) this.listeners.add(permanent);
+  }
+
+  /** The `inspect` option for an actor created now: the relay while anyone listens. */
+  get option(): InspectionListener | undefined {
+    return this.listeners.size > 0 ? this.relay : undefined;
+  }
+
+  get active(): boolean {
+    return this.listeners.size > 0;
+  }
+
+  subscribe(listener: InspectionListener): () => void {
+    const first = this.listeners.size === 0;
+    this.listeners.add(listener);
+    if (first) {
+      const observer: Observer<InspectionEvent> = { next: this.relay };
+      for (const root of this.liveRoots()) {
+        if (!this.attached.has(root)) this.attached.set(root, root.system.inspect(observer));
+      }
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) {
+        for (const subscription of this.attached.values()) subscription.unsubscribe();
+        this.attached.clear();
+      }
+    };
+  }
+
+  /** Forgets an actor that stopped (its system is gone with it). */
+  forget(actor: AnyActorRef): void {
+    this.attached.get(actor)?.unsubscribe();
+    this.attached.delete(actor);
+  }
+}

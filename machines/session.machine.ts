@@ -14,8 +14,12 @@ export interface SessionMessage {
   policy: BusyPolicy;
   /** No attachments and no timeout / iteration / sandbox override: only such a message may steer. */
   plainText: boolean;
+  /** The model / workspace the message asks for explicitly, if any. */
   model?: string;
   workspace?: string;
+  /** The model / workspace a run of this message would use (override or default). */
+  runModel?: string;
+  runWorkspace?: string;
   expectedRunId?: string;
 }
 
@@ -23,6 +27,7 @@ export interface LaneEntry {
   runId: string;
   /** Entered the lane by interrupting: a later interrupt supersedes it while it waits. */
   viaInterrupt: boolean;
+  /** The model / workspace its run will use. */
   model?: string;
   workspace?: string;
 }
@@ -51,7 +56,8 @@ export interface SessionContext extends SessionLimits {
 
 export type SessionInput = { sessionId: string } & SessionLimits;
 
-export type DropReason = 'superseded' | 'purged' | 'cancelled' | 'lane_timeout';
+/** Why a message left the lane without running: superseded, purged, lane_timeout, or a cancel's reason. */
+export type DropReason = string;
 
 export type SessionEvent =
   | { type: 'SUBMIT'; message: SessionMessage }
@@ -110,7 +116,7 @@ export const sessionMachine = setup({
     admitSubmitted: enqueueActions(({ event, enqueue }) => {
       if (event.type !== 'SUBMIT') return;
       const m = event.message;
-      enqueue.assign({ active: activeFrom(m.runId, m.policy === 'interrupt', m) });
+      enqueue.assign({ active: activeFrom(m.runId, m.policy === 'interrupt', { model: m.runModel, workspace: m.runWorkspace }) });
       enqueue.emit({ type: 'admit', runId: m.runId });
     }),
     admitFront: enqueueActions(({ context, enqueue }) => {
@@ -140,7 +146,7 @@ export const sessionMachine = setup({
         enqueue.cancel(laneTimerId(entry.runId));
         enqueue.emit({ type: 'dropped', runId: entry.runId, reason: 'superseded' });
       }
-      const lane = [...kept, { runId: m.runId, viaInterrupt: interrupting, model: m.model, workspace: m.workspace }];
+      const lane = [...kept, { runId: m.runId, viaInterrupt: interrupting, model: m.runModel, workspace: m.runWorkspace }];
       enqueue.assign({ lane });
       enqueue.raise({ type: 'LANE_EXPIRED', runId: m.runId }, { delay: 'laneMaxWait', id: laneTimerId(m.runId) });
       enqueue.emit({ type: 'queued', runId: m.runId, position: lane.length });
@@ -170,7 +176,7 @@ export const sessionMachine = setup({
       if (!context.lane.some((e) => e.runId === event.runId)) return;
       enqueue.cancel(laneTimerId(event.runId));
       enqueue.assign({ lane: context.lane.filter((e) => e.runId !== event.runId) });
-      enqueue.emit({ type: 'dropped', runId: event.runId, reason: event.type === 'LANE_EXPIRED' ? 'lane_timeout' : 'cancelled' });
+      enqueue.emit({ type: 'dropped', runId: event.runId, reason: event.type === 'LANE_EXPIRED' ? 'lane_timeout' : event.reason });
     }),
     purge: enqueueActions(({ context, enqueue }) => {
       for (const entry of context.lane) {

@@ -149,6 +149,8 @@ export class Engine {
           plainText: request.plainText,
           ...(request.modelOverride !== undefined ? { model: request.modelOverride } : {}),
           ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
+          runModel: request.model,
+          runWorkspace: handle.workspace,
           ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
         },
       });
@@ -569,7 +571,7 @@ export class Engine {
     for (const steer of steers.slice(1)) this.steerAliases.set(steer.steerId, request.runId);
     this.sessionActor(handle.status.sessionId).send({
       type: 'REQUEUE_FRONT',
-      entry: { runId: request.runId, viaInterrupt: false },
+      entry: { runId: request.runId, viaInterrupt: false, model: request.model, workspace: followUp.workspace },
     });
   }
 

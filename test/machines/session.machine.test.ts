@@ -223,7 +223,7 @@ function replay(events: SessionEvent[]) {
           break;
         case 'CANCEL_QUEUED':
         case 'LANE_EXPIRED': {
-          const reason = event.type === 'LANE_EXPIRED' ? 'lane_timeout' : 'cancelled';
+          const reason = event.type === 'LANE_EXPIRED' ? 'lane_timeout' : event.reason;
           same(out, [{ type: 'dropped', runId: event.runId, reason }], where);
           leave(event.runId, reason);
           break;
@@ -299,12 +299,14 @@ describe('steer or queue (SPEC §3.5 steer)', () => {
   }[] = [
     { case: 'plain text', candidate: {}, decision: 'steer' },
     { case: 'attachments or a timeout/iteration/sandbox override', candidate: { plainText: false }, decision: 'queued' },
-    { case: 'model override equal to the active run’s', activeMessage: { model: 'local:big' }, candidate: { model: 'local:big' }, decision: 'steer' },
-    { case: 'model override different from the active run’s', activeMessage: { model: 'local:big' }, candidate: { model: 'local:small' }, decision: 'queued' },
-    { case: 'model override while the active run uses the default', candidate: { model: 'local:small' }, decision: 'queued' },
-    { case: 'no model override into a run with one', activeMessage: { model: 'local:big' }, candidate: {}, decision: 'steer' },
-    { case: 'workspace override equal', activeMessage: { workspace: '/w/a' }, candidate: { workspace: '/w/a' }, decision: 'steer' },
-    { case: 'workspace override different', activeMessage: { workspace: '/w/a' }, candidate: { workspace: '/w/b' }, decision: 'queued' },
+    { case: 'model override equal to the active run’s', activeMessage: { model: 'local:big', runModel: 'local:big' }, candidate: { model: 'local:big' }, decision: 'steer' },
+    { case: 'model override equal to the model the active run uses by default', activeMessage: { runModel: 'scripted' }, candidate: { model: 'scripted' }, decision: 'steer' },
+    { case: 'model override different from the active run’s', activeMessage: { model: 'local:big', runModel: 'local:big' }, candidate: { model: 'local:small' }, decision: 'queued' },
+    { case: 'model override while the active run uses the default', activeMessage: { runModel: 'scripted' }, candidate: { model: 'local:small' }, decision: 'queued' },
+    { case: 'no model override into a run with one', activeMessage: { model: 'local:big', runModel: 'local:big' }, candidate: {}, decision: 'steer' },
+    { case: 'workspace override equal', activeMessage: { workspace: '/w/a', runWorkspace: '/w/a' }, candidate: { workspace: '/w/a' }, decision: 'steer' },
+    { case: 'workspace override equal to the default workspace of the active run', activeMessage: { runWorkspace: '/w/default' }, candidate: { workspace: '/w/default' }, decision: 'steer' },
+    { case: 'workspace override different', activeMessage: { workspace: '/w/a', runWorkspace: '/w/a' }, candidate: { workspace: '/w/b' }, decision: 'queued' },
     { case: 'max pending steers reached', steersBefore: 2, candidate: {}, decision: 'queued' },
     { case: 'room again after the run consumed steers', steersBefore: 2, consumed: 2, candidate: {}, decision: 'steer' },
     { case: 'expectedRunId is the active run', candidate: { expectedRunId: 'active' }, decision: 'steer' },
@@ -474,7 +476,7 @@ describe('the wait lane (SPEC §3.5 wait lane)', () => {
     s.send(submit('q', 'queue'));
     expect(s.send({ type: 'CANCEL_QUEUED', runId: 'a', reason: 'user' })).toEqual([]);
     expect(s.send({ type: 'CANCEL_QUEUED', runId: 'nope', reason: 'user' })).toEqual([]);
-    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([{ type: 'dropped', runId: 'q', reason: 'cancelled' }]);
+    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([{ type: 'dropped', runId: 'q', reason: 'user' }]);
     expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([]);
   });
 

@@ -69,6 +69,8 @@ export type SessionEvent =
   | { type: 'LANE_EXPIRED'; runId: string }
   | { type: 'PURGE' }
   | { type: 'REQUEUE_FRONT'; entry: LaneEntry }
+  /** After a restart: the lane as it was persisted, front first. */
+  | { type: 'RESTORE'; entries: LaneEntry[] }
   | { type: 'CONFIGURE'; limits: SessionLimits };
 
 export type SessionEmitted =
@@ -192,6 +194,13 @@ export const sessionMachine = setup({
       enqueue.raise({ type: 'LANE_EXPIRED', runId: event.entry.runId }, { delay: 'laneMaxWait', id: laneTimerId(event.entry.runId) });
       enqueue.emit({ type: 'queued', runId: event.entry.runId, position: 1 });
     }),
+    restoreLane: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'RESTORE') return;
+      enqueue.assign({ lane: [...context.lane, ...event.entries] });
+      for (const entry of event.entries) {
+        enqueue.raise({ type: 'LANE_EXPIRED', runId: entry.runId }, { delay: 'laneMaxWait', id: laneTimerId(entry.runId) });
+      }
+    }),
     configure: assign(({ context, event }) => (event.type === 'CONFIGURE' ? { ...context, ...event.limits } : context)),
   },
 }).createMachine({
@@ -213,6 +222,7 @@ export const sessionMachine = setup({
         ADMIT_NEXT: { guard: 'laneNotEmpty', target: 'busy', actions: 'admitFront' },
         PURGE: { actions: 'purge' },
         REQUEUE_FRONT: { actions: ['requeueFront', 'announceIdle'] },
+        RESTORE: { actions: ['restoreLane', 'announceIdle'] },
       },
     },
     busy: {

@@ -50,7 +50,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   }
   const models = new Map<string, ModelProvider>([['scripted', scriptedModel([])]]);
   for (const [id, provider] of Object.entries(options.models ?? {})) models.set(id, provider);
-  return new Engine({
+  const engine = new Engine({
     config,
     store: options.store === undefined || options.store === 'memory' ? new MemoryStore() : options.store,
     clock: options.clock ?? systemClock,
@@ -60,6 +60,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
   });
+  await engine.recover();
+  return engine;
 }
 
 async function resolveConfig(config: PartialConfig | string | undefined): Promise<Config> {

@@ -120,6 +120,65 @@ export class Engine {
   }
 
   // ---------------------------------------------------------------------------------------
+  // Restart recovery
+
+  /**
+   * Picks up where a previous engine on the same store stopped: a run that was running ends
+   * `failed` / `interrupted` (its log continues without a gap); every message that was waiting
+   * — in a lane, or admitted and waiting for permits — is queued again, in order.
+   */
+  async recover(): Promise<{ interrupted: string[]; requeued: string[] }> {
+    const open = await this.store.listRuns(['running', 'queued']);
+    if (open.length === 0) return { interrupted: [], requeued: [] };
+    const lanes = await this.store.readLanes();
+    const sessionSeqs = new Map<string, number>();
+    for (const record of open) {
+      if (!sessionSeqs.has(record.sessionId)) {
+        const events = await this.store.readSessionEvents(record.sessionId);
+        sessionSeqs.set(record.sessionId, events.at(-1)?.sessionSeq ?? 0);
+      }
+      const events = await this.store.readEvents(record.runId);
+      this.log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, sessionSeqs.get(record.sessionId)!);
+    }
+    const interrupted: string[] = [];
+    const admitted = new Map<string, RunHandle[]>();
+    const queued = new Map<string, RunHandle>();
+    for (const record of open) {
+      const handle = this.newHandle(record.request, 0);
+      const { request: _request, ...status } = record;
+      handle.status = { ...handle.status, ...status };
+      this.runs.set(record.runId, handle);
+      if (record.state === 'running') {
+        interrupted.push(record.runId);
+        this.endRun(handle, { state: 'failed', error: { code: 'interrupted', message: 'the engine stopped while this run was running; submit it again to retry' } });
+        this.settleRun(handle);
+      } else if (record.queuedFor === 'limits') {
+        const list = admitted.get(record.sessionId) ?? [];
+        list.push(handle);
+        admitted.set(record.sessionId, list);
+      } else {
+        queued.set(record.runId, handle);
+      }
+    }
+    const requeued: string[] = [];
+    const sessionIds = new Set([...admitted.keys(), ...[...queued.values()].map((h) => h.status.sessionId)]);
+    for (const sessionId of sessionIds) {
+      const inLane = (lanes[sessionId] ?? []).map((e) => queued.get(e.runId)).filter((h): h is RunHandle => h !== undefined);
+      const strays = [...queued.values()].filter((h) => h.status.sessionId === sessionId && !inLane.includes(h));
+      const order = [...(admitted.get(sessionId) ?? []), ...inLane, ...strays];
+      const entries = order.map((h) => ({
+        runId: h.status.runId,
+        viaInterrupt: (lanes[sessionId] ?? []).find((e) => e.runId === h.status.runId)?.viaInterrupt ?? false,
+        model: h.request.model,
+        workspace: h.workspace,
+      }));
+      requeued.push(...entries.map((e) => e.runId));
+      this.sessionActor(sessionId).send({ type: 'RESTORE', entries });
+    }
+    return { interrupted, requeued };
+  }
+
+  // ---------------------------------------------------------------------------------------
   // Public API
 
   async submit(raw: RunRequest): Promise<SubmitResult> {
@@ -522,6 +581,12 @@ export class Engine {
     }
     handle.ended = true;
     if (final.state !== 'completed') {
+      // Keep the session's conversation well-formed for its next run: results that arrived
+      // go in, and tool calls that never finished get an error answer.
+      const error = final.state === 'failed' ? final.error : { code: 'cancelled', message: `run cancelled (${final.reason})` };
+      if (status.startedAt !== undefined) {
+        void this.flushInbox(handle).then(() => this.conversations.closeToolCalls(status.sessionId, error)).catch(this.onError);
+      }
       for (const child of this.children.get(status.runId) ?? []) this.cancelRunTree(child, `parent ${final.state}`);
     }
   }
@@ -677,14 +742,14 @@ export class Engine {
       actors: {
         modelTurn: fromPromiseImpl(async ({ input, signal }) => {
           const handle = handleOf(input.runId);
-          const conversation = await this.conversations.get(handle.status.sessionId);
-          if (signal.aborted) throw abortError();
           await this.flushInbox(handle);
+          const conversation = await this.conversations.messages(handle.status.sessionId);
+          if (signal.aborted) throw abortError();
           const [providerId, modelName] = splitModel(handle.request.model);
           const reply = await runModelTurn({
             provider: this.models.get(providerId)!,
             ...(modelName !== undefined ? { model: modelName } : {}),
-            messages: [...conversation],
+            messages: conversation,
             tools: this.toolSpecs,
             signal,
             clock: this.clock,

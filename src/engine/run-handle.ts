@@ -86,5 +86,6 @@ export function recordOf(handle: RunHandle): RunRecord {
     ...(s.output !== undefined ? { output: s.output } : {}),
     ...(s.error ? { error: s.error } : {}),
     ...(s.reason ? { reason: s.reason } : {}),
+    ...(s.queuedFor ? { queuedFor: s.queuedFor } : {}),
   };
 }

@@ -8,28 +8,75 @@ import type { Store } from '../store/types.js';
 export class Conversations {
   private readonly loaded = new Map<string, Message[]>();
   private readonly loading = new Map<string, Promise<Message[]>>();
+  /** Writes of a session happen one after another, in the order they were asked for. */
+  private readonly tails = new Map<string, Promise<void>>();
 
   constructor(private readonly store: Store) {}
 
-  async get(sessionId: string): Promise<Message[]> {
+  /** The conversation once every write asked for so far has landed. */
+  async messages(sessionId: string): Promise<Message[]> {
+    await this.tails.get(sessionId);
+    return [...(await this.load(sessionId))];
+  }
+
+  append(sessionId: string, ...messages: Message[]): Promise<void> {
+    if (messages.length === 0) return this.tails.get(sessionId) ?? Promise.resolve();
+    return this.enqueue(sessionId, async (conversation) => {
+      conversation.push(...messages);
+      await this.store.appendMessages(sessionId, messages);
+    });
+  }
+
+  /** Answers every unanswered tool call of the last assistant message with an error. */
+  closeToolCalls(sessionId: string, error: { code: string; message: string }): Promise<void> {
+    return this.enqueue(sessionId, async (conversation) => {
+      const answers = unansweredToolCalls(conversation).map(
+        (id): Message => ({ role: 'tool', toolCallId: id, content: JSON.stringify({ error }) }),
+      );
+      if (answers.length === 0) return;
+      conversation.push(...answers);
+      await this.store.appendMessages(sessionId, answers);
+    });
+  }
+
+  private enqueue(sessionId: string, write: (conversation: Message[]) => Promise<void>): Promise<void> {
+    const previous = this.tails.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(async () => write(await this.load(sessionId)));
+    const tail = next.catch(() => {});
+    this.tails.set(sessionId, tail);
+    void tail.then(() => {
+      if (this.tails.get(sessionId) === tail) this.tails.delete(sessionId);
+    });
+    return next;
+  }
+
+  private load(sessionId: string): Promise<Message[]> | Message[] {
     const cached = this.loaded.get(sessionId);
     if (cached) return cached;
     let pending = this.loading.get(sessionId);
     if (!pending) {
       pending = this.store.readConversation(sessionId).then((messages) => {
-        const current = this.loaded.get(sessionId) ?? messages;
-        this.loaded.set(sessionId, current);
+        this.loaded.set(sessionId, messages);
         this.loading.delete(sessionId);
-        return current;
+        return messages;
       });
       this.loading.set(sessionId, pending);
     }
     return pending;
   }
+}
 
-  async append(sessionId: string, ...messages: Message[]): Promise<void> {
-    const conversation = await this.get(sessionId);
-    conversation.push(...messages);
-    await this.store.appendMessages(sessionId, messages);
+/**
+ * Tool calls of the last assistant message that never got a result (the run was cancelled,
+ * timed out or the engine stopped): a model API rejects such a conversation, so each gets a
+ * synthetic error result.
+ */
+export function unansweredToolCalls(messages: readonly Message[]): string[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant') continue;
+    const answered = new Set(messages.slice(i + 1).filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+    return (message.toolCalls ?? []).map((c) => c.id).filter((id) => !answered.has(id));
   }
+  return [];
 }

@@ -4,7 +4,7 @@
  */
 import type { RunEvent } from '../engine/run-events.js';
 import type { Message } from '../model/types.js';
-import type { RunRecord, Store, StoredLaneEntry } from './types.js';
+import type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';
 
 export class MemoryStore implements Store {
   readonly kind = 'memory';
@@ -48,8 +48,12 @@ export class MemoryStore implements Store {
     else this.lanes.set(sessionId, [...entries]);
   }
 
-  lane(sessionId: string): StoredLaneEntry[] {
-    return [...(this.lanes.get(sessionId) ?? [])];
+  listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
+    return Promise.resolve([...this.runs.values()].filter((run) => states.includes(run.state)));
+  }
+
+  readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
+    return Promise.resolve(Object.fromEntries([...this.lanes].map(([sessionId, lane]) => [sessionId, [...lane]])));
   }
 
   flush(): Promise<void> {

@@ -21,6 +21,8 @@ export interface RunRecord {
   output?: string;
   error?: { code: string; message: string };
   reason?: string;
+  /** While queued: waiting in the session's lane, or admitted and waiting for permits. */
+  queuedFor?: 'session_busy' | 'limits';
 }
 
 export interface StoredLaneEntry {
@@ -40,6 +42,10 @@ export interface Store {
   appendMessages(sessionId: string, messages: Message[]): void | Promise<void>;
   readConversation(sessionId: string): Promise<Message[]>;
   saveLane(sessionId: string, entries: StoredLaneEntry[]): void | Promise<void>;
+  /** Runs in any of these states (for restart recovery). */
+  listRuns(states: readonly RunState[]): Promise<RunRecord[]>;
+  /** Every non-empty wait lane, by session, front first (for restart recovery). */
+  readLanes(): Promise<Record<string, StoredLaneEntry[]>>;
   flush(): Promise<void>;
   close(): Promise<void>;
 }

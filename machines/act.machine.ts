@@ -1,6 +1,6 @@
 /*
- * The Act phase: one batch of tool calls. Every call is a tool-call actor from the start
- * (waiting); the batch starts them as their dependencies finish, at most `concurrency` at
+ * The Act phase: one batch of tool calls. A call becomes a tool-call actor when the batch
+ * gets to it; the batch starts calls as their dependencies finish, at most `concurrency` at
  * once. In groups mode a call depends on every call of the earlier groups and calls start
  * strictly in model order; in dag mode a call depends only on the earlier calls it conflicts
  * with. Before a checkpoint call starts (a group's first call; every call in dag mode): a
@@ -109,22 +109,6 @@ const actSetup = setup({
     callStarted: (_, _params: { index: number }) => {},
     callFinished: (_, _params: { index: number; result: ToolCallOutcome }) => {},
     // Pure.
-    spawnCalls: enqueueActions(({ context, enqueue }) => {
-      for (const call of context.calls) {
-        enqueue.spawnChild('toolCall', {
-          id: childId(call.index),
-          input: {
-            runId: context.runId,
-            index: call.index,
-            callId: call.callId,
-            tool: call.tool,
-            timeoutMs: call.timeoutMs,
-            needsApproval: call.needsApproval,
-            ...(call.invalid ? { invalid: call.invalid } : {}),
-          },
-        });
-      }
-    }),
     markSteerPending: assign({ steerPending: true }),
     markFatal: assign({
       fatal: ({ event }) => ({
@@ -138,61 +122,82 @@ const actSetup = setup({
   },
 });
 
+/** The input of a call's actor; it is spawned when the batch gets to it, not before. */
+function callInput(runId: string, call: PlannedCall) {
+  return {
+    runId,
+    index: call.index,
+    callId: call.callId,
+    tool: call.tool,
+    timeoutMs: call.timeoutMs,
+    needsApproval: call.needsApproval,
+    ...(call.invalid ? { invalid: call.invalid } : {}),
+  };
+}
+
 const advance = actSetup.createAction(
-    enqueueActions(({ context, enqueue }) => {
-      const step = nextStep(context);
-      if (step.start.length === 0 && step.reuse.length === 0 && step.close.length === 0) return;
-      const status = [...context.status];
-      for (const index of step.start) status[index] = 'running';
-      for (const { index } of step.reuse) status[index] = 'running';
-      for (const { index } of step.close) status[index] = 'running';
-      enqueue.assign({ status, running: context.running + step.start.length + step.reuse.length + step.close.length });
-      for (const index of step.start) {
-        enqueue({ type: 'callStarted', params: { index } });
-        enqueue.sendTo(childId(index), { type: 'START' });
-      }
-      for (const { index, result } of step.reuse) {
-        enqueue({ type: 'callStarted', params: { index } });
-        enqueue.sendTo(childId(index), { type: 'REUSE', result });
-      }
-      for (const { index, event } of step.close) {
-        enqueue.sendTo(childId(index), event === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' });
-      }
-    }),
+  enqueueActions(({ context, enqueue }) => {
+    const step = nextStep(context);
+    const moved = step.start.length + step.reuse.length + step.close.length;
+    if (moved === 0) return;
+    const status = [...context.status];
+    const spawn = (index: number) => {
+      status[index] = 'running';
+      enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!) });
+    };
+    for (const index of step.start) {
+      spawn(index);
+      enqueue({ type: 'callStarted', params: { index } });
+      enqueue.sendTo(childId(index), { type: 'START' });
+    }
+    for (const { index, result } of step.reuse) {
+      spawn(index);
+      enqueue({ type: 'callStarted', params: { index } });
+      enqueue.sendTo(childId(index), { type: 'REUSE', result });
+    }
+    for (const { index, event } of step.close) {
+      spawn(index);
+      enqueue.sendTo(
+        childId(index),
+        event === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' },
+      );
+    }
+    enqueue.assign({ status, running: context.running + moved });
+  }),
 );
 
 const recordDone = actSetup.createAction(
-    enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'CALL_DONE' || context.status[event.index] === 'done') return;
-      const status = [...context.status];
-      const results = [...context.results];
-      status[event.index] = 'done';
-      results[event.index] = event.result;
-      enqueue.assign({ status, results, running: Math.max(0, context.running - 1) });
-      enqueue({ type: 'callFinished', params: { index: event.index, result: event.result } });
-    }),
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== 'CALL_DONE' || context.status[event.index] === 'done') return;
+    const status = [...context.status];
+    const results = [...context.results];
+    status[event.index] = 'done';
+    results[event.index] = event.result;
+    enqueue.assign({ status, results, running: Math.max(0, context.running - 1) });
+    enqueue({ type: 'callFinished', params: { index: event.index, result: event.result } });
+    // A finished call leaves the batch's children at once: the set stays as small as the cap.
+    enqueue.stopChild(childId(event.index));
+  }),
 );
 
+/** The run ends mid-batch: every open call gets its synthetic result now, running ones are cancelled. */
 const closeOpenCalls = actSetup.createAction(
-    enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'CLOSE') return;
-      const status = [...context.status];
-      const results = [...context.results];
-      for (const call of context.calls) {
-        if (status[call.index] === 'done') continue;
-        const started = status[call.index] === 'running';
-        const result: ToolCallOutcome = {
-          ok: false,
-          error: { code: event.code, message: started ? `${event.message} during this call` : `${event.message} before this call started` },
-          synthetic: true,
-        };
-        status[call.index] = 'done';
-        results[call.index] = result;
-        enqueue({ type: 'callFinished', params: { index: call.index, result } });
-        enqueue.sendTo(childId(call.index), { type: 'CANCEL', message: result.error!.message });
-      }
-      enqueue.assign({ status, results, running: 0 });
-    }),
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== 'CLOSE') return;
+    const status = [...context.status];
+    const results = [...context.results];
+    for (const call of context.calls) {
+      if (status[call.index] === 'done') continue;
+      const started = status[call.index] === 'running';
+      const message = started ? `${event.message} during this call` : `${event.message} before this call started`;
+      const result: ToolCallOutcome = { ok: false, error: { code: event.code, message }, synthetic: true };
+      status[call.index] = 'done';
+      results[call.index] = result;
+      enqueue({ type: 'callFinished', params: { index: call.index, result } });
+      if (started) enqueue.sendTo(childId(call.index), { type: 'CANCEL', message });
+    }
+    enqueue.assign({ status, results, running: 0 });
+  }),
 );
 
 export const actMachine = actSetup.createMachine({
@@ -207,7 +212,7 @@ export const actMachine = actSetup.createMachine({
   initial: 'dispatching',
   states: {
     dispatching: {
-      entry: ['spawnCalls', advance],
+      entry: advance,
       always: { guard: 'allDone', target: 'done' },
       on: {
         CALL_DONE: { actions: [recordDone, advance] },

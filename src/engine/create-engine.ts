@@ -14,7 +14,9 @@ import { builtinTools } from '../tools/builtins/builtin-tools.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { systemClock, type Clock } from './clock.js';
+import { configuredModels } from './configured-models.js';
 import { Engine } from './engine.js';
+import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
 import { EngineError } from './errors.js';
 
 export interface EngineOptions {
@@ -49,7 +51,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     tools.set(tool.name, tool);
   }
   const models = new Map<string, ModelProvider>([['scripted', scriptedModel([])]]);
+  for (const [id, provider] of await configuredModels(config)) models.set(id, provider);
   for (const [id, provider] of Object.entries(options.models ?? {})) models.set(id, provider);
+  const mcp = await connectConfiguredMcp(config);
+  for (const tool of mcp.flatMap((c) => c.tools)) {
+    if (!own.has(tool.name)) tools.set(tool.name, tool);
+  }
   const engine = new Engine({
     config,
     store: options.store === undefined || options.store === 'memory' ? new MemoryStore() : options.store,
@@ -60,8 +67,30 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
   });
+  for (const connection of mcp) engine.onClose(() => connection.close());
   await engine.recover();
   return engine;
+}
+
+/** Connects every [mcp.<id>] server; on a failure, closes the ones already connected. */
+async function connectConfiguredMcp(config: Config): Promise<McpConnection[]> {
+  const connections: McpConnection[] = [];
+  try {
+    for (const [id, server] of Object.entries(config.mcp)) {
+      connections.push(
+        await connectMcpServer(id, {
+          ...(server.command !== undefined ? { command: server.command } : {}),
+          args: server.args,
+          ...(server.env !== undefined ? { env: server.env } : {}),
+          ...(server.url !== undefined ? { url: server.url } : {}),
+        }),
+      );
+    }
+  } catch (error) {
+    await Promise.all(connections.map((c) => c.close()));
+    throw new EngineError('invalid_config', error instanceof Error ? error.message : String(error));
+  }
+  return connections;
 }
 
 async function resolveConfig(config: PartialConfig | string | undefined): Promise<Config> {

@@ -94,6 +94,7 @@ export class Engine {
   private readonly running = new Set<string>();
   private readonly providedRunMachine;
   private capture: SubmitCapture | undefined;
+  private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
 
   constructor(deps: EngineDeps) {
@@ -346,6 +347,11 @@ export class Engine {
     };
   }
 
+  /** Runs `hook` when the engine closes (after runs are cancelled, before the store closes). */
+  onClose(hook: () => Promise<void> | void): void {
+    this.closeHooks.push(hook);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -361,6 +367,7 @@ export class Engine {
       }
     }
     this.supervisor.stop();
+    for (const hook of this.closeHooks.splice(0)) await Promise.resolve(hook()).catch(this.onError);
     await this.log.settled();
     await this.store.flush();
     await this.store.close();

@@ -1,14 +1,38 @@
 /*
  * The per-request ToolService: the one choke point every tool call of a run passes through.
- * Built for each run from the registry, the run's workspace and sandbox settings and its
- * unattended flag; it validates a call, computes its claim (from the admitted arguments,
- * paths resolved against the workspace), asks for approval and executes it.
+ * Built for each run from the registry, the run's workspace and sandbox settings, the approval
+ * gate and settings and its unattended flag; it validates a call, computes its claim (from the
+ * admitted arguments, paths resolved against the workspace), judges its command and whether it
+ * needs approval (SPEC §7 order: command policy -> approval), asks for approval and executes it.
  */
 import { mkdir } from 'node:fs/promises';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.machine.js';
+import {
+  commandBlockReason,
+  decideApproval,
+  summarizeAction,
+  type ApprovalGate,
+  type ApprovalRuling,
+  type ApprovalTier,
+  type CommandVerdict,
+  type ToolOverride,
+} from '../approval/index.js';
 import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrency/index.js';
+import { isDestructiveFileOp, type FileOpsInput } from './builtins/file-ops.js';
 import type { AnyTool, DelegatedRunResult, SandboxSettings, ToolContext } from './tool.js';
+
+/** [approval] as the ToolService needs it. */
+export interface ApprovalSettings {
+  tier: ApprovalTier;
+  tools: Readonly<Record<string, ToolOverride>>;
+}
+
+/** [sandbox.command_policy]. */
+export interface CommandPolicySettings {
+  enforcement: 'block' | 'warn' | 'off';
+  rules: readonly { name: string; pattern: string; action: 'allow' | 'warn' | 'block' }[];
+}
 
 export interface ToolServiceOptions {
   tools: ReadonlyMap<string, AnyTool>;
@@ -21,6 +45,17 @@ export interface ToolServiceOptions {
   delegate?(request: { sessionId: string; input: string }): Promise<DelegatedRunResult>;
   /** A hook that may rewrite a call's arguments after its claim was computed. */
   rewriteArguments?(call: { tool: string; args: unknown; runId: string; sessionId: string }): unknown;
+  /**
+   * [approval], read at each admission so a reload applies to the next call. Without it
+   * approval is off and every call is allowed.
+   */
+  approvalConfig?(): ApprovalSettings;
+  /** Where calls that must be confirmed wait; without it they fail closed (`approval_unavailable`). */
+  gate?: ApprovalGate;
+  /** [sandbox.command_policy], read at each admission. Commands are judged when this and evaluateCommand are given. */
+  commandPolicy?(): CommandPolicySettings;
+  /** The command-policy evaluator (src/sandbox's evaluateCommand). */
+  evaluateCommand?(command: string, policy: CommandPolicySettings): CommandVerdict;
 }
 
 /** A call after admission: what it will run with, and what it claims. */
@@ -35,6 +70,10 @@ export interface AdmittedCall {
   invalid?: ToolCallError;
   /** A hook changed the arguments after the claim was computed. */
   rewritten: boolean;
+  /** The command policy's verdict on the call's command (tools with `commandOf`). */
+  commandVerdict?: CommandVerdict;
+  /** Whether the call may run, must be confirmed or is denied: decided at admission. */
+  approval?: ApprovalRuling;
 }
 
 export class ToolService {
@@ -58,19 +97,41 @@ export class ToolService {
       const detail = parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
       return { ...base, input: call.args, claim: Claims.global(), invalid: { code: 'invalid_arguments', message: `invalid arguments for ${call.name}: ${detail}` } };
     }
-    const admitted: AdmittedCall = { ...base, input: parsed.data, claim: this.claimOf(tool, parsed.data) };
-    return this.applyRewrite(tool, admitted);
+    const admitted = this.applyRewrite(tool, { ...base, input: parsed.data, claim: this.claimOf(tool, parsed.data) });
+    return admitted.invalid ? admitted : this.judge(tool, admitted);
   }
 
-  /** Whether a call must wait for a human decision before it runs. */
-  needsApproval(_call: AdmittedCall): boolean {
-    // The approval gate plugs in here; until it does, nothing is asked.
-    return false;
+  /**
+   * Whether a call goes through the approval state: it must be confirmed, or it is denied
+   * (the denial is then the approval's answer, given at once without asking anyone).
+   */
+  needsApproval(call: AdmittedCall): boolean {
+    return call.approval !== undefined && call.approval.decision !== 'allow';
   }
 
-  approve(_call: AdmittedCall): Promise<ApprovalVerdict> {
-    // The approval gate plugs in here; until it does, every call is allowed.
-    return Promise.resolve({ allowed: true });
+  /** The approval verdict of an admitted call; `signal` is the run's (cancel, deadline). */
+  approve(call: AdmittedCall, signal?: AbortSignal): Promise<ApprovalVerdict> {
+    const ruling = call.approval;
+    if (!ruling || ruling.decision === 'allow') return Promise.resolve({ allowed: true });
+    if (ruling.decision === 'deny') return Promise.resolve(denied('approval_denied', `${ruling.reason}; it was not run`));
+    const tool = this.options.tools.get(call.tool);
+    const summary = summarizeAction(call.tool, call.input, { destructive: tool !== undefined && isDestructiveCall(tool, call.input) });
+    const { gate, unattended } = this.options;
+    if (!gate) {
+      const why = unattended ? 'this run is unattended' : 'no approval surface is configured';
+      return Promise.resolve(denied('approval_unavailable', `${call.tool} needs confirmation (${ruling.reason}), but ${why}; it was not run`));
+    }
+    return gate.request({
+      runId: this.options.runId,
+      sessionId: this.options.sessionId,
+      callId: call.callId,
+      tool: call.tool,
+      args: call.input,
+      summary,
+      reason: ruling.reason,
+      unattended,
+      ...(signal ? { signal } : {}),
+    });
   }
 
   async execute(call: AdmittedCall, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
@@ -90,6 +151,31 @@ export class ToolService {
       ...(this.options.delegate ? { delegate: this.options.delegate } : {}),
     };
     return tool.execute(call.input, ctx);
+  }
+
+  /** SPEC §7 order: the command policy first (a block refuses the call), then the approval ruling. */
+  private judge(tool: AnyTool, call: AdmittedCall): AdmittedCall {
+    const commandVerdict = this.commandVerdictOf(tool, call.input);
+    const judged: AdmittedCall = commandVerdict ? { ...call, commandVerdict } : call;
+    const blocked = commandBlockReason(commandVerdict);
+    if (blocked !== undefined) return { ...judged, invalid: { code: 'command_blocked', message: blocked } };
+    const settings = this.options.approvalConfig?.();
+    if (!settings) return judged;
+    const approval = decideApproval({
+      tier: settings.tier,
+      overrides: settings.tools,
+      tool,
+      destructiveOperation: isDestructiveCall(tool, call.input),
+      ...(commandVerdict ? { commandVerdict } : {}),
+    });
+    return { ...judged, approval };
+  }
+
+  private commandVerdictOf(tool: AnyTool, input: unknown): CommandVerdict | undefined {
+    const { commandPolicy, evaluateCommand } = this.options;
+    if (!tool.commandOf || !commandPolicy || !evaluateCommand) return undefined;
+    const command = tool.commandOf(input);
+    return command === undefined ? undefined : evaluateCommand(command, commandPolicy());
   }
 
   private claimOf(tool: AnyTool, input: unknown): Claim {
@@ -113,4 +199,14 @@ export class ToolService {
     }
     return { ...call, input: parsed.data, rewritten: true };
   }
+}
+
+/** The tool is destructive, or this call is a destructive operation of it (file_ops delete/move). */
+function isDestructiveCall(tool: AnyTool, input: unknown): boolean {
+  if (tool.destructive === true) return true;
+  return tool.name === 'file_ops' && isDestructiveFileOp(input as FileOpsInput);
+}
+
+function denied(code: string, message: string): ApprovalVerdict {
+  return { allowed: false, error: { code, message } };
 }

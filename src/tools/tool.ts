@@ -53,6 +53,8 @@ export interface Tool<I = unknown> {
   destructive?: boolean;
   requiresConfirmation?: boolean;
   concurrencyClaim?(input: I, ctx: ClaimContext): Claim;
+  /** The shell command a call runs, if any: the command policy judges it before approval (SPEC §7). */
+  commandOf?(input: I): string | undefined;
   execute(input: I, ctx: ToolContext): Promise<unknown>;
 }
 

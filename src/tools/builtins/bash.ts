@@ -28,6 +28,7 @@ export const bashTool = defineTool<BashInput>({
     'Optional cwd (relative to the workspace) and timeoutMs.',
   input: bashInput,
   concurrencyClaim: () => Claims.global(),
+  commandOf: (input) => input.command,
   async execute(input, ctx) {
     const workspace = path.resolve(ctx.workspace);
     const result = await runCommand({

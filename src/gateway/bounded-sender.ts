@@ -1,0 +1,90 @@
+/*
+ * Per-connection backpressure: every frame to a client goes through here. What the client
+ * has not read yet waits in the socket's user-space buffer (ws.bufferedAmount); once that
+ * would pass the limit, the client is a slow consumer: it is closed with 4008 and sent
+ * nothing more, so one slow client can never grow the server's memory without bound.
+ * Streams that can wait (subscriptions) pause above a high-water mark until the client has
+ * caught up, so a large replay to a fast client is not mistaken for a slow one.
+ */
+import type { WebSocket } from 'ws';
+
+export interface BoundedSenderOptions {
+  limitBytes: number;
+  /** Called once, when the limit is passed; the caller closes the connection. */
+  onOverflow: (pendingBytes: number) => void;
+}
+
+export class BoundedSender {
+  private dropped = false;
+  private readonly drainWaiters = new Set<() => void>();
+  /** The most user-space bytes ever waiting on this connection (for stats and tests). */
+  maxPendingBytes = 0;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly options: BoundedSenderOptions,
+  ) {}
+
+  get pending(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  get limit(): number {
+    return this.options.limitBytes;
+  }
+
+  /** Sends a text frame; false when the connection is gone or was just dropped as too slow. */
+  send(frame: string): boolean {
+    if (this.dropped || this.ws.readyState !== this.ws.OPEN) return false;
+    const size = Buffer.byteLength(frame);
+    const pending = this.pending;
+    // A single frame larger than the limit still goes out when nothing else waits: memory
+    // stays bounded by the larger of the limit and the largest answer the server builds.
+    if (pending > 0 && pending + size > this.options.limitBytes) {
+      this.drop(pending + size);
+      return false;
+    }
+    this.ws.send(frame, () => this.afterWrite());
+    this.maxPendingBytes = Math.max(this.maxPendingBytes, this.pending);
+    return true;
+  }
+
+  /**
+   * Resolves once at most `lowWaterBytes` wait to be read, or after `maxWaitMs` (a stream
+   * that keeps producing is then checked against the limit again by send()).
+   */
+  drained(lowWaterBytes: number, maxWaitMs: number): Promise<void> {
+    if (this.dropped || this.pending <= lowWaterBytes) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.drainWaiters.delete(check);
+        resolve();
+      };
+      const check = () => {
+        if (this.dropped || this.pending <= lowWaterBytes) done();
+      };
+      const timer = setTimeout(done, maxWaitMs);
+      this.drainWaiters.add(check);
+    });
+  }
+
+  /** Stops sending for good (the connection is closing); wakes anything waiting for a drain. */
+  stop(): void {
+    this.dropped = true;
+    this.wake();
+  }
+
+  private drop(pendingBytes: number): void {
+    this.stop();
+    this.options.onOverflow(pendingBytes);
+  }
+
+  private afterWrite(): void {
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const check of [...this.drainWaiters]) check();
+  }
+}

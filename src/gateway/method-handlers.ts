@@ -1,0 +1,84 @@
+/*
+ * What each gateway method does, against the engine. Params arrive already validated by the
+ * method's zod schema (methods.ts); errors thrown here become JSON-RPC errors (rpcErrorOf).
+ */
+import type { z } from 'zod';
+import type { PartialConfig } from '../config/index.js';
+import type { Engine } from '../engine/engine.js';
+import { EngineError, isEngineError } from '../engine/errors.js';
+import type { EventStreamFilter } from '../engine/event-stream.js';
+import type { ApprovalDecision, MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
+import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
+
+/** The engine as the gateway uses it; respondApproval is optional until the engine has one. */
+export type GatewayEngine = Pick<
+  Engine,
+  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'reconfigure' | 'snapshot' | 'inspect'
+> & {
+  respondApproval?(approvalId: string, decision: ApprovalDecision): boolean;
+};
+
+/** What a method may do on the connection it was called on. */
+export interface CallScope {
+  engine: GatewayEngine;
+  /** False once the gateway stops admitting (graceful shutdown): submits are refused. */
+  admitting(): boolean;
+  /** Opens a subscription whose notifications start right after this call's reply. */
+  subscribeEvents(filter: EventStreamFilter): string;
+  subscribeInspect(): string;
+  unsubscribe(subscriptionId: string): void;
+}
+
+type Handler<M extends MethodName> = (
+  params: z.output<(typeof MethodParamsSchemas)[M]>,
+  scope: CallScope,
+) => MethodResults[M] | Promise<MethodResults[M]>;
+
+export const methodHandlers: { [M in MethodName]: Handler<M> } = {
+  'run.submit': (request, { engine, admitting }) => {
+    if (!admitting()) {
+      throw new EngineError('closed', 'the server is shutting down and admits no new runs; submit again once it is back');
+    }
+    return engine.submit(request);
+  },
+  'run.wait': ({ runId }, { engine }) => engine.wait(runId),
+  'run.get': ({ runId }, { engine }) => {
+    const status = engine.status(runId);
+    if (!status) throw new EngineError('not_found', `no run "${runId}" is known to the engine (a long-finished run: use run.history)`, { runId });
+    return status;
+  },
+  'run.history': ({ runId }, { engine }) => engine.history(runId),
+  'run.cancel': async ({ runId, reason }, { engine }) => ({ cancelled: await engine.cancel(runId, reason) }),
+  'session.stop': ({ sessionId }, { engine }) => engine.stopSession(sessionId),
+  'events.subscribe': (filter, scope) => ({ subscriptionId: scope.subscribeEvents(filter) }),
+  'events.unsubscribe': ({ subscriptionId }, scope) => {
+    scope.unsubscribe(subscriptionId);
+    return { ok: true };
+  },
+  'approval.respond': ({ approvalId, decision }, { engine }) => ({
+    ok: engine.respondApproval?.(approvalId, decision) ?? false,
+  }),
+  'engine.snapshot': (_params, { engine }) => engine.snapshot(),
+  'config.update': (partial, { engine }) => engine.reconfigure(partial as PartialConfig),
+  'inspect.subscribe': (_params, scope) => ({ subscriptionId: scope.subscribeInspect() }),
+};
+
+/** Bad input stays an invalid-params answer even when the engine is the one that found it. */
+const INVALID_PARAMS_CODES: ReadonlySet<string> = new Set(['invalid_request', 'invalid_config']);
+
+export function rpcErrorOf(error: unknown): { body: RpcErrorBody; unexpected: boolean } {
+  if (error instanceof RpcError) return { body: error.toBody(), unexpected: false };
+  if (isEngineError(error)) {
+    const issues = (error.details as { issues?: unknown } | undefined)?.issues;
+    const code = INVALID_PARAMS_CODES.has(error.code) ? RpcErrorCode.InvalidParams : RpcErrorCode.EngineError;
+    return {
+      body: {
+        code,
+        message: error.message,
+        data: { code: error.code, ...(error.details !== undefined ? { details: error.details } : {}), ...(issues !== undefined ? { issues } : {}) },
+      },
+      unexpected: false,
+    };
+  }
+  return { body: { code: RpcErrorCode.InternalError, message: 'internal error; the server log has the details' }, unexpected: true };
+}

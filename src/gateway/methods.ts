@@ -1,0 +1,92 @@
+/*
+ * The gateway's method table (SPEC §9): each method's params as a zod schema, its result
+ * type, and the notifications the server pushes. The client types its calls from here.
+ */
+import { z } from 'zod';
+import type { EngineSnapshot, SubmitResult } from '../engine/engine.js';
+import type { StreamEvent, RunEvent } from '../engine/run-events.js';
+import type { RunResult, RunStatus } from '../engine/run-handle.js';
+import { RunRequestSchema } from '../engine/run-request.js';
+import type { SerializedInspectionEvent } from './inspect-serialize.js';
+
+const Id = z.string().min(1).max(500);
+const NoParams = z.object({}).strict();
+
+export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
+export const EventsSubscribeParamsSchema = z
+  .object({
+    runId: Id.optional(),
+    sessionId: Id.optional(),
+    fromSeq: z.number().int().min(0).optional(),
+  })
+  .strict()
+  .refine((p) => p.runId === undefined || p.sessionId === undefined, {
+    message: 'give runId or sessionId, not both',
+    path: ['sessionId'],
+  })
+  .refine((p) => p.fromSeq === undefined || p.runId !== undefined || p.sessionId !== undefined, {
+    message: 'fromSeq needs runId or sessionId (events of all runs can only be followed live)',
+    path: ['fromSeq'],
+  });
+
+export const MethodParamsSchemas = {
+  'run.submit': RunRequestSchema,
+  'run.wait': z.object({ runId: Id }).strict(),
+  'run.get': z.object({ runId: Id }).strict(),
+  'run.history': z.object({ runId: Id }).strict(),
+  'run.cancel': z.object({ runId: Id, reason: z.string().max(1000).optional() }).strict(),
+  'session.stop': z.object({ sessionId: Id }).strict(),
+  'events.subscribe': EventsSubscribeParamsSchema,
+  'events.unsubscribe': z.object({ subscriptionId: Id }).strict(),
+  'approval.respond': z.object({ approvalId: Id, decision: ApprovalDecisionSchema }).strict(),
+  'engine.snapshot': NoParams,
+  // The partial config itself, in the TOML vocabulary; the engine validates its keys.
+  'config.update': z.record(z.string(), z.unknown()),
+  'inspect.subscribe': NoParams,
+} as const;
+
+export type MethodName = keyof typeof MethodParamsSchemas;
+export type MethodParams<M extends MethodName> = z.input<(typeof MethodParamsSchemas)[M]>;
+
+export interface MethodResults {
+  'run.submit': SubmitResult;
+  'run.wait': RunResult;
+  'run.get': RunStatus;
+  'run.history': RunEvent[];
+  'run.cancel': { cancelled: boolean };
+  'session.stop': { cancelled?: string; purged: number };
+  'events.subscribe': { subscriptionId: string };
+  'events.unsubscribe': { ok: true };
+  'approval.respond': { ok: boolean };
+  'engine.snapshot': EngineSnapshot;
+  'config.update': { applied: string[]; restartRequired: string[] };
+  'inspect.subscribe': { subscriptionId: string };
+}
+
+export function isMethodName(method: string): method is MethodName {
+  return Object.hasOwn(MethodParamsSchemas, method);
+}
+
+/** What the server pushes, by notification method. */
+export interface Notifications {
+  /** A run (or engine-wide) event of an `events.subscribe` subscription. */
+  event: { subscriptionId: string; event: StreamEvent };
+  /** An XState inspection event of an `inspect.subscribe` subscription. */
+  inspect: { subscriptionId: string; event: SerializedInspectionEvent };
+  /** Pushed to every connection whenever a run asks a human for approval. */
+  'approval.requested': { approvalId: string; runId: string; callId: string; action: unknown };
+}
+
+export type NotificationName = keyof Notifications;
+
+/** Close codes the gateway uses beyond the standard ones. */
+export const GatewayCloseCode = {
+  /** The server is shutting down (standard "going away"). */
+  GoingAway: 1001,
+  /** A frame larger than maxPayloadBytes (closed by ws). */
+  MessageTooBig: 1009,
+  /** The client did not read fast enough: resubscribe with fromSeq = the last seq seen. */
+  SlowConsumer: 4008,
+} as const;

@@ -1,0 +1,103 @@
+/*
+ * The JSON-RPC 2.0 envelope the gateway speaks: the zod schema of an incoming request, the
+ * error codes, and the frames it sends (responses, errors, notifications).
+ *
+ * Choices beyond JSON-RPC 2.0, so every frame a client sends gets exactly one answer:
+ * - every request carries an id (a string, or a finite number); a frame without one is
+ *   answered -32600, because every method here has a result worth returning;
+ * - batches (arrays) are not supported: one -32600 answer (id null) per array frame;
+ * - binary frames are answered -32600 (id null); the connection stays open.
+ */
+import { z } from 'zod';
+import { jsonSafe } from './inspect-serialize.js';
+
+export const RpcErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** An EngineError (its code in `data.code`) or a gateway limit (`too_many_subscriptions`). */
+  EngineError: -32000,
+} as const;
+
+export const RequestIdSchema = z.union([z.string().max(200), z.number().finite()]);
+export type RequestId = z.infer<typeof RequestIdSchema>;
+
+export const RequestFrameSchema = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    id: RequestIdSchema,
+    method: z.string().min(1).max(100),
+    // JSON-RPC allows by-position (array) params; no method here takes them, which is an
+    // invalid-params answer from the method, not an invalid request.
+    params: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
+  })
+  .strict();
+export type RequestFrame = z.infer<typeof RequestFrameSchema>;
+
+export interface RpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** An error a method handler throws to answer with a specific JSON-RPC error. */
+export class RpcError extends Error {
+  override readonly name = 'RpcError';
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+
+  toBody(): RpcErrorBody {
+    return { code: this.code, message: this.message, ...(this.data !== undefined ? { data: this.data } : {}) };
+  }
+}
+
+export interface ZodIssueSummary {
+  path: string;
+  message: string;
+}
+
+export function issuesOf(error: z.ZodError): ZodIssueSummary[] {
+  return error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+}
+
+/**
+ * JSON text of a value from the engine. Events and results are plain data; a BigInt becomes
+ * its decimal string, and anything JSON.stringify still refuses (a cycle in a tool's output)
+ * is sent as a size-capped copy rather than lost.
+ */
+export function toJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? 'null';
+  } catch {
+    return JSON.stringify(jsonSafe(value, FALLBACK_LIMITS)) ?? 'null';
+  }
+}
+
+const FALLBACK_LIMITS = { depth: 12, items: 10_000, keys: 1_000, chars: 1_000_000 };
+
+export function resultFrame(id: RequestId, result: unknown): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${toJson(result ?? null)}}`;
+}
+
+export function errorFrame(id: RequestId | null, error: RpcErrorBody): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error });
+}
+
+/** A notification frame; `paramsJson` is already serialized (shared between connections). */
+export function notificationFrame(method: string, paramsJson: string): string {
+  return `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${paramsJson}}`;
+}
+
+/** The id of a frame that failed validation, when it has a usable one; null otherwise. */
+export function idOf(raw: unknown): RequestId | null {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
+  const parsed = RequestIdSchema.safeParse((raw as { id?: unknown }).id);
+  return parsed.success ? parsed.data : null;
+}

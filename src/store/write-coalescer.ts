@@ -1,0 +1,144 @@
+/*
+ * One writer per file, coalescing: every write asked for while a file's write is scheduled
+ * or running is folded into the next one, so a burst of appends costs one write per file.
+ * Writes of one file never overlap (lowdb's steno writer renames a single temp file into
+ * place); writes of different files run in parallel. The content is taken when the write
+ * starts, not when it is asked for.
+ */
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TextFile } from 'lowdb/node';
+import { StoreError } from './store-error.js';
+
+export interface FileSnapshot {
+  text: string;
+  /** The write waits for this first (what the file refers to must be on disk before it). */
+  ready?: Promise<unknown>;
+  /** Called once this content is on disk. */
+  onWritten?: () => void;
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+interface FileState {
+  file: TextFile;
+  snapshot: () => FileSnapshot;
+  /** Callers waiting for the write that has not started yet. */
+  next: Deferred | undefined;
+  running: Promise<void> | undefined;
+  failed: unknown;
+}
+
+const KNOWN_DIRS_LIMIT = 4096;
+
+export class WriteCoalescer {
+  private readonly files = new Map<string, FileState>();
+  private readonly knownDirs = new Set<string>();
+  /** Files renamed into place so far (for tests and benchmarks). */
+  fileWrites = 0;
+
+  /**
+   * Asks for `path` to be rewritten with what `snapshot` returns when the write starts (the
+   * latest snapshot function wins). Resolves once that content is renamed into place.
+   */
+  write(path: string, snapshot: () => FileSnapshot): Promise<void> {
+    let state = this.files.get(path);
+    if (!state) {
+      state = { file: new TextFile(path), snapshot, next: undefined, running: undefined, failed: undefined };
+      this.files.set(path, state);
+    }
+    state.snapshot = snapshot;
+    if (!state.next) {
+      state.next = deferred();
+      if (!state.running) {
+        const scheduled = state;
+        setImmediate(() => this.start(path, scheduled));
+      }
+    }
+    return state.next.promise;
+  }
+
+  /** Whether `path` has a write scheduled, running, or failed and not yet redone. */
+  has(path: string): boolean {
+    return this.files.has(path);
+  }
+
+  get pendingFiles(): number {
+    return this.files.size;
+  }
+
+  /** Waits for every write asked for so far (and those asked for meanwhile); redoes failed ones once. */
+  async flush(): Promise<void> {
+    await this.drain();
+    const failed = [...this.files].filter(([, state]) => state.failed !== undefined);
+    if (failed.length === 0) return;
+    await Promise.allSettled(failed.map(([path, state]) => this.write(path, state.snapshot)));
+    await this.drain();
+    const still = [...this.files].find(([, state]) => state.failed !== undefined);
+    if (still) {
+      const [path, state] = still;
+      throw new StoreError('write_failed', `could not write ${path}: ${String(state.failed)}; check free disk space and permissions, then flush() again`, {
+        path,
+        cause: state.failed,
+      });
+    }
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const busy = [...this.files.values()].filter((state) => state.next || state.running);
+      if (busy.length === 0) return;
+      await Promise.allSettled(busy.map((state) => state.next?.promise ?? state.running));
+    }
+  }
+
+  private start(path: string, state: FileState): void {
+    const waiters = state.next;
+    if (!waiters || state.running) return;
+    state.next = undefined;
+    state.running = this.perform(path, state, waiters);
+  }
+
+  private async perform(path: string, state: FileState, waiters: Deferred): Promise<void> {
+    try {
+      const snapshot = state.snapshot();
+      if (snapshot.ready) await snapshot.ready;
+      await this.ensureDir(dirname(path));
+      await state.file.write(snapshot.text);
+      this.fileWrites += 1;
+      state.failed = undefined;
+      snapshot.onWritten?.();
+      waiters.resolve();
+    } catch (error) {
+      state.failed = error;
+      waiters.reject(error);
+    } finally {
+      state.running = undefined;
+      if (state.next) this.start(path, state);
+      else if (state.failed === undefined) this.files.delete(path);
+    }
+  }
+
+  private async ensureDir(dir: string): Promise<void> {
+    if (this.knownDirs.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    if (this.knownDirs.size >= KNOWN_DIRS_LIMIT) this.knownDirs.clear();
+    this.knownDirs.add(dir);
+  }
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A failure is also kept for flush(), so a caller that drops this promise crashes nothing.
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}

@@ -35,10 +35,10 @@ export type {
 } from './engine/index.js';
 
 // models and tools
-export { scriptedModel } from './model/index.js';
+export { scriptedModel, openAICompatibleModel } from './model/index.js';
 export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, ScriptContext } from './model/index.js';
-export { defineTool } from './tools/index.js';
-export type { Tool, ToolContext } from './tools/index.js';
+export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
+export type { Tool, ToolContext, McpConnection } from './tools/index.js';
 
 // configuration and storage
 export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/index.js';

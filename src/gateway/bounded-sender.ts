@@ -44,7 +44,7 @@ export class BoundedSender {
       this.drop(pending + size);
       return false;
     }
-    this.ws.send(frame, () => this.afterWrite());
+    this.ws.send(frame, () => this.wake());
     this.maxPendingBytes = Math.max(this.maxPendingBytes, this.pending);
     return true;
   }
@@ -78,10 +78,6 @@ export class BoundedSender {
   private drop(pendingBytes: number): void {
     this.stop();
     this.options.onOverflow(pendingBytes);
-  }
-
-  private afterWrite(): void {
-    this.wake();
   }
 
   private wake(): void {

@@ -63,15 +63,15 @@ interface ActorShape {
   logic?: { id?: unknown; root?: unknown };
 }
 
-interface Limits {
+export interface JsonSafeLimits {
   depth: number;
   items: number;
   keys: number;
   chars: number;
 }
 
-const EVENT_LIMITS: Limits = { depth: 4, items: 20, keys: 30, chars: 500 };
-const CONTEXT_LIMITS: Limits = { depth: 3, items: 10, keys: 20, chars: 200 };
+const EVENT_LIMITS: JsonSafeLimits = { depth: 4, items: 20, keys: 30, chars: 500 };
+const CONTEXT_LIMITS: JsonSafeLimits = { depth: 3, items: 10, keys: 20, chars: 200 };
 
 const actorIds = new WeakMap<object, string>();
 
@@ -164,10 +164,20 @@ function isActorRef(value: object): boolean {
 }
 
 /** A JSON-safe, size-capped copy: nothing JSON.stringify could throw on or grow without bound. */
-export function jsonSafe(value: unknown, limits: Limits, depth = 0): unknown {
+export function jsonSafe(value: unknown, limits: JsonSafeLimits): unknown {
+  return copy(value, limits, 0, { ancestors: new Set(), nodesLeft: limits.items * limits.keys });
+}
+
+interface CopyState {
+  ancestors: Set<object>;
+  /** Caps the whole copy, also of a structure that shares one object in many places. */
+  nodesLeft: number;
+}
+
+function copy(value: unknown, limits: JsonSafeLimits, depth: number, state: CopyState): unknown {
   switch (typeof value) {
     case 'string':
-      return value.length > limits.chars ? `${value.slice(0, limits.chars)}…` : value;
+      return clip(value, limits.chars);
     case 'number':
       return Number.isFinite(value) ? value : String(value);
     case 'boolean':
@@ -184,22 +194,35 @@ export function jsonSafe(value: unknown, limits: Limits, depth = 0): unknown {
   if (isActorRef(object)) return { '@actor': actorIdOf(object) };
   if (object instanceof Error) return { name: object.name, message: clip(object.message, limits.chars) };
   if (object instanceof Date) return Number.isNaN(object.getTime()) ? null : object.toISOString();
-  if (depth >= limits.depth) return '…';
-  if (object instanceof Map) return jsonSafe(Object.fromEntries([...object.entries()].slice(0, limits.keys)), limits, depth);
-  if (object instanceof Set) return jsonSafe([...object].slice(0, limits.items + 1), limits, depth);
-  if (Array.isArray(object)) {
-    const items = object.slice(0, limits.items).map((item) => jsonSafe(item, limits, depth + 1) ?? null);
-    if (object.length > limits.items) items.push(`… ${object.length - limits.items} more`);
-    return items;
+  if (depth >= limits.depth || state.nodesLeft <= 0) return '…';
+  if (state.ancestors.has(object)) return '[circular]';
+  state.nodesLeft -= 1;
+  state.ancestors.add(object);
+  try {
+    if (object instanceof Map) return copyEntries([...object.entries()].map(([k, v]) => [String(k), v]), limits, depth, state);
+    if (object instanceof Set) return copyItems([...object], limits, depth, state);
+    if (Array.isArray(object)) return copyItems(object, limits, depth, state);
+    return copyEntries(Object.entries(object), limits, depth, state);
+  } finally {
+    state.ancestors.delete(object);
   }
+}
+
+function copyItems(items: unknown[], limits: JsonSafeLimits, depth: number, state: CopyState): unknown[] {
+  const out = items.slice(0, limits.items).map((item) => copy(item, limits, depth + 1, state) ?? null);
+  if (items.length > limits.items) out.push(`… ${items.length - limits.items} more`);
+  return out;
+}
+
+function copyEntries(entries: [string, unknown][], limits: JsonSafeLimits, depth: number, state: CopyState): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   let kept = 0;
-  for (const key of Object.keys(object)) {
+  for (const [key, item] of entries) {
     if (kept >= limits.keys) {
-      out['…'] = 'more keys';
+      out['…'] = `${entries.length - kept} more keys`;
       break;
     }
-    const safe = jsonSafe((object as Record<string, unknown>)[key], limits, depth + 1);
+    const safe = copy(item, limits, depth + 1, state);
     if (safe === undefined) continue;
     out[key] = safe;
     kept += 1;

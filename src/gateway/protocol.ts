@@ -80,7 +80,7 @@ export function toJson(value: unknown): string {
   }
 }
 
-const FALLBACK_LIMITS = { depth: 12, items: 10_000, keys: 1_000, chars: 1_000_000 };
+const FALLBACK_LIMITS = { depth: 12, items: 1_000, keys: 1_000, chars: 1_000_000 };
 
 export function resultFrame(id: RequestId, result: unknown): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${toJson(result ?? null)}}`;

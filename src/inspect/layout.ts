@@ -65,13 +65,9 @@ type ElkConstructor = new () => ElkInstance;
 // elkjs ships a UMD bundle; depending on the loader its constructor is the module or its default.
 const ElkClass = ((ELK as unknown as { default?: ElkConstructor }).default ?? ELK) as unknown as ElkConstructor;
 
-const ROOT_OPTIONS: Record<string, string> = {
-  'elk.algorithm': 'layered',
+/** Read per compound state: each one is laid out as its own layered subgraph. */
+const SUBGRAPH_OPTIONS: Record<string, string> = {
   'elk.direction': 'DOWN',
-  'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
-  'elk.edgeRouting': 'ORTHOGONAL',
-  'elk.json.shapeCoords': 'ROOT',
-  'elk.json.edgeCoords': 'ROOT',
   'elk.spacing.nodeNode': '36',
   'elk.layered.spacing.nodeNodeBetweenLayers': '44',
   'elk.spacing.edgeNode': '18',
@@ -79,9 +75,18 @@ const ROOT_OPTIONS: Record<string, string> = {
   'elk.layered.spacing.edgeNodeBetweenLayers': '18',
   'elk.spacing.edgeLabel': '4',
   'elk.edgeLabels.placement': 'CENTER',
+  'elk.edgeLabels.inline': 'true',
   'elk.layered.nodePlacement.strategy': 'NETWORK_SIMPLEX',
-  'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
-  'elk.layered.crossingMinimization.forceNodeModelOrder': 'false',
+  'elk.layered.cycleBreaking.strategy': 'DEPTH_FIRST',
+};
+
+const ROOT_OPTIONS: Record<string, string> = {
+  ...SUBGRAPH_OPTIONS,
+  'elk.algorithm': 'layered',
+  'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+  'elk.edgeRouting': 'ORTHOGONAL',
+  'elk.json.shapeCoords': 'ROOT',
+  'elk.json.edgeCoords': 'ROOT',
 };
 
 function linesOf(node: StateGraphNode): LaidOutState['lines'] {
@@ -136,6 +141,7 @@ export async function layoutMachineGraph(graph: MachineGraph): Promise<Statechar
           children: [],
           edges: [],
           layoutOptions: {
+            ...SUBGRAPH_OPTIONS,
             'elk.padding': `[top=${header + 10},left=18,bottom=18,right=18]`,
             'elk.nodeSize.constraints': 'MINIMUM_SIZE',
             'elk.nodeSize.minimum': `(${width}, ${header + 20})`,
@@ -144,10 +150,10 @@ export async function layoutMachineGraph(graph: MachineGraph): Promise<Statechar
       : { id: node.id, width, height: Math.max(METRICS.minHeight, header + (bodyHeight(node) > 0 ? 4 : 0)) };
     elkNodes.set(node.id, elkNode);
     const container = elkNodes.get(node.parent ?? rootId);
-    container?.children?.push(elkNode);
     if (node.initial && node.parent) {
-      elkNodes.get(node.parent)?.children?.push({ id: initialId(node.parent), width: METRICS.initialSize, height: METRICS.initialSize });
+      container?.children?.push({ id: initialId(node.parent), width: METRICS.initialSize, height: METRICS.initialSize });
     }
+    container?.children?.push(elkNode);
   }
 
   const addEdge = (id: string, source: string, target: string, labels: string[]): void => {
@@ -156,6 +162,7 @@ export async function layoutMachineGraph(graph: MachineGraph): Promise<Statechar
       ? [
           {
             id: `${id}:label`,
+            layoutOptions: { 'elk.edgeLabels.inline': 'true' },
             text: labels.join('\n'),
             width: Math.max(...labels.map((l) => textWidth(l, METRICS.edgeLabelSize))) + 10,
             height: labels.length * METRICS.edgeLabelLineHeight + 4,

@@ -86,8 +86,9 @@ function guardName(guard: unknown): string | undefined {
   if (guard === undefined) return undefined;
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'function') return guard.name || 'guard';
-  const type = (guard as { type?: unknown } | null)?.type;
-  return typeof type === 'string' ? type : 'guard';
+  const { type, params } = guard as { type?: unknown; params?: unknown };
+  if (typeof type !== 'string') return 'guard';
+  return ['string', 'number', 'boolean'].includes(typeof params) ? `${type}(${String(params)})` : type;
 }
 
 function eventLabel(state: AnyStateNode, transition: Transition): string {

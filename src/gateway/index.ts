@@ -1,0 +1,12 @@
+export { startGateway } from './gateway.js';
+export type { Gateway, GatewayOptions, GatewayStats, HttpRouteHandler } from './gateway.js';
+export type { GatewayLogger } from './connection.js';
+export type { GatewayEngine } from './method-handlers.js';
+export { ensureToken, readToken, tokensEqual } from './auth-token.js';
+export type { GatewayToken } from './auth-token.js';
+export { MethodParamsSchemas, ApprovalDecisionSchema, GatewayCloseCode, isMethodName } from './methods.js';
+export type { MethodName, MethodParams, MethodResults, Notifications, NotificationName, ApprovalDecision } from './methods.js';
+export { RpcErrorCode, RequestFrameSchema } from './protocol.js';
+export type { RpcErrorBody, RequestId } from './protocol.js';
+export { serializeInspectionEvent } from './inspect-serialize.js';
+export type { SerializedInspectionEvent, SerializedSnapshot } from './inspect-serialize.js';

@@ -25,16 +25,25 @@ const work = defineTool({
   input: z.object({ kind: z.enum(['read', 'write', 'global']), path: z.string(), ms: z.number(), n: z.number() }),
   concurrencyClaim: ({ kind, path }) =>
     kind === 'read' ? Claims.shared([path]) : kind === 'write' ? Claims.paths([path]) : Claims.global(),
-  execute: ({ ms }, { signal }) =>
-    new Promise((resolve, reject) => {
-      if (ms <= 0) return resolve('ok');
-      const timer = setTimeout(() => resolve('ok'), ms);
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(new Error('aborted'));
-      });
-    }),
+  execute: ({ ms }, { signal }) => preciseWait(ms, signal),
 });
+
+/**
+ * Waits `ms` of wall time precisely: setTimeout alone fires up to a few ms late, which would
+ * be charged to the engine. Sleeps most of the way, then yields until the deadline.
+ */
+function preciseWait(ms: number, signal: AbortSignal): Promise<string> {
+  if (ms <= 0) return Promise.resolve('ok');
+  const until = performance.now() + ms;
+  return new Promise((resolve, reject) => {
+    const poll = () => {
+      if (signal.aborted) return reject(new Error('aborted'));
+      if (performance.now() >= until) return resolve('ok');
+      setImmediate(poll);
+    };
+    setTimeout(poll, Math.max(0, ms - 3));
+  });
+}
 
 /** A seeded generator, so every run of the benchmark measures the same batches. */
 function mulberry32(seed: number): () => number {

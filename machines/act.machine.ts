@@ -68,7 +68,8 @@ interface Step {
 export function nextStep(ctx: ActContext): Step {
   const step: Step = { start: [], reuse: [], close: [] };
   let running = ctx.running;
-  const done = (i: number) => ctx.status[i] === 'done' || step.reuse.some((r) => r.index === i);
+  // A repeat reused in this very step has not finished yet: what depends on it waits for its CALL_DONE.
+  const done = (i: number) => ctx.status[i] === 'done';
   for (const call of ctx.calls) {
     if (ctx.status[call.index] !== 'waiting') continue;
     const ready = call.deps.every(done);
@@ -180,6 +181,21 @@ const recordDone = actSetup.createAction(
   }),
 );
 
+/** A crashed tool-call actor never reports: its call ends here with the fatal error, so the batch can finish. */
+const recordCrash = actSetup.createAction(
+  enqueueActions(({ context, event, enqueue }) => {
+    const crashed = context.calls.find((call) => event.type === `xstate.error.actor.${childId(call.index)}`);
+    if (!crashed || context.status[crashed.index] === 'done' || !context.fatal) return;
+    const status = [...context.status];
+    const results = [...context.results];
+    const result: ToolCallOutcome = { ok: false, error: context.fatal };
+    status[crashed.index] = 'done';
+    results[crashed.index] = result;
+    enqueue.assign({ status, results, running: Math.max(0, context.running - 1) });
+    enqueue({ type: 'callFinished', params: { index: crashed.index, result } });
+  }),
+);
+
 /** The run ends mid-batch: every open call gets its synthetic result now, running ones are cancelled. */
 const closeOpenCalls = actSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
@@ -217,7 +233,7 @@ export const actMachine = actSetup.createMachine({
       on: {
         CALL_DONE: { actions: [recordDone, advance] },
         STEER_PENDING: { actions: ['markSteerPending', advance] },
-        'xstate.error.actor.*': { actions: ['markFatal', advance] },
+        'xstate.error.actor.*': { actions: ['markFatal', recordCrash, advance] },
         CLOSE: { target: 'done', actions: closeOpenCalls },
       },
     },

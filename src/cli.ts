@@ -1,38 +1,76 @@
 /*
- * The `switchyard` command. Subcommands grow with the engine: `demo` runs a scripted
- * scenario in-process and prints its timeline.
+ * The `switchyard` command: dispatches to the subcommands in src/cli/, each loaded only when
+ * it runs (a short command should not pay for the server's imports). Exit codes: 0 done,
+ * 1 failed (a run that did not complete, an unreachable server), 2 bad usage.
  */
-import { runDemo } from './cli/demo.js';
+import { processIo, UsageError, type CliIo } from './cli/cli-args.js';
 
-const USAGE = `usage: switchyard <command>
+const USAGE = `usage: switchyard <command> [options]
 
 commands:
+  serve    run the engine behind the WebSocket gateway until SIGINT/SIGTERM
+  run      send one message (in-process, or to a gateway) and print its events as a timeline
+  status   print the engine snapshot of a running server
   demo     run a scripted scenario in-process (two sessions, a queued message, a steer,
            an interrupt, a deadline) and print its events as a timeline
-  help     show this text
+  help     show this text ("switchyard <command> --help" for a command's options)
 `;
 
-async function main(argv: string[]): Promise<number> {
-  const [command = 'help'] = argv;
-  switch (command) {
-    case 'demo':
+interface Command {
+  main(argv: string[], io: CliIo): Promise<number>;
+  usage: string;
+}
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => {
+    const { serveCommand, SERVE_USAGE } = await import('./cli/serve.js');
+    return { main: serveCommand, usage: SERVE_USAGE };
+  },
+  run: async () => {
+    const { runCommand, RUN_USAGE } = await import('./cli/run.js');
+    return { main: runCommand, usage: RUN_USAGE };
+  },
+  status: async () => {
+    const { statusCommand, STATUS_USAGE } = await import('./cli/status.js');
+    return { main: statusCommand, usage: STATUS_USAGE };
+  },
+  demo: async () => {
+    const { runDemo } = await import('./cli/demo.js');
+    const main = async () => {
       await runDemo();
       return 0;
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE);
-      return 0;
-    default:
-      process.stderr.write(`switchyard: unknown command "${command}"\n\n${USAGE}`);
+    };
+    return { main, usage: USAGE };
+  },
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name = 'help', ...rest] = argv;
+  if (name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
+    process.stderr.write(`switchyard: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  const command = await load();
+  try {
+    return await command.main(rest, processIo);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`switchyard ${name}: ${error.message}\n\n${command.usage}`);
       return 2;
+    }
+    throw error;
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
+    console.error(`switchyard: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   },
 );

@@ -40,8 +40,14 @@ export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, Scri
 export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
 export type { Tool, ToolContext, McpConnection } from './tools/index.js';
 
+// sandbox and approval
+export { evaluateCommand, formatVerdict, runCommand } from './sandbox/index.js';
+export type { CommandVerdict, CommandPolicy } from './sandbox/index.js';
+export { decideApproval, summarizeAction } from './approval/index.js';
+export type { ApprovalDecision, ApprovalRequest } from './approval/index.js';
+
 // configuration and storage
 export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/index.js';
 export type { Config, PartialConfig } from './config/index.js';
-export { MemoryStore } from './store/index.js';
+export { MemoryStore, LowdbStore } from './store/index.js';
 export type { Store, RunRecord } from './store/index.js';

@@ -38,6 +38,14 @@ export class SessionGrants {
     return true;
   }
 
+  /** Loads grants persisted earlier (after a restart), without reporting them as changes. */
+  restore(sessionId: string, fingerprints: readonly string[]): void {
+    if (fingerprints.length === 0) return;
+    const set = this.bySession.get(sessionId) ?? new Set<string>();
+    for (const fingerprint of fingerprints) set.add(fingerprint);
+    this.bySession.set(sessionId, set);
+  }
+
   toJSON(): SessionGrantsData {
     return Object.fromEntries([...this.bySession].map(([sessionId, set]) => [sessionId, [...set]]));
   }

@@ -1,5 +1,5 @@
 export { commandBlockReason, decideApproval, globMatches, matchOverride } from './tiers.js';
-export type { ApprovalInput, ApprovalRuling, ApprovalTier, CommandVerdict, DecisionSource, ToolEffects, ToolOverride } from './tiers.js';
+export type { ApprovalInput, ApprovalRuling, ApprovalTier, DecisionSource, ToolEffects, ToolOverride } from './tiers.js';
 export { actionFingerprint } from './fingerprint.js';
 export { SessionGrants } from './grants.js';
 export type { SessionGrantsData, SessionGrantsOptions } from './grants.js';

@@ -5,17 +5,10 @@
  * config at decision time, so a reload applies to the next call.
  */
 
+import type { CommandVerdict } from '../sandbox/index.js';
+
 export type ApprovalTier = 'plan' | 'ask' | 'auto' | 'full';
 export type ToolOverride = 'allow' | 'ask' | 'deny';
-
-/** What the command policy said about a call's command (src/sandbox's evaluateCommand). */
-export interface CommandVerdict {
-  action: 'allow' | 'warn' | 'block';
-  rule?: string;
-  reason?: string;
-  /** The hard floor matched: blocked whatever the enforcement mode. */
-  floor?: boolean;
-}
 
 /** A tool's effect profile, as far as approval cares (SPEC §5). */
 export interface ToolEffects {
@@ -33,6 +26,7 @@ export interface ApprovalInput {
   tool: ToolEffects;
   /** This call is destructive although the tool is not always (file_ops delete/move). */
   destructiveOperation?: boolean;
+  /** What the command policy (src/sandbox's evaluateCommand) said about the call's command. */
   commandVerdict?: CommandVerdict;
 }
 

@@ -4,10 +4,12 @@
  * on the scripted model.
  */
 import type { InspectionEvent } from 'xstate';
+import type { ApprovalDecision, ApprovalRequest } from '../approval/index.js';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ConfigError, defaultConfig, loadConfig, mergeConfig } from '../config/index.js';
 import { scriptedModel } from '../model/scripted.js';
 import type { ModelProvider } from '../model/types.js';
+import { LowdbStore } from '../store/lowdb-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
 import { builtinTools } from '../tools/builtins/builtin-tools.js';
@@ -22,13 +24,24 @@ import { EngineError } from './errors.js';
 export interface EngineOptions {
   /** A config object in the TOML vocabulary, or the path of a TOML file. */
   config?: PartialConfig | string;
-  store?: Store | 'memory';
+  /**
+   * Where runs, events, conversations, lanes and grants are kept: a Store, 'memory', or
+   * `{ dir }` for the file store (lowdb) in that directory. Default: 'memory', unless the
+   * config object sets `store` (then its `kind` and `dir` decide).
+   */
+  store?: Store | 'memory' | { dir: string };
   /** Model providers by id, merged over the built-in "scripted". */
   models?: Record<string, ModelProvider>;
   /** Tools added to the builtins. */
   tools?: AnyTool[];
   /** The clock for deadlines, lane expiry and model latency; e.g. new SimulatedClock(). */
   clock?: Clock;
+  /**
+   * Answers approval requests programmatically (SPEC §6); it races with respondApproval().
+   * Without it, a gated call waits for respondApproval() (e.g. from the gateway) until
+   * [approval] timeout_seconds, then is denied.
+   */
+  approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
   /** Receives XState inspection events of every actor (supervisor, sessions, runs). */
   inspect?: (event: InspectionEvent) => void;
   /** Where unexpected errors go (default: console.error). */
@@ -59,11 +72,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   }
   const engine = new Engine({
     config,
-    store: options.store === undefined || options.store === 'memory' ? new MemoryStore() : options.store,
+    store: await resolveStore(options, config),
     clock: options.clock ?? systemClock,
     models,
     tools,
     ...(options.rewriteArguments ? { rewriteArguments: options.rewriteArguments } : {}),
+    ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
   });
@@ -91,6 +105,15 @@ async function connectConfiguredMcp(config: Config): Promise<McpConnection[]> {
     throw new EngineError('invalid_config', error instanceof Error ? error.message : String(error));
   }
   return connections;
+}
+
+async function resolveStore(options: EngineOptions, config: Config): Promise<Store> {
+  const choice = options.store;
+  if (choice === 'memory') return new MemoryStore();
+  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir);
+  if (choice !== undefined) return choice as Store;
+  const configured = typeof options.config === 'object' && options.config.store !== undefined;
+  return configured && config.store.kind === 'lowdb' ? LowdbStore.open(config.store.dir) : new MemoryStore();
 }
 
 async function resolveConfig(config: PartialConfig | string | undefined): Promise<Config> {

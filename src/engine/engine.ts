@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { resolve as resolvePath, join } from 'node:path';
 import { assign, createActor, fromPromise, type Actor, type AnyActorRef, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { actMachine } from '../../machines/act.machine.js';
+import { actMachine, type ActOutput } from '../../machines/act.machine.js';
 import type { ModelTurnInput, PendingSteer, RunOutcome } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { SessionEmitted, SessionLimits } from '../../machines/session.machine.js';
@@ -16,12 +16,13 @@ import type { SupervisorEmitted } from '../../machines/supervisor.machine.js';
 import { toolCallMachine, type ToolCallOutcome } from '../../machines/tool-call.machine.js';
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
 import type { Config, PartialConfig } from '../config/index.js';
+import { ApprovalDecisionSchema, ApprovalGate, SessionGrants, type ApprovalDecision, type ApprovalRequest } from '../approval/index.js';
 import { ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import { Conversations } from '../harness/conversation.js';
 import { planBatch } from '../harness/batch-plan.js';
 import { runModelTurn } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
-import type { Store } from '../store/types.js';
+import type { RunRecord, Store } from '../store/types.js';
 import { ToolError, type AnyTool, type DelegatedRunResult } from '../tools/tool.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { nowOf, type Clock } from './clock.js';
@@ -56,6 +57,7 @@ export interface EngineDeps {
   models: Map<string, ModelProvider>;
   tools: Map<string, AnyTool>;
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
+  approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
 }
@@ -70,6 +72,8 @@ interface SubmitCapture {
 }
 
 const MAX_FOLLOW_UPS = 2;
+/** Tool results that mean a required action did not happen: the run summary lists them. */
+const REFUSALS = new Set(['approval_denied', 'approval_unavailable', 'command_blocked']);
 /** Finished runs kept for the synchronous status(); older ones are read from the store. */
 const FINISHED_RUNS_KEPT = 10_000;
 
@@ -84,6 +88,8 @@ export class Engine {
   private readonly toolSpecs: ToolSpec[];
   private readonly rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   private readonly inspection: InspectionHub;
+  private readonly grants: SessionGrants;
+  private readonly approvals: ApprovalGate;
   private readonly onError: (error: unknown) => void;
   private readonly supervisor: Actor<typeof supervisorMachine>;
   private readonly sessions = new Map<string, SessionActor>();
@@ -94,6 +100,10 @@ export class Engine {
   private readonly running = new Set<string>();
   private readonly providedRunMachine;
   private capture: SubmitCapture | undefined;
+  /** Sessions whose sessionSeq counter is in memory (known to continue the stored log). */
+  private readonly seqLoaded = new Set<string>();
+  /** Steers accepted but not yet consumed, by steer id: persisted so a restart loses none. */
+  private readonly pendingSteerRecords = new Map<string, RunRecord>();
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
 
@@ -105,6 +115,23 @@ export class Engine {
     this.tools = deps.tools;
     this.rewriteArguments = deps.rewriteArguments;
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
+    this.grants = new SessionGrants({
+      onChange: (sessionId, fingerprints) => this.write(this.store.saveGrants?.(sessionId, fingerprints)),
+    });
+    this.approvals = new ApprovalGate({
+      clock: this.clock,
+      timeoutMs: () => Math.min(this.config.approval.timeout_seconds * 1000, 2_147_483_647),
+      ...(deps.approver ? { approver: deps.approver } : {}),
+      grants: this.grants,
+      onRequested: (request) => {
+        const handle = this.runs.get(request.runId);
+        if (handle) this.append(handle, 'approval.requested', { approvalId: request.approvalId, callId: request.callId, action: request.action });
+      },
+      onResolved: (resolution) => {
+        const handle = this.runs.get(resolution.runId);
+        if (handle) this.append(handle, 'approval.resolved', { approvalId: resolution.approvalId, decision: resolution.decision, by: resolution.by });
+      },
+    });
     this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
     this.log = new EventLog(this.store, this.clock, this.onError);
     this.conversations = new Conversations(this.store);
@@ -129,28 +156,59 @@ export class Engine {
    * — in a lane, or admitted and waiting for permits — is queued again, in order.
    */
   async recover(): Promise<{ interrupted: string[]; requeued: string[] }> {
+    for (const [sessionId, fingerprints] of Object.entries((await this.store.readGrants?.()) ?? {})) {
+      this.grants.restore(sessionId, fingerprints);
+    }
     const open = await this.store.listRuns(['running', 'queued']);
     if (open.length === 0) return { interrupted: [], requeued: [] };
     const lanes = await this.store.readLanes();
     const sessionSeqs = new Map<string, number>();
     for (const record of open) {
-      if (!sessionSeqs.has(record.sessionId)) {
-        const events = await this.store.readSessionEvents(record.sessionId);
-        sessionSeqs.set(record.sessionId, events.at(-1)?.sessionSeq ?? 0);
-      }
+      if (!sessionSeqs.has(record.sessionId)) sessionSeqs.set(record.sessionId, await this.storedSessionSeq(record.sessionId));
       const events = await this.store.readEvents(record.runId);
       this.log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, sessionSeqs.get(record.sessionId)!);
+      this.seqLoaded.add(record.sessionId);
+    }
+    // Steers accepted but never consumed become one queued run per target, at the lane front.
+    const steers = new Map<string, RunRecord[]>();
+    for (const record of open) {
+      if (record.queuedFor !== 'steer') continue;
+      const key = record.steeredInto ?? record.runId;
+      steers.set(key, [...(steers.get(key) ?? []), record]);
+    }
+    const steerFollowUps = new Map<string, RunHandle[]>();
+    for (const group of steers.values()) {
+      const [first, ...rest] = group.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const request: AdmittedRequest = {
+        ...first!.request,
+        input: group.map((r) => r.request.input).join('\n\n'),
+        busyPolicy: 'queue',
+        expectedRunId: undefined,
+      };
+      const handle = this.newHandle(request, 0);
+      handle.status.createdAt = first!.createdAt;
+      this.runs.set(first!.runId, handle);
+      this.markQueued(first!.runId, 1, 'session_busy');
+      for (const merged of rest) {
+        this.steerAliases.set(merged.runId, first!.runId);
+        const { queuedFor: _queuedFor, ...settled } = merged;
+        this.write(this.store.saveRun({ ...settled, state: 'completed', endedAt: this.timestamp(), reason: `merged into run ${first!.runId}` }));
+      }
+      steerFollowUps.set(request.sessionId, [...(steerFollowUps.get(request.sessionId) ?? []), handle]);
     }
     const interrupted: string[] = [];
     const admitted = new Map<string, RunHandle[]>();
     const queued = new Map<string, RunHandle>();
     for (const record of open) {
+      if (record.queuedFor === 'steer') continue;
       const handle = this.newHandle(record.request, 0);
       const { request: _request, ...status } = record;
       handle.status = { ...handle.status, ...status };
       this.runs.set(record.runId, handle);
       if (record.state === 'running') {
         interrupted.push(record.runId);
+        // Its input entered the conversation when it started; only a run that never did carries it.
+        handle.inbox = [];
         this.endRun(handle, { state: 'failed', error: { code: 'interrupted', message: 'the engine stopped while this run was running; submit it again to retry' } });
         this.settleRun(handle);
       } else if (record.queuedFor === 'limits') {
@@ -162,11 +220,15 @@ export class Engine {
       }
     }
     const requeued: string[] = [];
-    const sessionIds = new Set([...admitted.keys(), ...[...queued.values()].map((h) => h.status.sessionId)]);
+    const sessionIds = new Set([
+      ...steerFollowUps.keys(),
+      ...admitted.keys(),
+      ...[...queued.values()].map((h) => h.status.sessionId),
+    ]);
     for (const sessionId of sessionIds) {
       const inLane = (lanes[sessionId] ?? []).map((e) => queued.get(e.runId)).filter((h): h is RunHandle => h !== undefined);
       const strays = [...queued.values()].filter((h) => h.status.sessionId === sessionId && !inLane.includes(h));
-      const order = [...(admitted.get(sessionId) ?? []), ...inLane, ...strays];
+      const order = [...(steerFollowUps.get(sessionId) ?? []), ...(admitted.get(sessionId) ?? []), ...inLane, ...strays];
       const entries = order.map((h) => ({
         runId: h.status.runId,
         viaInterrupt: (lanes[sessionId] ?? []).find((e) => e.runId === h.status.runId)?.viaInterrupt ?? false,
@@ -190,11 +252,25 @@ export class Engine {
         runId: request.runId,
       });
     }
+    if (raw.runId !== undefined && (await this.store.getRun(request.runId))) {
+      throw new EngineError('duplicate_run_id', `runId "${request.runId}" is already in use; omit runId to get a generated one`, {
+        runId: request.runId,
+      });
+    }
+    this.assertOpen();
     const [providerId] = splitModel(request.model);
     if (!this.models.has(providerId)) {
       throw new EngineError('unknown_model', `no model provider "${providerId}"; known: ${[...this.models.keys()].join(', ')}`, {
         model: request.model,
       });
+    }
+    if (!this.sessions.has(request.sessionId) && !this.seqLoaded.has(request.sessionId)) {
+      await this.loadSessionSeq(request.sessionId);
+      this.assertOpen();
+    }
+    // Checked again after the awaits: another submit may have taken the id meanwhile.
+    if (this.runs.has(request.runId) || this.steerAliases.has(request.runId)) {
+      throw new EngineError('duplicate_run_id', `runId "${request.runId}" is already in use; omit runId to get a generated one`, { runId: request.runId });
     }
     const handle = this.newHandle(request, 0);
     this.runs.set(request.runId, handle);
@@ -320,6 +396,20 @@ export class Engine {
       this.log.engineEvent('config.reloaded', { applied: diff.applied, restartRequired: diff.restartRequired });
     }
     return { applied: diff.applied, restartRequired: diff.restartRequired };
+  }
+
+  /** Answers a pending approval; false when it is unknown or already decided. */
+  respondApproval(approvalId: string, decision: ApprovalDecision): boolean {
+    const parsed = ApprovalDecisionSchema.safeParse(decision);
+    if (!parsed.success) {
+      throw new EngineError('invalid_request', `decision must be one of allow_once, allow_session, deny; got ${JSON.stringify(decision)}`);
+    }
+    return this.approvals.respond(approvalId, parsed.data);
+  }
+
+  /** Approvals waiting for an answer, oldest first. */
+  pendingApprovals(): ApprovalRequest[] {
+    return this.approvals.pending();
   }
 
   /** Streams XState inspection events of every actor until the returned function is called. */
@@ -450,6 +540,9 @@ export class Engine {
       session.stop();
       this.inspection.forget(session);
       this.sessions.delete(sessionId);
+      // An idle session keeps nothing in memory; its numbering is reloaded on its next message.
+      this.log.forgetSession(sessionId);
+      this.seqLoaded.delete(sessionId);
     }
   }
 
@@ -529,7 +622,13 @@ export class Engine {
   }
 
   private deliverSteer(steerId: string, intoRunId: string): void {
-    const text = this.runs.get(steerId)?.request.input ?? '';
+    const steerHandle = this.runs.get(steerId);
+    const text = steerHandle?.request.input ?? '';
+    if (steerHandle) {
+      const record: RunRecord = { ...recordOf(steerHandle), state: 'queued', queuedFor: 'steer', steeredInto: intoRunId };
+      this.pendingSteerRecords.set(steerId, record);
+      this.write(this.store.saveRun(record));
+    }
     this.runs.delete(steerId);
     this.steerAliases.set(steerId, intoRunId);
     const target = this.runs.get(intoRunId);
@@ -580,6 +679,7 @@ export class Engine {
         output: final.output,
         usage: { turns: usage.turns },
         toolCalls: usage.toolCalls,
+        ...(status.denied && status.denied.length > 0 ? { denied: status.denied } : {}),
       });
     } else if (final.state === 'cancelled') {
       this.append(handle, 'run.cancelled', { reason: final.reason });
@@ -640,11 +740,35 @@ export class Engine {
     const followUp = this.newHandle(request, depth > MAX_FOLLOW_UPS ? 0 : depth);
     this.runs.set(request.runId, followUp);
     for (const steer of steers) this.steerAliases.delete(steer.steerId);
-    for (const steer of steers.slice(1)) this.steerAliases.set(steer.steerId, request.runId);
+    this.pendingSteerRecords.delete(request.runId);
+    for (const steer of steers.slice(1)) {
+      this.steerAliases.set(steer.steerId, request.runId);
+      this.settleSteerRecord(steer.steerId, `merged into run ${request.runId}`);
+    }
     this.sessionActor(handle.status.sessionId).send({
       type: 'REQUEUE_FRONT',
       entry: { runId: request.runId, viaInterrupt: false, model: request.model, workspace: followUp.workspace },
     });
+  }
+
+  /** A steer reached its outcome: its stored record says so, so a restart does not revive it. */
+  private settleSteerRecord(steerId: string, reason: string): void {
+    const record = this.pendingSteerRecords.get(steerId);
+    if (!record) return;
+    this.pendingSteerRecords.delete(steerId);
+    const { queuedFor: _queuedFor, ...rest } = record;
+    this.write(this.store.saveRun({ ...rest, state: 'completed', endedAt: this.timestamp(), reason }));
+  }
+
+  private async loadSessionSeq(sessionId: string): Promise<void> {
+    const last = await this.storedSessionSeq(sessionId);
+    if (!this.seqLoaded.has(sessionId)) this.log.restoreSessionSeq(sessionId, last);
+    this.seqLoaded.add(sessionId);
+  }
+
+  private async storedSessionSeq(sessionId: string): Promise<number> {
+    if (this.store.lastSessionSeq) return this.store.lastSessionSeq(sessionId);
+    return (await this.store.readSessionEvents(sessionId)).at(-1)?.sessionSeq ?? 0;
   }
 
   private resolveAlias(runId: string): string {
@@ -697,6 +821,7 @@ export class Engine {
           for (const steer of steers) {
             handle.inbox.push({ role: 'user', content: steer.text });
             this.append(handle, 'run.steered', { steerId: steer.steerId, text: steer.text, consumedAtTurn: turn });
+            this.settleSteerRecord(steer.steerId, `consumed as a steer by run ${context.runId}`);
           }
           this.sessions.get(context.sessionId)?.send({ type: 'STEERS_CONSUMED', runId: context.runId, count: steers.length });
         },
@@ -733,17 +858,16 @@ export class Engine {
           const handle = handleOf(context.runId);
           if (handle.batch) this.append(handle, 'tool.scheduled', handle.batch.schedule);
         },
-        recordToolResults: ({ context }, output) => {
-          const handle = handleOf(context.runId);
-          const calls = handle.batch?.calls ?? [];
-          handle.inbox.push(...output.results.map((result, i) => toolMessage(calls[i]?.callId ?? `call_${i}`, result)));
-          handle.batch = undefined;
-        },
-        closeBatch: ({ self }, reason) => {
+        recordToolResults: ({ context }, output) => this.recordResults(handleOf(context.runId), output),
+        closeBatch: ({ context, self }, reason) => {
           // Sent directly (not with sendTo, which runs after this macrostep) so the batch's
           // synthetic results are logged before the run's terminal event.
           const act = self.getSnapshot().children['act'];
-          if (act && act.getSnapshot().status === 'active') act.send({ type: 'CLOSE', ...reason });
+          if (!act || act.getSnapshot().status !== 'active') return;
+          act.send({ type: 'CLOSE', ...reason });
+          // Results of calls that did finish are real: the conversation keeps them.
+          const output = act.getSnapshot().output as ActOutput | undefined;
+          if (output) this.recordResults(handleOf(context.runId), output);
         },
       },
       actors: {
@@ -799,10 +923,14 @@ export class Engine {
           const call = handle?.batch?.calls[index];
           if (!handle || !call) return;
           const startedAt = handle.batch!.startedAt[index];
+          if (!result.ok && result.error && REFUSALS.has(result.error.code)) {
+            (handle.status.denied ??= []).push({ callId: call.callId, tool: call.tool, code: result.error.code, message: result.error.message });
+          }
           this.append(handle, 'tool.finished', {
             callId: call.callId,
             ok: result.ok,
-            ...(result.ok ? { output: result.output } : { error: result.error }),
+            ...(result.output !== undefined ? { output: result.output } : {}),
+            ...(result.ok ? {} : { error: result.error }),
             durationMs: startedAt === undefined ? 0 : nowOf(this.clock) - startedAt,
             ...(result.synthetic ? { synthetic: true } : {}),
           });
@@ -811,9 +939,9 @@ export class Engine {
       actors: {
         toolCall: toolCallMachine.provide({
           actors: {
-            requestApproval: fromPromise(async ({ input }) => {
+            requestApproval: fromPromise(async ({ input, signal }) => {
               const batch = batchOf(input.runId);
-              return batch.service.approve(batch.calls[input.index]!);
+              return batch.service.approve(batch.calls[input.index]!, signal);
             }),
             executeTool: fromPromise(async ({ input, signal }) => {
               const batch = batchOf(input.runId);
@@ -854,6 +982,13 @@ export class Engine {
     };
   }
 
+  /** A batch's results, in model order, become the tool messages of the conversation. */
+  private recordResults(handle: RunHandle, output: ActOutput): void {
+    const calls = handle.batch?.calls ?? [];
+    handle.inbox.push(...output.results.map((result, i) => toolMessage(calls[i]?.callId ?? `call_${i}`, result)));
+    handle.batch = undefined;
+  }
+
   private toolServiceOf(handle: RunHandle): ToolService {
     if (handle.toolService) return handle.toolService;
     const sandbox = this.config.sandbox;
@@ -872,6 +1007,9 @@ export class Engine {
       warn: (message) => this.append(handle, 'sandbox.warning', { message }),
       delegate: (request) => this.delegate(handle, request),
       ...(this.rewriteArguments ? { rewriteArguments: this.rewriteArguments } : {}),
+      gate: this.approvals,
+      approvalConfig: () => this.config.approval,
+      commandPolicy: () => this.config.sandbox.command_policy,
     });
     return handle.toolService;
   }

@@ -63,10 +63,20 @@ export class EventLog {
     for (const listener of this.everything) this.deliver(listener, event);
   }
 
+  /** Continues a session's numbering from its stored log. */
+  restoreSessionSeq(sessionId: string, sessionSeq: number): void {
+    if (sessionSeq > (this.sessionSeq.get(sessionId) ?? 0)) this.sessionSeq.set(sessionId, sessionSeq);
+  }
+
   /** Continues a run's and a session's numbering after a restart. */
   restoreSeq(runId: string, seq: number, sessionId: string, sessionSeq: number): void {
     if (seq > (this.runSeq.get(runId) ?? 0)) this.runSeq.set(runId, seq);
     if (sessionSeq > (this.sessionSeq.get(sessionId) ?? 0)) this.sessionSeq.set(sessionId, sessionSeq);
+  }
+
+  /** Drops an idle session's counter; the engine reloads it from the store before the next event. */
+  forgetSession(sessionId: string): void {
+    this.sessionSeq.delete(sessionId);
   }
 
   lastSessionSeq(sessionId: string): number {

@@ -33,6 +33,13 @@ export interface ToolScheduleData {
   deps?: number[][];
 }
 
+export interface DeniedAction {
+  callId: string;
+  tool: string;
+  code: string;
+  message: string;
+}
+
 export interface RunEventData {
   'run.queued': { position: number; reason: 'session_busy' | 'limits' };
   'run.started': { agentId: string; model: string; parentRunId?: string };
@@ -55,7 +62,13 @@ export interface RunEventData {
   'turn.finished': { turn: number };
   'run.retrying': { attempt: number; reason: string };
   'sandbox.warning': { message: string };
-  'run.completed': { output: string; usage: { turns: number }; toolCalls: number };
+  'run.completed': {
+    output: string;
+    usage: { turns: number };
+    toolCalls: number;
+    /** Calls that were refused (denied, unavailable approval, blocked command): not a plain success. */
+    denied?: DeniedAction[];
+  };
   'run.cancelled': { reason: string };
   'run.failed': { error: { code: string; message: string } };
 }

@@ -9,6 +9,7 @@ import type { BatchPlan } from '../harness/batch-plan.js';
 import type { Message } from '../model/types.js';
 import type { ToolService } from '../tools/tool-service.js';
 import type { RunRecord, RunState } from '../store/types.js';
+import type { DeniedAction } from './run-events.js';
 import type { AdmittedRequest } from './run-request.js';
 
 export interface RunStatus {
@@ -22,9 +23,10 @@ export interface RunStatus {
   output?: string;
   error?: { code: string; message: string };
   reason?: string;
+  denied?: DeniedAction[];
   /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
   position?: number;
-  queuedFor?: 'session_busy' | 'limits';
+  queuedFor?: 'session_busy' | 'limits' | 'steer';
   parentRunId?: string;
 }
 
@@ -34,6 +36,8 @@ export interface RunResult {
   output?: string;
   error?: { code: string; message: string };
   reason?: string;
+  /** Tool calls that were refused: denied, no one to approve, or a blocked command. */
+  denied?: DeniedAction[];
 }
 
 export interface RunHandle {
@@ -69,6 +73,7 @@ export function resultOf(status: RunStatus): RunResult {
     ...(status.output !== undefined ? { output: status.output } : {}),
     ...(status.error !== undefined ? { error: status.error } : {}),
     ...(status.reason !== undefined ? { reason: status.reason } : {}),
+    ...(status.denied !== undefined && status.denied.length > 0 ? { denied: status.denied } : {}),
   };
 }
 

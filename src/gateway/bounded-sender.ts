@@ -4,7 +4,8 @@
  * would pass the limit, the client is a slow consumer: it is closed with 4008 and sent
  * nothing more, so one slow client can never grow the server's memory without bound.
  * Streams that can wait (subscriptions) pause above a high-water mark until the client has
- * caught up, so a large replay to a fast client is not mistaken for a slow one.
+ * caught up, so a large replay to a fast client is not mistaken for a slow one; a client
+ * that does not catch up within the drain timeout is a slow consumer too.
  */
 import type { WebSocket } from 'ws';
 
@@ -50,23 +51,30 @@ export class BoundedSender {
   }
 
   /**
-   * Resolves once at most `lowWaterBytes` wait to be read, or after `maxWaitMs` (a stream
-   * that keeps producing is then checked against the limit again by send()).
+   * Resolves true once at most `lowWaterBytes` wait to be read, false if that takes longer
+   * than `maxWaitMs` (or the connection is dropped meanwhile).
    */
-  drained(lowWaterBytes: number, maxWaitMs: number): Promise<void> {
-    if (this.dropped || this.pending <= lowWaterBytes) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = () => {
+  drained(lowWaterBytes: number, maxWaitMs: number): Promise<boolean> {
+    if (this.dropped) return Promise.resolve(false);
+    if (this.pending <= lowWaterBytes) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const done = (drained: boolean) => {
         clearTimeout(timer);
         this.drainWaiters.delete(check);
-        resolve();
+        resolve(drained);
       };
       const check = () => {
-        if (this.dropped || this.pending <= lowWaterBytes) done();
+        if (this.dropped) done(false);
+        else if (this.pending <= lowWaterBytes) done(true);
       };
-      const timer = setTimeout(done, maxWaitMs);
+      const timer = setTimeout(() => done(false), maxWaitMs);
       this.drainWaiters.add(check);
     });
+  }
+
+  /** Declares the client a slow consumer (it did not catch up in time). */
+  overflow(): void {
+    if (!this.dropped) this.drop(this.pending);
   }
 
   /** Stops sending for good (the connection is closing); wakes anything waiting for a drain. */

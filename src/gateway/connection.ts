@@ -39,8 +39,8 @@ export interface ConnectionOptions {
   maxSubscriptions: number;
   /** How long a closing connection may take to say goodbye before its socket is destroyed. */
   closeTimeoutMs: number;
-  /** How long a subscription pauses for a client to catch up before sending on. */
-  drainWaitMs: number;
+  /** How long a subscription waits for a client with half the limit unread to read down to a quarter. */
+  drainTimeoutMs: number;
 }
 
 const KNOWN_METHODS = Object.keys(MethodParamsSchemas).join(', ');
@@ -232,8 +232,8 @@ export class Connection {
 
   /**
    * Forwards a subscription's events. Above half the send limit it waits for the client to
-   * catch up (at most drainWaitMs, then send() judges), so a big replay to a fast client
-   * flows while a client that stopped reading is dropped at the limit.
+   * read down to a quarter, so a big replay flows to a fast client; a client that does not
+   * within drainTimeoutMs is dropped as a slow consumer, like one that passes the limit.
    */
   private async pump(subscriptionId: string, stream: EventStream, filter: EventStreamFilter): Promise<void> {
     const prefix = `{"subscriptionId":${JSON.stringify(subscriptionId)},"event":`;
@@ -241,7 +241,10 @@ export class Connection {
     try {
       for await (const event of stream) {
         if (!this.sender.send(notificationFrame('event', `${prefix}${toJson(event)}}`))) break;
-        if (this.sender.pending > highWater) await this.sender.drained(this.sender.limit / 4, this.options.drainWaitMs);
+        if (this.sender.pending > highWater && !(await this.sender.drained(this.sender.limit / 4, this.options.drainTimeoutMs))) {
+          this.sender.overflow();
+          break;
+        }
       }
     } catch (error) {
       this.options.logger.error(`connection ${this.id}: subscription ${subscriptionId} (${JSON.stringify(filter)}) failed`, error);

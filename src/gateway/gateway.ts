@@ -33,6 +33,12 @@ export interface GatewayOptions {
   allowedOrigins?: string[];
   /** Unread bytes a connection may have waiting before it is closed with 4008. Default 4 MiB. */
   sendBufferLimitBytes?: number;
+  /**
+   * A subscription stops sending while its client has more than half of sendBufferLimitBytes
+   * unread; a client that takes longer than this to read down to a quarter is closed with
+   * 4008 too. Default 5 s.
+   */
+  drainTimeoutMs?: number;
   /** Subscriptions (events + inspect) one connection may hold. Default 256. */
   maxSubscriptionsPerConnection?: number;
   /** Ping interval; a connection that misses a pong until the next one is dropped. 0 = off. Default 30 s. */
@@ -83,7 +89,7 @@ const DEFAULTS = {
   maxSubscriptionsPerConnection: 256,
   heartbeatMs: 30_000,
   closeTimeoutMs: 5_000,
-  drainWaitMs: 1_000,
+  drainTimeoutMs: 5_000,
 };
 
 const silentInfo: GatewayLogger = {
@@ -169,7 +175,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         sendBufferLimitBytes,
         maxSubscriptions: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
         closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
-        drainWaitMs: DEFAULTS.drainWaitMs,
+        drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
       });
       connections.add(connection);
       logger.info(`connection ${connection.id} from ${req.socket.remoteAddress ?? '?'}`);

@@ -29,6 +29,7 @@
  * actor references inside a context or event become { "@actor": actorId }.
  */
 import type { InspectionEvent } from 'xstate';
+import { jsonSafe, type JsonSafeLimits } from './json-safe.js';
 
 export type InspectionEventType = InspectionEvent['type'];
 
@@ -63,13 +64,6 @@ interface ActorShape {
   logic?: { id?: unknown; root?: unknown };
 }
 
-export interface JsonSafeLimits {
-  depth: number;
-  items: number;
-  keys: number;
-  chars: number;
-}
-
 const EVENT_LIMITS: JsonSafeLimits = { depth: 4, items: 20, keys: 30, chars: 500 };
 const CONTEXT_LIMITS: JsonSafeLimits = { depth: 3, items: 10, keys: 20, chars: 200 };
 
@@ -84,6 +78,14 @@ export function actorIdOf(ref: unknown): string {
   actorIds.set(actor, id);
   return id;
 }
+
+function isActorRef(value: object): boolean {
+  const v = value as { send?: unknown; sessionId?: unknown };
+  return typeof v.send === 'function' && typeof v.sessionId === 'string';
+}
+
+/** Actor references in contexts and events become { "@actor": actorId }. */
+const actorRefs = (value: object) => (isActorRef(value) ? { '@actor': actorIdOf(value) } : undefined);
 
 function rootOf(ref: ActorShape): ActorShape {
   let root = ref;
@@ -130,7 +132,7 @@ export function serializeInspectionEvent(event: InspectionEvent, at = Date.now()
       break;
     case '@xstate.action':
       out.action = { type: event.action.type };
-      if (event.action.params !== undefined) out.action.params = jsonSafe(event.action.params, EVENT_LIMITS);
+      if (event.action.params !== undefined) out.action.params = jsonSafe(event.action.params, EVENT_LIMITS, actorRefs);
       break;
     case '@xstate.actor':
       break;
@@ -139,7 +141,7 @@ export function serializeInspectionEvent(event: InspectionEvent, at = Date.now()
 }
 
 function eventOf(event: { type: string }): { type: string; [key: string]: unknown } {
-  const safe = jsonSafe(event, EVENT_LIMITS);
+  const safe = jsonSafe(event, EVENT_LIMITS, actorRefs);
   return typeof safe === 'object' && safe !== null && !Array.isArray(safe)
     ? { ...(safe as Record<string, unknown>), type: String(event.type) }
     : { type: String(event.type) };
@@ -148,88 +150,12 @@ function eventOf(event: { type: string }): { type: string; [key: string]: unknow
 function snapshotOf(snapshot: unknown): SerializedSnapshot {
   const s = snapshot as { status?: unknown; value?: unknown; context?: unknown; output?: unknown; error?: unknown };
   const out: SerializedSnapshot = { status: typeof s.status === 'string' ? s.status : 'active' };
-  if (s.value !== undefined) out.value = jsonSafe(s.value, EVENT_LIMITS);
+  if (s.value !== undefined) out.value = jsonSafe(s.value, EVENT_LIMITS, actorRefs);
   if (s.context !== undefined && s.context !== null) {
-    const context = jsonSafe(s.context, CONTEXT_LIMITS);
+    const context = jsonSafe(s.context, CONTEXT_LIMITS, actorRefs);
     if (typeof context === 'object' && context !== null && !Array.isArray(context)) out.context = context as Record<string, unknown>;
   }
-  if (s.output !== undefined) out.output = jsonSafe(s.output, CONTEXT_LIMITS);
-  if (s.error !== undefined) out.error = jsonSafe(s.error, CONTEXT_LIMITS);
+  if (s.output !== undefined) out.output = jsonSafe(s.output, CONTEXT_LIMITS, actorRefs);
+  if (s.error !== undefined) out.error = jsonSafe(s.error, CONTEXT_LIMITS, actorRefs);
   return out;
-}
-
-function isActorRef(value: object): boolean {
-  const v = value as { send?: unknown; sessionId?: unknown };
-  return typeof v.send === 'function' && typeof v.sessionId === 'string';
-}
-
-/** A JSON-safe, size-capped copy: nothing JSON.stringify could throw on or grow without bound. */
-export function jsonSafe(value: unknown, limits: JsonSafeLimits): unknown {
-  return copy(value, limits, 0, { ancestors: new Set(), nodesLeft: limits.items * limits.keys });
-}
-
-interface CopyState {
-  ancestors: Set<object>;
-  /** Caps the whole copy, also of a structure that shares one object in many places. */
-  nodesLeft: number;
-}
-
-function copy(value: unknown, limits: JsonSafeLimits, depth: number, state: CopyState): unknown {
-  switch (typeof value) {
-    case 'string':
-      return clip(value, limits.chars);
-    case 'number':
-      return Number.isFinite(value) ? value : String(value);
-    case 'boolean':
-      return value;
-    case 'bigint':
-      return value.toString();
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return undefined;
-  }
-  if (value === null) return null;
-  const object = value as object;
-  if (isActorRef(object)) return { '@actor': actorIdOf(object) };
-  if (object instanceof Error) return { name: object.name, message: clip(object.message, limits.chars) };
-  if (object instanceof Date) return Number.isNaN(object.getTime()) ? null : object.toISOString();
-  if (depth >= limits.depth || state.nodesLeft <= 0) return '…';
-  if (state.ancestors.has(object)) return '[circular]';
-  state.nodesLeft -= 1;
-  state.ancestors.add(object);
-  try {
-    if (object instanceof Map) return copyEntries([...object.entries()].map(([k, v]) => [String(k), v]), limits, depth, state);
-    if (object instanceof Set) return copyItems([...object], limits, depth, state);
-    if (Array.isArray(object)) return copyItems(object, limits, depth, state);
-    return copyEntries(Object.entries(object), limits, depth, state);
-  } finally {
-    state.ancestors.delete(object);
-  }
-}
-
-function copyItems(items: unknown[], limits: JsonSafeLimits, depth: number, state: CopyState): unknown[] {
-  const out = items.slice(0, limits.items).map((item) => copy(item, limits, depth + 1, state) ?? null);
-  if (items.length > limits.items) out.push(`… ${items.length - limits.items} more`);
-  return out;
-}
-
-function copyEntries(entries: [string, unknown][], limits: JsonSafeLimits, depth: number, state: CopyState): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  let kept = 0;
-  for (const [key, item] of entries) {
-    if (kept >= limits.keys) {
-      out['…'] = `${entries.length - kept} more keys`;
-      break;
-    }
-    const safe = copy(item, limits, depth + 1, state);
-    if (safe === undefined) continue;
-    out[key] = safe;
-    kept += 1;
-  }
-  return out;
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -7,16 +7,14 @@ import type { PartialConfig } from '../config/index.js';
 import type { Engine } from '../engine/engine.js';
 import { EngineError, isEngineError } from '../engine/errors.js';
 import type { EventStreamFilter } from '../engine/event-stream.js';
-import type { ApprovalDecision, MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
+import type { MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
 import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
 
-/** The engine as the gateway uses it; respondApproval is optional until the engine has one. */
+/** The engine as the gateway uses it. */
 export type GatewayEngine = Pick<
   Engine,
-  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'reconfigure' | 'snapshot' | 'inspect'
-> & {
-  respondApproval?(approvalId: string, decision: ApprovalDecision): boolean;
-};
+  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'reconfigure' | 'snapshot' | 'inspect' | 'respondApproval'
+>;
 
 /** What a method may do on the connection it was called on. */
 export interface CallScope {
@@ -55,9 +53,7 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     scope.unsubscribe(subscriptionId);
     return { ok: true };
   },
-  'approval.respond': ({ approvalId, decision }, { engine }) => ({
-    ok: engine.respondApproval?.(approvalId, decision) ?? false,
-  }),
+  'approval.respond': ({ approvalId, decision }, { engine }) => ({ ok: engine.respondApproval(approvalId, decision) }),
   'engine.snapshot': (_params, { engine }) => engine.snapshot(),
   'config.update': (partial, { engine }) => engine.reconfigure(partial as PartialConfig),
   'inspect.subscribe': (_params, scope) => ({ subscriptionId: scope.subscribeInspect() }),

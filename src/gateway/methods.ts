@@ -3,6 +3,7 @@
  * type, and the notifications the server pushes. The client types its calls from here.
  */
 import { z } from 'zod';
+import { ApprovalDecisionSchema } from '../approval/index.js';
 import type { EngineSnapshot, SubmitResult } from '../engine/engine.js';
 import type { StreamEvent, RunEvent } from '../engine/run-events.js';
 import type { RunResult, RunStatus } from '../engine/run-handle.js';
@@ -12,8 +13,8 @@ import type { SerializedInspectionEvent } from './inspect-serialize.js';
 const Id = z.string().min(1).max(500);
 const NoParams = z.object({}).strict();
 
-export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
-export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+export { ApprovalDecisionSchema };
+export type { ApprovalDecision } from '../approval/index.js';
 
 export const EventsSubscribeParamsSchema = z
   .object({

@@ -9,7 +9,7 @@
  * - binary frames are answered -32600 (id null); the connection stays open.
  */
 import { z } from 'zod';
-import { jsonSafe } from './inspect-serialize.js';
+import { jsonSafe } from './json-safe.js';
 
 export const RpcErrorCode = {
   ParseError: -32700,
@@ -30,8 +30,11 @@ export const RequestFrameSchema = z
     id: RequestIdSchema,
     method: z.string().min(1).max(100),
     // JSON-RPC allows by-position (array) params; no method here takes them, which is an
-    // invalid-params answer from the method, not an invalid request.
-    params: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
+    // invalid-params answer from the method, not an invalid request. Checked, not copied: the
+    // method's own schema must see the params exactly as sent (a "__proto__" key included).
+    params: z
+      .custom<Record<string, unknown> | unknown[]>((v) => typeof v === 'object' && v !== null, 'params must be an object or an array')
+      .optional(),
   })
   .strict();
 export type RequestFrame = z.infer<typeof RequestFrameSchema>;

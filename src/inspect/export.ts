@@ -4,16 +4,15 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inspectedMachines } from './machines.js';
-import { statechartSvg } from './svg.js';
+import { statechartCatalog } from './catalog.js';
 
 /** Writes `<dir>/<machine>.svg` for every machine; returns the paths written. */
 export async function exportStatecharts(dir: string): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const written: string[] = [];
-  for (const { name, machine } of inspectedMachines) {
+  for (const { name, svg } of await statechartCatalog()) {
     const path = join(dir, `${name}.svg`);
-    await writeFile(path, `${await statechartSvg(machine)}\n`);
+    await writeFile(path, `${svg}\n`);
     written.push(path);
   }
   return written;

@@ -3,8 +3,8 @@
  * children and is sized around them). Box sizes come from the text they hold; every
  * coordinate of the result is absolute, so the SVG renderer only draws.
  */
-import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkExtendedEdge, ElkLabel, ElkNode, ElkPoint } from 'elkjs/lib/elk-api.js';
+import { layoutElkGraphs } from './elk-runner.js';
 import type { MachineGraph, StateGraphNode } from './machine-graph.js';
 import { textWidth } from './text-width.js';
 
@@ -60,11 +60,6 @@ export interface StatechartLayout {
   initials: InitialMarker[];
 }
 
-type ElkInstance = { layout(graph: ElkNode): Promise<ElkNode> };
-type ElkConstructor = new () => ElkInstance;
-// elkjs ships a UMD bundle; depending on the loader its constructor is the module or its default.
-const ElkClass = ((ELK as unknown as { default?: ElkConstructor }).default ?? ELK) as unknown as ElkConstructor;
-
 /** Read per compound state: each one is laid out as its own layered subgraph. */
 const SUBGRAPH_OPTIONS: Record<string, string> = {
   'elk.direction': 'DOWN',
@@ -75,7 +70,6 @@ const SUBGRAPH_OPTIONS: Record<string, string> = {
   'elk.layered.spacing.edgeNodeBetweenLayers': '18',
   'elk.spacing.edgeLabel': '4',
   'elk.edgeLabels.placement': 'CENTER',
-  'elk.edgeLabels.inline': 'true',
   'elk.layered.nodePlacement.strategy': 'NETWORK_SIMPLEX',
   'elk.layered.cycleBreaking.strategy': 'DEPTH_FIRST',
 };
@@ -124,7 +118,21 @@ function containerOf(source: string, target: string, parents: Map<string, string
   return fromSource.slice(1).find((id) => targetSet.has(id)) ?? rootId;
 }
 
-export async function layoutMachineGraph(graph: MachineGraph): Promise<StatechartLayout> {
+/** Lays out several machines at once (one worker thread for all of them). */
+export async function layoutMachineGraphs(graphs: MachineGraph[]): Promise<StatechartLayout[]> {
+  const prepared = graphs.map(toElkGraph);
+  const laid = await layoutElkGraphs(prepared.map((p) => p.root));
+  return prepared.map((p, i) => {
+    const layout = laid[i];
+    if (!layout) throw new Error(`statechart layout failed: no layout came back for ${graphs[i]?.machineId}`);
+    return p.read(layout);
+  });
+}
+
+type MergedEdges = Map<string, { source: string; target: string; labels: string[] }>;
+
+/** The ELK graph of a machine, and how to read its layout back. */
+function toElkGraph(graph: MachineGraph): { root: ElkNode; read(laid: ElkNode): StatechartLayout } {
   const rootId = '::graph';
   const parents = new Map<string, string | undefined>(graph.nodes.map((n) => [n.id, n.parent]));
   const hasChildren = new Set(graph.nodes.flatMap((n) => (n.parent ? [n.parent] : [])));
@@ -162,6 +170,7 @@ export async function layoutMachineGraph(graph: MachineGraph): Promise<Statechar
       ? [
           {
             id: `${id}:label`,
+            // On the edge itself, so a label cannot be read as another edge's (ELK reads this per label).
             layoutOptions: { 'elk.edgeLabels.inline': 'true' },
             text: labels.join('\n'),
             width: Math.max(...labels.map((l) => textWidth(l, METRICS.edgeLabelSize))) + 10,
@@ -173,7 +182,8 @@ export async function layoutMachineGraph(graph: MachineGraph): Promise<Statechar
     container.edges = [...(container.edges ?? []), edge];
   };
 
-  const merged = new Map<string, { source: string; target: string; labels: string[] }>();
+  // One drawn edge per pair of states, labelled with every transition between them.
+  const merged: MergedEdges = new Map();
   for (const edge of graph.edges) {
     const key = `${edge.source}->${edge.target}`;
     const entry = merged.get(key) ?? { source: edge.source, target: edge.target, labels: [] };
@@ -185,8 +195,10 @@ export async function layoutMachineGraph(graph: MachineGraph): Promise<Statechar
     if (node.initial && node.parent) addEdge(`${initialId(node.parent)}->${node.id}`, initialId(node.parent), node.id, []);
   }
 
-  const laid = await new ElkClass().layout(root);
+  return { root, read: (laid) => readLayout(graph, laid, merged) };
+}
 
+function readLayout(graph: MachineGraph, laid: ElkNode, merged: MergedEdges): StatechartLayout {
   const boxes = new Map<string, Box>();
   const edgesOut = new Map<string, ElkExtendedEdge>();
   const collect = (node: ElkNode): void => {

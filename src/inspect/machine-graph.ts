@@ -4,7 +4,7 @@
  * `after <delay>`, `done: <invoked actor>`, `error: <invoked actor>` — with guard names in
  * brackets. Shared by the SVG export and the inspector page.
  */
-import type { AnyStateMachine, AnyStateNode } from 'xstate';
+import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition as Transition } from 'xstate';
 
 export type StateKind = 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
 
@@ -35,8 +35,6 @@ export interface MachineGraph {
   nodes: StateGraphNode[];
   edges: StateGraphEdge[];
 }
-
-type Transition = AnyStateNode['always'] extends (infer T)[] | undefined ? T : never;
 
 export function machineGraph(machine: AnyStateMachine): MachineGraph {
   const nodes: StateGraphNode[] = [];

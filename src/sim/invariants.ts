@@ -1,10 +1,13 @@
 /*
  * The engine's invariants as a checker (SPEC §3, §11): fed every event of an unfiltered live
- * `engine.events()` stream plus what each submit returned, it reports every breach of session
- * exclusivity, of the limits in force, of the accounting of accepted messages and of the
- * numbering of the event log. Pure bookkeeping — no clock, no timers, no I/O — so a test and
- * the deterministic simulator can both drive it.
+ * `engine.events()` stream (or every event as the store receives it) plus what each submit
+ * returned, it reports every breach of session exclusivity, of the limits in force, of the
+ * accounting of accepted messages, of the numbering of the event log, of claim-aware tool
+ * dispatch (conflicting calls of a batch never overlap and run in model order) and of restart
+ * recovery. Pure bookkeeping — no clock, no timers, no I/O — so a test and the deterministic
+ * simulator can both drive it.
  */
+import { claimsConflict, type Claim } from '../concurrency/index.js';
 
 export interface Violation {
   invariant: InvariantName;
@@ -31,7 +34,21 @@ export type InvariantName =
   /** A rejected message leaves no trace in the event log. */
   | 'rejected-silent'
   /** engine.running lists only runs that started. */
-  | 'engine-running';
+  | 'engine-running'
+  /** Two calls of a batch whose footprints conflict were never running at the same time. */
+  | 'tool-overlap'
+  /** A call starts only after every earlier call of its batch it conflicts with has run. */
+  | 'tool-order'
+  /** After a restart, no run of the stopped engine is left running. */
+  | 'restart-running'
+  /** After a restart, every accepted message without an outcome is still known to the engine. */
+  | 'restart-lost'
+  /** Reported by the simulator: the limiter's permits in use match the runs running. */
+  | 'permits'
+  /** Reported by the simulator: once the callers stop, everything ends and the engine comes to rest. */
+  | 'drain'
+  /** Reported by the simulator: the engine reports no unexpected error (its onError stays silent). */
+  | 'engine-error';
 
 export interface Limits {
   maxGlobal: number;
@@ -48,6 +65,13 @@ export interface ObservedEvent {
   agentId?: string;
   steerId?: string;
   running?: string[];
+  /** model.message: the calls of the batch that follows, `{ id, name, args }[]` (run.completed: a count). */
+  toolCalls?: unknown;
+  /** tool.scheduled: each call's declared claim, in model order. */
+  claims?: readonly { callId: string; tool: string; claim: Claim }[];
+  /** tool.started / tool.finished. */
+  callId?: string;
+  tool?: string;
 }
 
 /** What a resolved submit returned (engine `SubmitResult` fits this shape). */
@@ -65,6 +89,12 @@ export interface InvariantMonitorOptions {
    * only a new start while the count is at or above the limit is a violation.
    */
   limits: () => Limits;
+  /**
+   * What a call of a batch really touches; by default the claim its tool.scheduled declared.
+   * The simulator passes the synthetic tools' true effects here, so a tool whose declared claim
+   * lies (a write that claims shared) shows up as overlapping calls.
+   */
+  footprint?: (call: { tool: string; args: unknown; declared: Claim }) => Claim;
 }
 
 const TERMINAL_TYPES: ReadonlySet<string> = new Set(['run.completed', 'run.cancelled', 'run.failed']);
@@ -76,9 +106,30 @@ interface RunTrack {
   terminal?: string;
 }
 
+interface ToolCallArgs {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+interface CallTrack {
+  callId: string;
+  footprint: Claim;
+  state: 'waiting' | 'running' | 'finished';
+  started: boolean;
+}
+
+/** The batch a run is in: its calls in model order. */
+interface BatchTrack {
+  calls: CallTrack[];
+  byId: Map<string, CallTrack>;
+}
+
 export class InvariantMonitor {
   private readonly limits: () => Limits;
+  private readonly footprint: InvariantMonitorOptions['footprint'];
   private readonly found: Violation[] = [];
+  private checks = 0;
   private readonly runs = new Map<string, RunTrack>();
   private readonly sessionSeqs = new Map<string, number>();
   /** runId -> agentId of every run between its run.started and its terminal event. */
@@ -90,9 +141,15 @@ export class InvariantMonitor {
   private readonly rejects = new Set<string>();
   /** Every run some engine.running event listed. */
   private readonly listedRunning = new Set<string>();
+  /** runId -> the tool calls of its last model.message, until its batch is scheduled. */
+  private readonly replies = new Map<string, readonly ToolCallArgs[]>();
+  private readonly batches = new Map<string, BatchTrack>();
+  /** Runs that were running when the engine stopped: the next engine must end each of them. */
+  private readonly orphans = new Set<string>();
 
   constructor(options: InvariantMonitorOptions) {
     this.limits = options.limits;
+    this.footprint = options.footprint;
   }
 
   /** Feed every event of an unfiltered live stream, in stream order. */
@@ -104,6 +161,7 @@ export class InvariantMonitor {
     const runId = event.runId;
     const sessionId = event.sessionId ?? '';
     const where = `${event.type} of run ${runId} (seq ${event.seq})`;
+    this.checks += 3;
     if (this.rejects.has(runId)) this.report('rejected-silent', `${where}: the submit of ${runId} was rejected`);
     if (event.type === 'run.steered' && event.steerId !== undefined && this.rejects.has(event.steerId)) {
       this.report('rejected-silent', `${where} consumed steer ${event.steerId}, whose submit was rejected`);
@@ -129,10 +187,58 @@ export class InvariantMonitor {
       const earlier = this.consumed.get(event.steerId);
       if (earlier !== undefined) this.report('accounting', `${where}: steer ${event.steerId} was already consumed by run ${earlier}`);
       else this.consumed.set(event.steerId, runId);
+    } else if (event.type === 'model.message') {
+      if (Array.isArray(event.toolCalls) && event.toolCalls.length > 0) this.replies.set(runId, event.toolCalls as ToolCallArgs[]);
+    } else if (event.type === 'tool.scheduled') {
+      this.observeSchedule(runId, event);
+    } else if (event.type === 'tool.started') {
+      this.observeToolStart(runId, event, where);
+    } else if (event.type === 'tool.finished') {
+      const call = event.callId === undefined ? undefined : this.batches.get(runId)?.byId.get(event.callId);
+      if (call) call.state = 'finished';
     } else if (TERMINAL_TYPES.has(event.type)) {
       run.terminal = event.type;
       this.running.delete(runId);
+      this.batches.delete(runId);
+      this.replies.delete(runId);
+      this.orphans.delete(runId);
     }
+  }
+
+  /**
+   * The engine stopped without closing and a new one took over its store: every run running
+   * now belongs to the stopped engine, and the new one's recovery must end each of them.
+   */
+  restarted(): void {
+    for (const runId of this.running.keys()) this.orphans.add(runId);
+  }
+
+  /**
+   * Call once the new engine has recovered. Every run of the stopped engine must have ended,
+   * and every accepted message still without an outcome must be known to the new engine
+   * (`known(runId)`): queued again, or carried by a follow-up run that is.
+   */
+  checkRecovery(known: (runId: string) => boolean): Violation[] {
+    const found: Violation[] = [];
+    this.checks += 1;
+    for (const runId of this.orphans) {
+      found.push({ invariant: 'restart-running', detail: `run ${runId} was running when the engine stopped and is still running after recovery` });
+    }
+    for (const message of this.accepts.values()) {
+      if (this.outcomesOf(message).length > 0 || known(message.runId)) continue;
+      this.checks += 1;
+      const carrier = message.outcome === 'steered' ? this.pendingCarrier(message, known) : undefined;
+      if (carrier !== undefined) continue;
+      const what = message.outcome === 'steered' ? `steer ${message.runId} (into run ${message.intoRunId ?? '?'})` : `message ${message.runId}`;
+      found.push({ invariant: 'restart-lost', detail: `accepted ${what} has no outcome and the restarted engine does not know it` });
+    }
+    this.found.push(...found);
+    return found;
+  }
+
+  /** How many invariant checks the monitor has evaluated so far. */
+  checksPerformed(): number {
+    return this.checks;
   }
 
   /** Record a submit that resolved. */
@@ -164,6 +270,11 @@ export class InvariantMonitor {
     return [...this.found];
   }
 
+  /** How many violations were found so far (cheap: no copy). */
+  violationCount(): number {
+    return this.found.length;
+  }
+
   /** Accepted messages that have not reached an outcome yet (empty once everything ended). */
   unfinished(): string[] {
     return [...this.accepts.values()].filter((m) => this.outcomesOf(m).length === 0).map((m) => m.runId);
@@ -182,6 +293,7 @@ export class InvariantMonitor {
   check(): Violation[] {
     const atEnd: Violation[] = [];
     const report = (invariant: InvariantName, detail: string) => atEnd.push({ invariant, detail });
+    this.checks += this.accepts.size + this.runs.size + this.listedRunning.size + this.consumed.size;
     for (const message of this.accepts.values()) {
       const outcomes = this.outcomesOf(message);
       if (outcomes.length === 0) {
@@ -213,7 +325,43 @@ export class InvariantMonitor {
     return [...this.found, ...atEnd];
   }
 
+  private observeSchedule(runId: string, event: ObservedEvent): void {
+    const args = new Map((this.replies.get(runId) ?? []).map((call) => [call.id, call.args]));
+    this.replies.delete(runId);
+    const calls = (event.claims ?? []).map((c): CallTrack => {
+      const footprint = this.footprint ? this.footprint({ tool: c.tool, args: args.get(c.callId), declared: c.claim }) : c.claim;
+      return { callId: c.callId, footprint, state: 'waiting', started: false };
+    });
+    this.batches.set(runId, { calls, byId: new Map(calls.map((c) => [c.callId, c])) });
+  }
+
+  /** Against every other call of the batch: no conflicting call open, model order kept. */
+  private observeToolStart(runId: string, event: ObservedEvent, where: string): void {
+    this.checks += 2;
+    const batch = this.batches.get(runId);
+    const call = event.callId === undefined ? undefined : batch?.byId.get(event.callId);
+    if (!batch || !call) {
+      this.report('tool-order', `${where}: call ${event.callId ?? '(no id)'} is not in the run's last tool.scheduled`);
+      return;
+    }
+    if (call.started) this.report('tool-order', `${where}: call ${call.callId} started twice`);
+    const index = batch.calls.indexOf(call);
+    for (const [j, other] of batch.calls.entries()) {
+      if (j === index || !claimsConflict(call.footprint, other.footprint)) continue;
+      if (other.state === 'running') {
+        this.report('tool-overlap', `${where}: call ${call.callId} (#${index}) started while the conflicting call ${other.callId} (#${j}) was running`);
+      } else if (j < index && !other.started) {
+        this.report('tool-order', `${where}: call ${call.callId} (#${index}) started, but the earlier conflicting call ${other.callId} (#${j}) never ran`);
+      } else if (j > index && other.started) {
+        this.report('tool-order', `${where}: call ${call.callId} (#${index}) started after the later conflicting call ${other.callId} (#${j})`);
+      }
+    }
+    call.started = true;
+    call.state = 'running';
+  }
+
   private observeStart(runId: string, run: RunTrack, event: ObservedEvent, where: string): void {
+    this.checks += 3;
     if (run.started) {
       this.report('start-once', `${where}: the run already started`);
       return;
@@ -258,6 +406,17 @@ export class InvariantMonitor {
     const carrier = this.followUpCarrying(message);
     if (carrier !== undefined) outcomes.push(`part of follow-up run ${carrier}`);
     return outcomes;
+  }
+
+  /** An earlier unconsumed steer into the same run that the engine still knows (it will carry this one). */
+  private pendingCarrier(message: AcceptedMessage, known: (runId: string) => boolean): string | undefined {
+    for (const earlier of this.accepts.values()) {
+      if (earlier.runId === message.runId) return undefined;
+      if (earlier.outcome === 'steered' && earlier.intoRunId === message.intoRunId && !this.consumed.has(earlier.runId) && known(earlier.runId)) {
+        return earlier.runId;
+      }
+    }
+    return undefined;
   }
 
   private followUpCarrying(message: AcceptedMessage): string | undefined {

@@ -13,6 +13,7 @@ export class MemoryStore implements Store {
   private readonly sessionEvents = new Map<string, RunEvent[]>();
   private readonly conversations = new Map<string, Message[]>();
   private readonly lanes = new Map<string, StoredLaneEntry[]>();
+  private readonly grants = new Map<string, string[]>();
 
   saveRun(record: RunRecord): void {
     this.runs.set(record.runId, record);
@@ -39,6 +40,10 @@ export class MemoryStore implements Store {
     for (const message of messages) pushTo(this.conversations, sessionId, message);
   }
 
+  lastSessionSeq(sessionId: string): Promise<number> {
+    return Promise.resolve(this.sessionEvents.get(sessionId)?.at(-1)?.sessionSeq ?? 0);
+  }
+
   readConversation(sessionId: string): Promise<Message[]> {
     return Promise.resolve([...(this.conversations.get(sessionId) ?? [])]);
   }
@@ -50,6 +55,14 @@ export class MemoryStore implements Store {
 
   listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     return Promise.resolve([...this.runs.values()].filter((run) => states.includes(run.state)));
+  }
+
+  saveGrants(sessionId: string, fingerprints: string[]): void {
+    this.grants.set(sessionId, [...fingerprints]);
+  }
+
+  readGrants(): Promise<Record<string, string[]>> {
+    return Promise.resolve(Object.fromEntries([...this.grants].map(([sessionId, fps]) => [sessionId, [...fps]])));
   }
 
   readLanes(): Promise<Record<string, StoredLaneEntry[]>> {

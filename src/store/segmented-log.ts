@@ -43,6 +43,8 @@ interface Segment<T> {
   deps: Promise<unknown>[];
   /** Items in the content last renamed into place. */
   saved: number;
+  /** The write asked for by the latest append. */
+  lastWrite: Promise<void> | undefined;
 }
 
 export class SegmentedLog<T> {
@@ -97,12 +99,21 @@ export class SegmentedLog<T> {
   async readAfter(after = 0): Promise<T[]> {
     await this.ready;
     const found: T[] = [];
-    for (let index = Math.max(0, upperBound(this.firsts, after) - 1); index < this.firsts.length; index++) {
+    // Keys are whole numbers: the first wanted one is in the last segment starting at or before after + 1.
+    for (let index = Math.max(0, upperBound(this.firsts, Math.floor(after) + 1) - 1); index < this.firsts.length; index++) {
       const first = this.firsts[index]!;
       const items = await this.segmentItems(first);
       for (let i = this.firstAfter(first, items, after); i < items.length; i++) found.push(items[i]!);
     }
     return found;
+  }
+
+  /** The last item, reading only the tail segment. */
+  async last(): Promise<T | undefined> {
+    await this.ready;
+    const first = this.firsts.at(-1);
+    if (first === undefined) return undefined;
+    return (await this.segmentItems(first)).at(-1);
   }
 
   /** The item with this key (keyed logs). */
@@ -130,21 +141,24 @@ export class SegmentedLog<T> {
     if (dependsOn) segment.deps.push(dependsOn);
     this.count += 1;
     const target = segment;
-    return this.options.writer.write(segment.path, () => this.snapshot(target));
+    segment.lastWrite = this.options.writer.write(segment.path, () => this.snapshot(target));
+    return segment.lastWrite;
   }
 
   private openSegment(key: number): Segment<T> {
     const previous = this.tail;
+    // Keys only grow; should one not, the new segment still never replaces an older file.
+    const first = Math.max(key, (this.firsts.at(-1) ?? 0) + 1);
+    const segment: Segment<T> = { first, path: this.pathOf(first), items: [], texts: [], chars: 0, deps: [], saved: 0, lastWrite: undefined };
     if (previous) {
       if (previous.saved < previous.items.length || this.options.writer.has(previous.path)) {
         this.unsaved.set(previous.first, previous);
+        // What is on disk stays a prefix of the log: no segment lands before the one it follows.
+        if (previous.lastWrite) segment.deps.push(previous.lastWrite);
       } else {
         this.options.cache.set(previous.path, Promise.resolve(previous.items));
       }
     }
-    // Keys only grow; should one not, the new segment still never replaces an older file.
-    const first = Math.max(key, (this.firsts.at(-1) ?? 0) + 1);
-    const segment: Segment<T> = { first, path: this.pathOf(first), items: [], texts: [], chars: 0, deps: [], saved: 0 };
     this.firsts.push(first);
     this.tail = segment;
     return segment;
@@ -223,7 +237,7 @@ export class SegmentedLog<T> {
         const items = (await readJsonFile(path, this.segmentSchema)) ?? [];
         const texts = items.map((item) => JSON.stringify(item));
         const chars = texts.reduce((sum, text) => sum + text.length + 2, 0);
-        this.tail = { first: last, path, items, texts, chars, deps: [], saved: items.length };
+        this.tail = { first: last, path, items, texts, chars, deps: [], saved: items.length, lastWrite: undefined };
         this.count = last + items.length - 1;
       }
       this.state = 'ready';

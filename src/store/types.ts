@@ -21,8 +21,12 @@ export interface RunRecord {
   output?: string;
   error?: { code: string; message: string };
   reason?: string;
-  /** While queued: waiting in the session's lane, or admitted and waiting for permits. */
-  queuedFor?: 'session_busy' | 'limits';
+  /**
+   * While queued: waiting in the session's lane, admitted and waiting for permits, or accepted
+   * as a steer into `steeredInto` and not consumed yet.
+   */
+  queuedFor?: 'session_busy' | 'limits' | 'steer';
+  steeredInto?: string;
 }
 
 export interface StoredLaneEntry {
@@ -46,6 +50,12 @@ export interface Store {
   listRuns(states: readonly RunState[]): Promise<RunRecord[]>;
   /** Every non-empty wait lane, by session, front first (for restart recovery). */
   readLanes(): Promise<Record<string, StoredLaneEntry[]>>;
+  /** A session's `allow_session` approval grants (action fingerprints), replacing the old set. */
+  saveGrants?(sessionId: string, fingerprints: string[]): void | Promise<void>;
+  /** The last sessionSeq stored for the session (0 when none); readSessionEvents() is the fallback. */
+  lastSessionSeq?(sessionId: string): Promise<number>;
+  /** Every session's grants. */
+  readGrants?(): Promise<Record<string, string[]>>;
   flush(): Promise<void>;
   close(): Promise<void>;
 }

@@ -8,31 +8,15 @@
 import { mkdir } from 'node:fs/promises';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.machine.js';
-import {
-  commandBlockReason,
-  decideApproval,
-  summarizeAction,
-  type ApprovalGate,
-  type ApprovalRuling,
-  type ApprovalTier,
-  type CommandVerdict,
-  type ToolOverride,
-} from '../approval/index.js';
+import { commandBlockReason, decideApproval, summarizeAction, type ApprovalGate, type ApprovalRuling } from '../approval/index.js';
 import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrency/index.js';
+import type { Config } from '../config/index.js';
+import { evaluateCommand, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
 import { isDestructiveFileOp, type FileOpsInput } from './builtins/file-ops.js';
 import type { AnyTool, DelegatedRunResult, SandboxSettings, ToolContext } from './tool.js';
 
 /** [approval] as the ToolService needs it. */
-export interface ApprovalSettings {
-  tier: ApprovalTier;
-  tools: Readonly<Record<string, ToolOverride>>;
-}
-
-/** [sandbox.command_policy]. */
-export interface CommandPolicySettings {
-  enforcement: 'block' | 'warn' | 'off';
-  rules: readonly { name: string; pattern: string; action: 'allow' | 'warn' | 'block' }[];
-}
+export type ApprovalSettings = Pick<Config['approval'], 'tier' | 'tools'>;
 
 export interface ToolServiceOptions {
   tools: ReadonlyMap<string, AnyTool>;
@@ -52,10 +36,13 @@ export interface ToolServiceOptions {
   approvalConfig?(): ApprovalSettings;
   /** Where calls that must be confirmed wait; without it they fail closed (`approval_unavailable`). */
   gate?: ApprovalGate;
-  /** [sandbox.command_policy], read at each admission. Commands are judged when this and evaluateCommand are given. */
-  commandPolicy?(): CommandPolicySettings;
-  /** The command-policy evaluator (src/sandbox's evaluateCommand). */
-  evaluateCommand?(command: string, policy: CommandPolicySettings): CommandVerdict;
+  /**
+   * [sandbox.command_policy], read at each admission. Default: enforcement "warn", no operator
+   * rules. The hard floor applies either way.
+   */
+  commandPolicy?(): CommandPolicy;
+  /** Replaces src/sandbox's evaluateCommand (tests). */
+  evaluateCommand?(command: string, policy: CommandPolicy): CommandVerdict;
 }
 
 /** A call after admission: what it will run with, and what it claims. */
@@ -85,7 +72,11 @@ export class ToolService {
     return this.options.workspace;
   }
 
-  /** Validates a call and computes its claim, once, from the admitted arguments. */
+  /**
+   * Validates a call and computes its claim, once, from the admitted arguments; then judges
+   * what it will run with: the command policy (a block makes it invalid, `command_blocked`) and
+   * the approval ruling (tier, overrides and floors, config read now).
+   */
   admit(call: ToolCallRequest): AdmittedCall {
     const tool = this.options.tools.get(call.name);
     const base = { callId: call.id, tool: call.name, args: call.args, rewritten: false };
@@ -115,7 +106,8 @@ export class ToolService {
     if (!ruling || ruling.decision === 'allow') return Promise.resolve({ allowed: true });
     if (ruling.decision === 'deny') return Promise.resolve(denied('approval_denied', `${ruling.reason}; it was not run`));
     const tool = this.options.tools.get(call.tool);
-    const summary = summarizeAction(call.tool, call.input, { destructive: tool !== undefined && isDestructiveCall(tool, call.input) });
+    const destructive = tool !== undefined && (tool.destructive === true || isDestructiveOperation(tool, call.input));
+    const summary = summarizeAction(call.tool, call.input, { destructive });
     const { gate, unattended } = this.options;
     if (!gate) {
       const why = unattended ? 'this run is unattended' : 'no approval surface is configured';
@@ -165,17 +157,22 @@ export class ToolService {
       tier: settings.tier,
       overrides: settings.tools,
       tool,
-      destructiveOperation: isDestructiveCall(tool, call.input),
+      destructiveOperation: isDestructiveOperation(tool, call.input),
       ...(commandVerdict ? { commandVerdict } : {}),
     });
     return { ...judged, approval };
   }
 
   private commandVerdictOf(tool: AnyTool, input: unknown): CommandVerdict | undefined {
-    const { commandPolicy, evaluateCommand } = this.options;
-    if (!tool.commandOf || !commandPolicy || !evaluateCommand) return undefined;
-    const command = tool.commandOf(input);
-    return command === undefined ? undefined : evaluateCommand(command, commandPolicy());
+    const command = tool.commandOf?.(input);
+    if (command === undefined) return undefined;
+    const evaluate = this.options.evaluateCommand ?? evaluateCommand;
+    try {
+      return evaluate(command, this.options.commandPolicy?.() ?? {});
+    } catch (error) {
+      // A policy that cannot judge a command must not let it through.
+      return { action: 'block', rule: 'command_policy', reason: `the policy failed to evaluate the command (${error instanceof Error ? error.message : String(error)})` };
+    }
   }
 
   private claimOf(tool: AnyTool, input: unknown): Claim {
@@ -201,9 +198,8 @@ export class ToolService {
   }
 }
 
-/** The tool is destructive, or this call is a destructive operation of it (file_ops delete/move). */
-function isDestructiveCall(tool: AnyTool, input: unknown): boolean {
-  if (tool.destructive === true) return true;
+/** This call is a destructive operation of a tool that is not always destructive: file_ops delete/move. */
+function isDestructiveOperation(tool: AnyTool, input: unknown): boolean {
   return tool.name === 'file_ops' && isDestructiveFileOp(input as FileOpsInput);
 }
 

@@ -1,0 +1,116 @@
+/*
+ * `switchyard serve`: an engine on the file store of the data directory behind the WebSocket
+ * gateway, until SIGINT/SIGTERM. Shutdown is graceful: new submits are refused, running runs
+ * get up to --grace-seconds to finish, whatever still runs then is cancelled, and the engine
+ * closes (flushing the store; queued messages stay queued for the next start).
+ */
+import { resolve } from 'node:path';
+import { defaultConfig, loadConfig, type Config } from '../config/index.js';
+import { createEngine } from '../engine/create-engine.js';
+import type { Engine } from '../engine/engine.js';
+import { startGateway } from '../gateway/gateway.js';
+import { inspectorRoutes } from '../gateway/inspector/index.js';
+import { LowdbStore } from '../store/index.js';
+import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
+
+export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
+                       [--config switchyard.toml] [--grace-seconds 10]
+
+  --host, --port     where to listen (default: [gateway] of the config; --port 0 picks a free port)
+  --data-dir         the store and the token file (default: [store] dir of the config)
+  --config           a TOML config file
+  --grace-seconds    on SIGINT/SIGTERM, how long running runs may take to finish before
+                     they are cancelled (default 10)
+`;
+
+const OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
+  'grace-seconds': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.EventEmitter = process): Promise<number> {
+  const { values } = parseCommandArgs(argv, OPTIONS);
+  if (values.help) {
+    io.out(SERVE_USAGE);
+    return 0;
+  }
+  const graceMs = (secondsOption(values['grace-seconds'], '--grace-seconds') ?? 10) * 1000;
+  const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
+  const dataDir = resolve(values['data-dir'] ?? config.store.dir);
+  const store = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir);
+  let engine: Engine;
+  try {
+    engine = await createEngine({ ...(values.config !== undefined ? { config: values.config } : {}), store });
+  } catch (error) {
+    if (store !== 'memory') await store.close();
+    throw error;
+  }
+  const gateway = await startGateway({
+    engine,
+    host: values.host ?? config.gateway.host,
+    port: portOption(values.port) ?? config.gateway.port,
+    dataDir,
+    maxPayloadBytes: config.gateway.max_payload_bytes,
+    httpRoutes: inspectorRoutes(),
+    logger: { warn: (message) => io.err(`gateway: ${message}`), error: (message, error) => io.err(`gateway: ${message}: ${String(error)}`) },
+  }).catch(async (error: unknown) => {
+    await engine.close();
+    throw error;
+  });
+
+  io.out(`store: ${store === 'memory' ? 'memory (nothing survives a restart)' : dataDir}`);
+  io.out(`listening on ${gateway.url}`);
+  io.out(`inspector: ${gateway.httpUrl}/inspect?token=<the token in ${gateway.tokenPath}>`);
+  if (gateway.tokenCreated) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
+  else io.out(`token: in ${gateway.tokenPath}`);
+
+  const signal = await new Promise<string>((resolveSignal) => {
+    const onSignal = (name: string) => {
+      signals.off('SIGINT', onSignal);
+      signals.off('SIGTERM', onSignal);
+      resolveSignal(name);
+    };
+    signals.on('SIGINT', onSignal);
+    signals.on('SIGTERM', onSignal);
+  });
+  // A second signal during the graceful part means "now".
+  const forceExit = () => {
+    io.err('second signal: exiting without waiting');
+    process.exit(1);
+  };
+  signals.once('SIGINT', forceExit);
+  signals.once('SIGTERM', forceExit);
+
+  io.out(`${signal}: shutting down; no new runs, running runs get ${graceMs / 1000} s to finish`);
+  gateway.stopAdmitting();
+  const unfinished = await finishRunning(engine, graceMs);
+  if (unfinished > 0) io.out(`cancelling ${unfinished} run(s) still running`);
+  // The engine first: it cancels what still runs (queued messages stay queued in the store)
+  // and answers the clients waiting for those runs before their connections close.
+  await engine.close();
+  await gateway.close();
+  signals.off('SIGINT', forceExit);
+  signals.off('SIGTERM', forceExit);
+  io.out('stopped');
+  return 0;
+}
+
+/** Waits until nothing runs or the grace period is over; returns how many runs still run. */
+async function finishRunning(engine: Engine, graceMs: number): Promise<number> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const running = engine.snapshot().running;
+    const left = deadline - Date.now();
+    if (running.length === 0 || left <= 0) return running.length;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(running.map((runId) => engine.wait(runId).catch(() => undefined))),
+      new Promise<void>((done) => (timer = setTimeout(done, left))),
+    ]);
+    clearTimeout(timer);
+  }
+}

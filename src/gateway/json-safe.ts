@@ -1,0 +1,93 @@
+/*
+ * A JSON-safe, size-capped copy of any value: what goes on the wire when a value might hold
+ * a BigInt, a cycle, a function or simply too much (inspection contexts, a tool's output that
+ * JSON.stringify refuses). Nothing in the copy can make JSON.stringify throw or grow without
+ * bound.
+ */
+
+export interface JsonSafeLimits {
+  /** Nesting depth kept; deeper values become "…". */
+  depth: number;
+  /** Items kept per array (or Set). */
+  items: number;
+  /** Keys kept per object (or Map). */
+  keys: number;
+  /** Characters kept per string. */
+  chars: number;
+}
+
+/** Returns the stand-in for an object of its own kind, or undefined to copy it as usual. */
+export type SpecialCopy = (value: object) => unknown;
+
+interface CopyState {
+  limits: JsonSafeLimits;
+  special: SpecialCopy | undefined;
+  ancestors: Set<object>;
+  /** Caps the whole copy, also of a structure that shares one object in many places. */
+  nodesLeft: number;
+}
+
+export function jsonSafe(value: unknown, limits: JsonSafeLimits, special?: SpecialCopy): unknown {
+  return copy(value, 0, { limits, special, ancestors: new Set(), nodesLeft: limits.items * limits.keys });
+}
+
+function copy(value: unknown, depth: number, state: CopyState): unknown {
+  const { limits } = state;
+  switch (typeof value) {
+    case 'string':
+      return clip(value, limits.chars);
+    case 'number':
+      return Number.isFinite(value) ? value : String(value);
+    case 'boolean':
+      return value;
+    case 'bigint':
+      return value.toString();
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (value === null) return null;
+  const object = value as object;
+  const stand = state.special?.(object);
+  if (stand !== undefined) return stand;
+  if (object instanceof Error) return { name: object.name, message: clip(object.message, limits.chars) };
+  if (object instanceof Date) return Number.isNaN(object.getTime()) ? null : object.toISOString();
+  if (depth >= limits.depth || state.nodesLeft <= 0) return '…';
+  if (state.ancestors.has(object)) return '[circular]';
+  state.nodesLeft -= 1;
+  state.ancestors.add(object);
+  try {
+    if (object instanceof Map) return copyEntries([...object.entries()].map(([k, v]) => [String(k), v]), depth, state);
+    if (object instanceof Set) return copyItems([...object], depth, state);
+    if (Array.isArray(object)) return copyItems(object, depth, state);
+    return copyEntries(Object.entries(object), depth, state);
+  } finally {
+    state.ancestors.delete(object);
+  }
+}
+
+function copyItems(items: unknown[], depth: number, state: CopyState): unknown[] {
+  const { items: max } = state.limits;
+  const out = items.slice(0, max).map((item) => copy(item, depth + 1, state) ?? null);
+  if (items.length > max) out.push(`… ${items.length - max} more`);
+  return out;
+}
+
+function copyEntries(entries: [string, unknown][], depth: number, state: CopyState): Record<string, unknown> {
+  const kept: [string, unknown][] = [];
+  for (const [key, item] of entries) {
+    if (kept.length >= state.limits.keys) {
+      kept.push(['…', `${entries.length - kept.length} more keys`]);
+      break;
+    }
+    const safe = copy(item, depth + 1, state);
+    if (safe !== undefined) kept.push([clip(key, state.limits.chars), safe]);
+  }
+  // fromEntries defines own properties: a "__proto__" key stays a key.
+  return Object.fromEntries(kept);
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}

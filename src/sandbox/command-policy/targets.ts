@@ -1,0 +1,119 @@
+/*
+ * What a command's operands point at: the root, a system directory, a home directory, a
+ * block device, an authorized_keys file. Paths are resolved lexically (`//`, `/./`, `/..`),
+ * because the policy decides before anything runs.
+ */
+
+/** A path with `.`/`..`/`//` resolved: absolute (from `/`), under the home directory, or relative. */
+export interface ResolvedPath {
+  readonly anchor: 'root' | 'home' | 'relative';
+  readonly parts: readonly string[];
+}
+
+const HOME_PREFIX = /^(?:~[A-Za-z0-9._-]*|\$HOME|\$\{HOME\})(?=\/|$)/;
+
+/** `cwdIsRoot`: an earlier `cd /` makes relative paths start at the root. */
+export function resolvePath(raw: string, cwdIsRoot = false): ResolvedPath {
+  const home = HOME_PREFIX.exec(raw);
+  const anchor = home ? 'home' : raw.startsWith('/') || cwdIsRoot ? 'root' : 'relative';
+  // As far as `..` goes, the home directory is /home/<user>: `~/..` is `/home`.
+  const parts: string[] = home ? ['home', '~'] : [];
+  for (const part of (home ? raw.slice(home[0].length) : raw).split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part !== '..') parts.push(part);
+    else if (parts.length > 0 && parts.at(-1) !== '..') parts.pop();
+    else if (anchor === 'relative') parts.push('..');
+  }
+  if (!home) return { anchor, parts };
+  return parts[0] === 'home' && parts[1] === '~' ? { anchor: 'home', parts: parts.slice(2) } : { anchor: 'root', parts };
+}
+
+/** `*`, `?*`, `**`: a component that matches every name. */
+function matchesEverything(part: string): boolean {
+  return /^[*?]*\*[*?]*$/.test(part);
+}
+
+function hasGlob(part: string): boolean {
+  return /[*?[]/.test(part);
+}
+
+/** `/`, `//`, `/.`, `/..`, `/*`, `/*\/*`: the root or everything in it. */
+export function isRootTarget(raw: string, cwdIsRoot = false): boolean {
+  const path = resolvePath(raw, cwdIsRoot);
+  return path.anchor === 'root' && path.parts.every(matchesEverything);
+}
+
+/**
+ * The top-level directories whose loss breaks the machine or its users' data. `lib` covers
+ * `lib32`, `lib64`, `libx32`; the macOS names are here for operators on macOS.
+ */
+const SYSTEM_DIRECTORIES = new Set([
+  'bin', 'boot', 'dev', 'etc', 'home', 'opt', 'proc', 'root', 'sbin', 'srv', 'sys', 'usr', 'var',
+  'Applications', 'Library', 'System', 'Users', 'private',
+]);
+
+/** A system directory, a direct child of one, a root-level glob, the home directory or a direct child of it. */
+export function isSystemTarget(raw: string, cwdIsRoot = false): boolean {
+  const path = resolvePath(raw, cwdIsRoot);
+  if (path.anchor === 'home') return path.parts.length <= 1;
+  if (path.anchor !== 'root' || path.parts.length === 0 || path.parts.length > 2) return false;
+  const top = path.parts[0] ?? '';
+  return SYSTEM_DIRECTORIES.has(top) || top.startsWith('lib') || hasGlob(top);
+}
+
+/** Parameter expansions other than HOME: `$DIR`, `${PREFIX}`, `${X:-}`. */
+const VARIABLE = /\$(?:\{(?!HOME\})[^}]{0,64}\}|(?!HOME(?![A-Za-z0-9_]))[A-Za-z_][A-Za-z0-9_]*)/g;
+
+/**
+ * The path as it would read if its variables were empty (`"$DIR"/*` → `/*`), or undefined
+ * when it has none: the classic way a script deletes far more than it meant to.
+ */
+export function ifVariablesWereEmpty(raw: string): string | undefined {
+  const emptied = raw.replace(VARIABLE, '');
+  return emptied === raw ? undefined : emptied;
+}
+
+/**
+ * Disks and partitions under /dev (sd*, nvme*, vd*, hd*, xvd*, mmcblk*, disk*, mapper/*…), and
+ * raw memory. `/dev/null`, `/dev/zero`, `/dev/tty`, `/dev/fd/*` and the like are not here.
+ */
+const BLOCK_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|dm-|md\d|md\/|mapper\/|nbd|mtdblock|block\/|root$|mem$|kmem$|port$)/;
+
+export function isBlockDevice(raw: string): boolean {
+  const path = resolvePath(raw);
+  return path.anchor === 'root' && BLOCK_DEVICE.test(`/${path.parts.join('/')}`);
+}
+
+export function isAuthorizedKeys(raw: string): boolean {
+  const last = resolvePath(raw).parts.at(-1) ?? '';
+  return last === 'authorized_keys' || last === 'authorized_keys2';
+}
+
+/** Operands: the words after the program that are not options (everything after `--`). */
+export function operands(args: readonly string[]): string[] {
+  const out: string[] = [];
+  let optionsEnded = false;
+  for (const arg of args) {
+    if (!optionsEnded && arg === '--') optionsEnded = true;
+    else if (optionsEnded || !arg.startsWith('-') || arg === '-') out.push(arg);
+  }
+  return out;
+}
+
+/** `rm`'s arguments: GNU rm reads options anywhere before `--`, abbreviations of long ones too. */
+export function rmArguments(args: readonly string[]): { recursive: boolean; targets: string[] } {
+  let recursive = false;
+  const targets: string[] = [];
+  let optionsEnded = false;
+  for (const arg of args) {
+    if (optionsEnded || arg === '-' || !arg.startsWith('-')) targets.push(arg);
+    else if (arg === '--') optionsEnded = true;
+    else if (arg.startsWith('--')) recursive ||= isAbbreviationOf(arg.slice(2).split('=')[0] ?? '', 'recursive');
+    else recursive ||= /[rR]/.test(arg);
+  }
+  return { recursive, targets };
+}
+
+function isAbbreviationOf(option: string, long: string): boolean {
+  return option.length > 0 && long.startsWith(option);
+}

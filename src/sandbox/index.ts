@@ -1,0 +1,20 @@
+export { evaluateCommand, formatVerdict, FLOOR_RULES, TUNABLE_RULES, TOO_COMPLEX_RULE } from './command-policy/index.js';
+export type {
+  CommandAction,
+  CommandEnforcement,
+  CommandPolicy,
+  CommandRule,
+  CommandVerdict,
+  OperatorRule,
+} from './command-policy/index.js';
+export { runCommand } from './run-command.js';
+export type { CommandResult, RunCommandOptions, SandboxBackend } from './run-command.js';
+export { bwrapAvailable, bwrapArgs, probeBwrap } from './bwrap.js';
+export type { BwrapProbe } from './bwrap.js';
+export {
+  ensureEntryInsideWorkspace,
+  ensureInsideWorkspace,
+  resolveInWorkspace,
+  workspaceClaimPath,
+  workspaceRelative,
+} from './workspace-scope.js';

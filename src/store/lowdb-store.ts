@@ -1,0 +1,476 @@
+/*
+ * The file store (SPEC §8): JSON files under a data directory, each replaced atomically by
+ * lowdb's writer (temp file + rename), none growing without bound. Layout under `dir`:
+ *
+ *   switchyard-store.json                      format marker {format, version}
+ *   LOCK                                       pid of the process that has the store open
+ *   open-runs.json                             ids of runs not yet ended (shrinks as runs end)
+ *   lanes.json                                 the non-empty wait lanes
+ *   grants.json                                sessions' approval grants (action fingerprints)
+ *   runs/<id>.json                             one run record per file
+ *   events/<id>/<first seq>.json               a run's event log, in segments
+ *   sessions/<id>/events/<first sessionSeq>.json   the session's log: [sessionSeq, runId, seq] entries
+ *   sessions/<id>/conversation/<first index>.json  the session's conversation, in segments
+ *
+ * where <id> is `<shard>/<sanitized id>-<hash>` (file-names.ts). Open it with
+ * `await LowdbStore.open(dir)`.
+ *
+ * Reads see every write at once; a write's promise resolves when its file is renamed into
+ * place (which survives the process being killed; surviving power loss would also take an
+ * fsync, which lowdb's writer does not do). Writes are ordered so that a crash at any moment
+ * leaves what is on disk consistent: a run's id is in open-runs.json before its record is
+ * written; the run's record (and the lanes) as they were when an event was appended land
+ * before the event; a log's segment lands only after the one before it, so every log on disk
+ * is a prefix of what was appended; an event is in its run's log before the session's log
+ * points at it.
+ *
+ * A damaged file (it can only be damaged from outside: every write replaces a file whole) is
+ * reported as a StoreError `corrupt_file` naming it, by the reads and appends that need it;
+ * other runs and sessions carry on. open() fails only when open-runs.json or lanes.json is
+ * damaged. Temp files of interrupted writes (`.<name>.tmp`) are never read.
+ */
+import { mkdir, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { TextFile } from 'lowdb/node';
+import { z } from 'zod';
+import type { RunEvent } from '../engine/run-events.js';
+import { isTerminalEvent } from '../engine/run-events.js';
+import type { Message } from '../model/types.js';
+import { idPath } from './file-names.js';
+import { LruMap } from './lru-map.js';
+import { errorCode, readJsonFile } from './read-json-file.js';
+import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
+import { StoreError } from './store-error.js';
+import { acquireStoreLock } from './store-lock.js';
+import type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';
+import { WriteCoalescer } from './write-coalescer.js';
+
+export interface LowdbStoreOptions {
+  /** Items (events, session log entries, messages) per segment file. Default 256. */
+  segmentItems?: number;
+  /** Approximate size cap of a segment file, in characters. Default 1 MiB. */
+  segmentBytes?: number;
+  /** Event logs, session logs and conversations of each kind kept in memory (beyond those with writes in flight). Default 256. */
+  openLogs?: number;
+  /** Full segments of each kind kept in memory after they were read back. Default 64. */
+  cachedSegments?: number;
+}
+
+export interface LowdbStoreStats {
+  /** Files renamed into place since open. */
+  fileWrites: number;
+  /** Files with a write scheduled, running or failed. */
+  pendingFiles: number;
+  openLogs: number;
+  cachedSegments: number;
+  cachedRecords: number;
+}
+
+const FORMAT = { format: 'switchyard-lowdb', version: 1 } as const;
+const RECORDS_KEPT = 1024;
+
+const FormatFile = z.object({ format: z.string(), version: z.number() });
+const OpenRunsFile = z.object({ runs: z.array(z.string()) });
+const LaneEntry = z.object({ runId: z.string(), viaInterrupt: z.boolean() });
+const LanesFile = z.object({ lanes: z.array(z.tuple([z.string(), z.array(LaneEntry)])) });
+const GrantsFile = z.object({ grants: z.array(z.tuple([z.string(), z.array(z.string())])) });
+
+const RunStates = z.enum(['queued', 'running', 'completed', 'cancelled', 'failed']);
+const EventShape = z.looseObject({
+  type: z.string(),
+  runId: z.string(),
+  sessionId: z.string(),
+  seq: z.number().int(),
+  sessionSeq: z.number().int(),
+  at: z.string(),
+});
+const StoredEvent = z.custom<RunEvent>((value) => EventShape.safeParse(value).success, 'not a run event');
+const RecordShape = z.looseObject({
+  runId: z.string(),
+  sessionId: z.string(),
+  agentId: z.string(),
+  state: RunStates,
+  createdAt: z.string(),
+  request: z.looseObject({}),
+});
+const StoredRecord = z.custom<RunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
+const MessageShape = z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string() });
+const StoredMessage = z.custom<Message>((value) => MessageShape.safeParse(value).success, 'not a message');
+
+/** A session log entry: the event with this sessionSeq is `seq` of run `runId`. */
+type SessionEntry = [sessionSeq: number, runId: string, seq: number];
+const StoredSessionEntry = z.tuple([z.number().int(), z.string(), z.number().int()]);
+
+interface CachedRecord {
+  record: RunRecord;
+  path: string;
+}
+
+export class LowdbStore implements Store {
+  readonly kind = 'lowdb';
+
+  /**
+   * Opens (creating if needed) the store in `dir`. Fails with a StoreError when another
+   * process has it open (`store_locked`), it holds another format (`unsupported_format`) or
+   * open-runs.json, lanes.json or grants.json is damaged (`corrupt_file`).
+   */
+  static async open(dir = '.switchyard', options: LowdbStoreOptions = {}): Promise<LowdbStore> {
+    const root = resolve(dir);
+    await mkdir(root, { recursive: true });
+    const release = await acquireStoreLock(root);
+    try {
+      const markerPath = join(root, 'switchyard-store.json');
+      const marker = await readJsonFile(markerPath, FormatFile);
+      if (!marker) {
+        await new TextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
+      } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
+        throw new StoreError(
+          'unsupported_format',
+          `${root} holds "${marker.format}" version ${marker.version}; this Switchyard reads "${FORMAT.format}" up to version ${FORMAT.version}: use a newer Switchyard or another directory`,
+          { path: markerPath },
+        );
+      }
+      const openRuns = await readJsonFile(join(root, 'open-runs.json'), OpenRunsFile);
+      const lanes = await readJsonFile(join(root, 'lanes.json'), LanesFile);
+      const grants = await readJsonFile(join(root, 'grants.json'), GrantsFile);
+      return new LowdbStore(root, options, { openRuns: openRuns?.runs ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] }, release);
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  }
+
+  private readonly writer = new WriteCoalescer();
+  private readonly limits: SegmentLimits;
+  private readonly runLogs: LruMap<string, SegmentedLog<RunEvent>>;
+  private readonly sessionLogs: LruMap<string, SegmentedLog<SessionEntry>>;
+  private readonly conversations: LruMap<string, SegmentedLog<Message>>;
+  private readonly eventSegments: LruMap<string, Promise<RunEvent[]>>;
+  private readonly sessionSegments: LruMap<string, Promise<SessionEntry[]>>;
+  private readonly messageSegments: LruMap<string, Promise<Message[]>>;
+  private readonly records: LruMap<string, CachedRecord>;
+  /** Runs not ended (and ended runs whose final record is not on disk yet), in first-save order. */
+  private readonly openRuns: Set<string>;
+  /** Open runs whose id is not yet on disk in open-runs.json. */
+  private readonly runsBeingIndexed = new Map<string, Promise<void>>();
+  /** A run's record write in flight: the run's next events wait for it. */
+  private readonly recordWrites = new Map<string, Promise<void>>();
+  private readonly lanes: Map<string, StoredLaneEntry[]>;
+  private lanesWrite: Promise<void> | undefined;
+  private readonly grants: Map<string, string[]>;
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    options: LowdbStoreOptions,
+    found: { openRuns: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
+    private readonly releaseLock: () => Promise<void>,
+  ) {
+    this.limits = { items: options.segmentItems ?? 256, bytes: options.segmentBytes ?? 1024 * 1024 };
+    const openLogs = options.openLogs ?? 256;
+    const cachedSegments = options.cachedSegments ?? 64;
+    this.runLogs = new LruMap(openLogs, isIdle);
+    this.sessionLogs = new LruMap(openLogs, isIdle);
+    this.conversations = new LruMap(openLogs, isIdle);
+    this.eventSegments = new LruMap(cachedSegments);
+    this.sessionSegments = new LruMap(cachedSegments);
+    this.messageSegments = new LruMap(cachedSegments);
+    this.records = new LruMap(RECORDS_KEPT, ({ record, path }) => isTerminalState(record.state) && !this.writer.has(path));
+    this.openRuns = new Set(found.openRuns);
+    this.lanes = new Map(found.lanes);
+    this.grants = new Map(found.grants);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Runs
+
+  saveRun(record: RunRecord): Promise<void> {
+    if (this.closed) return closedError();
+    const { runId } = record;
+    const path = this.recordPath(runId);
+    this.records.set(runId, { record, path });
+    const ended = isTerminalState(record.state);
+    let indexed: Promise<void> | undefined;
+    if (!ended) {
+      if (!this.openRuns.has(runId)) {
+        this.openRuns.add(runId);
+        const written = this.writeOpenRuns();
+        this.runsBeingIndexed.set(runId, written);
+        const done = () => {
+          if (this.runsBeingIndexed.get(runId) === written) this.runsBeingIndexed.delete(runId);
+        };
+        written.then(done, done);
+      }
+      indexed = this.runsBeingIndexed.get(runId);
+    }
+    const text = `${JSON.stringify(record, null, 2)}\n`;
+    const written = this.writer.write(path, () => ({
+      text,
+      ready: indexed,
+      onWritten: ended ? () => this.runEnded(runId) : undefined,
+    }));
+    this.recordWrites.set(runId, written);
+    const done = () => {
+      if (this.recordWrites.get(runId) === written) this.recordWrites.delete(runId);
+    };
+    written.then(done, done);
+    return written;
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    this.assertOpen();
+    const cached = this.records.get(runId);
+    if (cached) return cached.record;
+    const path = this.recordPath(runId);
+    const record = await readJsonFile(path, StoredRecord);
+    if (!record || record.runId !== runId) return undefined;
+    // A save that landed while the file was read is newer.
+    if (!this.records.peek(runId)) this.records.set(runId, { record, path });
+    return this.records.peek(runId)?.record ?? record;
+  }
+
+  /**
+   * Runs in any of `states`. Unended states are answered from open-runs.json (the only thing
+   * the engine asks for); asking for an ended state reads every run file, ordered by createdAt.
+   */
+  async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
+    this.assertOpen();
+    if (states.some(isTerminalState)) return this.scanRuns(states);
+    const candidates = await Promise.all([...this.openRuns].map(async (runId) => [runId, await this.getRun(runId)] as const));
+    let forgotten = false;
+    const found: RunRecord[] = [];
+    for (const [runId, record] of candidates) {
+      if (record && states.includes(record.state)) found.push(record);
+      // An id whose record never landed (a crash between the two writes) or whose end did.
+      if (!record || (isTerminalState(record.state) && !this.recordWrites.has(runId))) {
+        forgotten = this.openRuns.delete(runId) || forgotten;
+      }
+    }
+    if (forgotten) void this.writeOpenRuns();
+    return found;
+  }
+
+  private recordPath(runId: string): string {
+    return join(this.dir, 'runs', `${idPath(runId)}.json`);
+  }
+
+  private runEnded(runId: string): void {
+    const current = this.records.peek(runId);
+    if (current && isTerminalState(current.record.state) && this.openRuns.delete(runId)) void this.writeOpenRuns();
+  }
+
+  private writeOpenRuns(): Promise<void> {
+    return this.writer.write(join(this.dir, 'open-runs.json'), () => ({
+      text: `${JSON.stringify({ runs: [...this.openRuns] }, null, 2)}\n`,
+    }));
+  }
+
+  private async scanRuns(states: readonly RunState[]): Promise<RunRecord[]> {
+    const runsDir = join(this.dir, 'runs');
+    const byId = new Map<string, RunRecord>();
+    for (const shard of await readdirOrEmpty(runsDir)) {
+      for (const name of await readdirOrEmpty(join(runsDir, shard))) {
+        if (name.startsWith('.') || !name.endsWith('.json')) continue;
+        const record = await readJsonFile(join(runsDir, shard, name), StoredRecord);
+        if (record) byId.set(record.runId, record);
+      }
+    }
+    for (const { record } of this.records.values()) byId.set(record.runId, record);
+    return [...byId.values()]
+      .filter((record) => states.includes(record.state))
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Events
+
+  appendEvent(event: RunEvent): Promise<void> {
+    if (this.closed) return closedError();
+    const before = [this.recordWrites.get(event.runId), this.lanesWrite].filter((p) => p !== undefined);
+    const runLog = this.runLog(event.runId);
+    const stored = runLog.append(event, before.length > 0 ? Promise.all(before) : undefined);
+    const indexed = this.sessionLog(event.sessionId).append([event.sessionSeq, event.runId, event.seq], stored);
+    const done = Promise.all([stored, indexed]).then(() => {});
+    // An ended run's log leaves memory once it is on disk.
+    if (isTerminalEvent(event)) {
+      done.then(
+        () => {
+          if (this.runLogs.peek(event.runId) === runLog && runLog.idle) this.runLogs.delete(event.runId);
+        },
+        () => {},
+      );
+    }
+    return done;
+  }
+
+  async readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
+    this.assertOpen();
+    return this.runLog(runId).readAfter(afterSeq);
+  }
+
+  async lastSessionSeq(sessionId: string): Promise<number> {
+    this.assertOpen();
+    return (await this.sessionLog(sessionId).last())?.[0] ?? 0;
+  }
+
+  async readSessionEvents(sessionId: string, afterSessionSeq = 0): Promise<RunEvent[]> {
+    this.assertOpen();
+    const entries = await this.sessionLog(sessionId).readAfter(afterSessionSeq);
+    const events: RunEvent[] = [];
+    for (const [sessionSeq, runId, seq] of entries) {
+      const event = await this.runLog(runId).get(seq);
+      if (event && event.sessionSeq === sessionSeq) events.push(event);
+    }
+    return events;
+  }
+
+  private runLog(runId: string): SegmentedLog<RunEvent> {
+    return this.logIn(this.runLogs, runId, () => ({
+      dir: join(this.dir, 'events', idPath(runId)),
+      item: StoredEvent,
+      keyOf: (event: RunEvent) => event.seq,
+      cache: this.eventSegments,
+    }));
+  }
+
+  private sessionLog(sessionId: string): SegmentedLog<SessionEntry> {
+    return this.logIn(this.sessionLogs, sessionId, () => ({
+      dir: join(this.dir, 'sessions', idPath(sessionId), 'events'),
+      item: StoredSessionEntry,
+      keyOf: (entry: SessionEntry) => entry[0],
+      cache: this.sessionSegments,
+    }));
+  }
+
+  private conversationLog(sessionId: string): SegmentedLog<Message> {
+    return this.logIn(this.conversations, sessionId, () => ({
+      dir: join(this.dir, 'sessions', idPath(sessionId), 'conversation'),
+      item: StoredMessage,
+      cache: this.messageSegments,
+    }));
+  }
+
+  private logIn<T>(
+    logs: LruMap<string, SegmentedLog<T>>,
+    key: string,
+    options: () => { dir: string; item: z.ZodType<T>; keyOf?: (item: T) => number; cache: LruMap<string, Promise<T[]>> },
+  ): SegmentedLog<T> {
+    let log = logs.get(key);
+    if (!log) {
+      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer });
+      logs.set(key, log);
+    }
+    return log;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Conversations, lanes and grants
+
+  appendMessages(sessionId: string, messages: Message[]): Promise<void> {
+    if (this.closed) return closedError();
+    const log = this.conversationLog(sessionId);
+    return Promise.all(messages.map((message) => log.append(message))).then(() => {});
+  }
+
+  async readConversation(sessionId: string): Promise<Message[]> {
+    this.assertOpen();
+    return this.conversationLog(sessionId).readAfter(0);
+  }
+
+  saveLane(sessionId: string, entries: StoredLaneEntry[]): Promise<void> {
+    if (this.closed) return closedError();
+    if (entries.length === 0) this.lanes.delete(sessionId);
+    else this.lanes.set(sessionId, entries.map((entry) => ({ ...entry })));
+    const written = this.writer.write(join(this.dir, 'lanes.json'), () => ({
+      text: `${JSON.stringify({ lanes: [...this.lanes] }, null, 2)}\n`,
+    }));
+    this.lanesWrite = written;
+    const done = () => {
+      if (this.lanesWrite === written) this.lanesWrite = undefined;
+    };
+    written.then(done, done);
+    return written;
+  }
+
+  async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
+    this.assertOpen();
+    return Object.fromEntries([...this.lanes].map(([sessionId, lane]) => [sessionId, lane.map((entry) => ({ ...entry }))]));
+  }
+
+  saveGrants(sessionId: string, fingerprints: string[]): Promise<void> {
+    if (this.closed) return closedError();
+    this.grants.set(sessionId, [...fingerprints]);
+    return this.writer.write(join(this.dir, 'grants.json'), () => ({
+      text: `${JSON.stringify({ grants: [...this.grants] }, null, 2)}\n`,
+    }));
+  }
+
+  async readGrants(): Promise<Record<string, string[]>> {
+    this.assertOpen();
+    return Object.fromEntries([...this.grants].map(([sessionId, fingerprints]) => [sessionId, [...fingerprints]]));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /** Resolves once everything written so far is on disk; rejects (`write_failed`) if a retried write still fails. */
+  async flush(): Promise<void> {
+    // Appends to a log still being loaded reach the writer once it is loaded.
+    const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map((log) => log.ready);
+    await Promise.allSettled(loading);
+    await this.writer.flush();
+    // What was busy when it fell out of use can go now.
+    for (const cache of [this.runLogs, this.sessionLogs, this.conversations, this.records]) cache.trim();
+  }
+
+  /** Flushes, then releases the directory; every later call rejects with `store_closed`. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.flush();
+    } finally {
+      await this.releaseLock();
+    }
+  }
+
+  /** Counters for tests and benchmarks. */
+  stats(): LowdbStoreStats {
+    return {
+      fileWrites: this.writer.fileWrites,
+      pendingFiles: this.writer.pendingFiles,
+      openLogs: this.runLogs.size + this.sessionLogs.size + this.conversations.size,
+      cachedSegments: this.eventSegments.size + this.sessionSegments.size + this.messageSegments.size,
+      cachedRecords: this.records.size,
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw closedStoreError();
+  }
+}
+
+function isIdle<T>(log: SegmentedLog<T>): boolean {
+  return log.idle;
+}
+
+function isTerminalState(state: RunState): boolean {
+  return state === 'completed' || state === 'cancelled' || state === 'failed';
+}
+
+function closedStoreError(): StoreError {
+  return new StoreError('store_closed', 'the store is closed; open it again with LowdbStore.open(dir)');
+}
+
+function closedError(): Promise<never> {
+  return Promise.reject(closedStoreError());
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return [];
+    throw error;
+  }
+}

@@ -1,0 +1,212 @@
+/*
+ * The inspector page in a real browser (Debian's chromium driven by playwright-core; never a
+ * downloaded one), against a real engine behind a real gateway: a run whose first turn reads
+ * three things in parallel and then makes one global call. The page must draw the run's
+ * statechart and follow its states live, and draw the batch as a read group of overlapping
+ * bars followed by the global call, with the conflict on the boundary. Screenshots go to
+ * test-artifacts/ (git-ignored).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Claims } from '../../src/concurrency/index.js';
+import { sleep, systemClock } from '../../src/engine/clock.js';
+import { createEngine, type Engine } from '../../src/engine/index.js';
+import { startGateway, type Gateway } from '../../src/gateway/index.js';
+import { inspectorRoutes } from '../../src/gateway/inspector/index.js';
+import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/scripted.js';
+import { defineTool } from '../../src/tools/tool.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`[inspector browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+
+const readTool = (name: string) =>
+  defineTool({
+    name,
+    description: `Reads ${name.slice(5)} (takes a moment).`,
+    input: z.object({ path: z.string() }),
+    readOnly: true,
+    concurrencyClaim: ({ path }) => Claims.shared([path]),
+    async execute({ path }, ctx) {
+      await sleep(systemClock, 300, ctx.signal);
+      return { path, text: `contents of ${path}` };
+    },
+  });
+
+const publish = defineTool({
+  name: 'publish',
+  description: 'Publishes the summary somewhere unknown: a global claim.',
+  input: z.object({ text: z.string() }),
+  async execute({ text }, ctx) {
+    await sleep(systemClock, 200, ctx.signal);
+    return { published: text.length };
+  },
+});
+
+/** Turn 1 (thinks 600 ms): three reads and a publish in one batch; turn 2 (400 ms): the answer. */
+function script(ctx: ScriptContext): ScriptTurn {
+  if (ctx.turn === 0) {
+    return {
+      delayMs: 600,
+      toolCalls: [
+        { id: 'read-1', name: 'read_notes', args: { path: 'notes.md' } },
+        { id: 'read-2', name: 'read_plan', args: { path: 'plan.md' } },
+        { id: 'read-3', name: 'read_todo', args: { path: 'todo.md' } },
+        { id: 'publish-1', name: 'publish', args: { text: 'summary' } },
+      ],
+    };
+  }
+  return { delayMs: 400, text: 'Read three files and published the summary.' };
+}
+
+interface BarBox {
+  callId: string;
+  group: string;
+  start: number;
+  end: number;
+  left: number;
+  right: number;
+}
+
+describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
+  let engine: Engine;
+  let gateway: Gateway;
+  let context: BrowserContext;
+  let page: Page;
+  let dataDir: string;
+  let profileDir: string;
+
+  beforeAll(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    dataDir = await mkdtemp(join(tmpdir(), 'switchyard-inspector-'));
+    profileDir = await mkdtemp(join(tmpdir(), 'switchyard-chromium-'));
+    engine = await createEngine({
+      models: { scripted: scriptedModel(script) },
+      tools: [readTool('read_notes'), readTool('read_plan'), readTool('read_todo'), publish],
+    });
+    gateway = await startGateway({ engine, host: '127.0.0.1', port: 0, dataDir, heartbeatMs: 0, httpRoutes: inspectorRoutes() });
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+      viewport: { width: 1600, height: 1000 },
+    });
+    page = await context.newPage();
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await gateway?.close();
+    await engine?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(profileDir, { recursive: true, force: true });
+  });
+
+  it('answers 401 to a page request without the token, and to a wrong one', async () => {
+    expect((await fetch(`${gateway.httpUrl}/inspect`)).status).toBe(401);
+    expect((await fetch(`${gateway.httpUrl}/inspect?token=not-the-token`)).status).toBe(401);
+    expect((await fetch(`${gateway.httpUrl}/inspect/app.js`)).status).toBe(401);
+    const ok = await fetch(`${gateway.httpUrl}/inspect?token=${gateway.token}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+  });
+
+  it('draws the run statechart live and the tool batch as groups on a timeline', async () => {
+    const external: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(gateway.httpUrl) && !request.url().startsWith(gateway.url)) external.push(request.url());
+    });
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+
+    await page.goto(`${gateway.httpUrl}/inspect?token=${gateway.token}`);
+    await page.waitForSelector('[data-testid="conn-status"][data-state="live"]');
+    await page.waitForSelector('body[data-statecharts="loaded"]', { timeout: 15_000 });
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-0-idle.png') });
+
+    // Record every state the chart highlights, as the page changes it (the test has no DOM types: a string script).
+    await page.evaluate(`(() => {
+      const chart = document.querySelector('[data-testid="statechart"]');
+      const seen = (window.__seen = []);
+      new MutationObserver(() => {
+        const current = chart.dataset.current;
+        if (current && seen[seen.length - 1] !== current) seen.push(current);
+      }).observe(chart, { attributes: true, attributeFilter: ['data-current'] });
+    })()`);
+    const { runId } = await engine.submit({ sessionId: 'alice', input: 'summarize my notes' });
+    const chart = page.locator('[data-testid="statechart"]');
+
+    let seen: string[] = [];
+    const shots = new Set<string>();
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      seen = (await page.evaluate('window.__seen')) as string[];
+      const leaf = seen.at(-1)?.split('.').pop() ?? '';
+      if ((leaf === 'thinking' || leaf === 'acting') && !shots.has(leaf)) {
+        shots.add(leaf);
+        await page.screenshot({ path: join(ARTIFACTS, `inspector-1-${leaf}.png`) });
+      }
+      if (seen.at(-1) === 'run.completed') break;
+      await sleep(systemClock, 25);
+    }
+    expect(await chart.getAttribute('data-actor-id')).toBe(`run:${runId}`);
+    // The run machine is drawn: its states are there, nested as in the definition.
+    for (const id of ['run.live', 'run.live.queued', 'run.live.running', 'run.live.running.thinking', 'run.live.running.acting', 'run.completed']) {
+      expect(await chart.locator(`svg [data-state-id="${id}"]`).count()).toBe(1);
+    }
+    const boxOf = async (id: string) => (await chart.locator(`svg [data-state-id="${id}"] > .sc-box`).boundingBox())!;
+    const inside = (inner: { x: number; y: number; width: number; height: number }, outer: typeof inner) =>
+      inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.width <= outer.x + outer.width && inner.y + inner.height <= outer.y + outer.height;
+    expect(inside(await boxOf('run.live.running.thinking'), await boxOf('run.live.running'))).toBe(true);
+    expect(inside(await boxOf('run.live.running'), await boxOf('run.live'))).toBe(true);
+    expect(inside(await boxOf('run.completed'), await boxOf('run.live'))).toBe(false);
+    expect(seen).toContain('run.live.running.thinking');
+    expect(seen).toContain('run.live.running.acting');
+    expect(seen.indexOf('run.live.running.acting')).toBeGreaterThan(seen.indexOf('run.live.running.thinking'));
+    expect(seen.at(-1)).toBe('run.completed');
+    await expect.poll(() => chart.locator('svg .sc-current').getAttribute('data-state-id')).toBe('run.completed');
+
+    // The batch: group 1 holds the three reads, running side by side; group 2 the global call, after them.
+    const bars = page.locator('[data-testid="timeline-bar"]');
+    await expect.poll(() => bars.count()).toBe(4);
+    await expect.poll(() => page.locator('[data-testid="timeline-bar"][data-outcome="ok"]').count()).toBe(4);
+    // One script, so every bar is measured in the same frame (the test's tsconfig has no DOM types).
+    const boxes = (await page.evaluate(`[...document.querySelectorAll('[data-testid="timeline-bar"]')].map((el) => {
+      const rect = el.getBoundingClientRect();
+      return { callId: el.dataset.callId, group: el.dataset.group, start: Number(el.dataset.start), end: Number(el.dataset.end), left: rect.left, right: rect.right };
+    })`)) as BarBox[];
+    const reads = boxes.filter((b) => b.group === '0');
+    const globals = boxes.filter((b) => b.group === '1');
+    expect(globals).toHaveLength(1);
+    const global = globals[0]!;
+    expect(reads.map((b) => b.callId)).toEqual(['read-1', 'read-2', 'read-3']);
+    expect(global.callId).toBe('publish-1');
+    // Time ranges of the reads overlap: each starts before any of them ends.
+    expect(Math.max(...reads.map((b) => b.start))).toBeLessThan(Math.min(...reads.map((b) => b.end)));
+    expect(Math.max(...reads.map((b) => b.left))).toBeLessThan(Math.min(...reads.map((b) => b.right)));
+    // The global call starts once every read has ended, on the clock and on the screen.
+    expect(global.start).toBeGreaterThanOrEqual(Math.max(...reads.map((b) => b.end)));
+    expect(global.left).toBeGreaterThanOrEqual(Math.max(...reads.map((b) => b.right)) - 1);
+
+    const boundary = page.locator('[data-testid="timeline-boundary"]');
+    await expect.poll(() => boundary.count()).toBe(1);
+    expect(await boundary.getAttribute('data-reason')).toBe('global');
+    expect(await boundary.getAttribute('title')).toMatch(/publish-1 conflicts with read-\d — global/);
+
+    // The event log and the gauges follow along.
+    const log = page.locator('[data-testid="event-log"] [data-testid="event-row"]');
+    await expect.poll(() => log.last().getAttribute('data-type')).toBe('run.completed');
+    await expect.poll(() => page.locator('[data-testid="gauge-global"]').getAttribute('data-in-use')).toBe('0');
+
+    await boundary.hover();
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-2-completed.png') });
+    expect(pageErrors).toEqual([]);
+    expect(external).toEqual([]);
+  });
+});

@@ -1,0 +1,251 @@
+/*
+ * The `switchyard` command as a user runs it, in real child processes: `run` in-process and
+ * against a `serve` child, `status`, graceful shutdown on SIGTERM (finishing or cancelling
+ * runs, exit 0), and a restart after SIGKILL on the same data dir (the running run ends
+ * failed/interrupted, the queued message still runs, no seq gap, the same token).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type SwitchyardClient } from '../../src/client/index.js';
+import { tempDirs } from '../gateway/fixtures.js';
+import { until } from '../engine/fixtures.js';
+
+/** Each test spawns tsx processes; on a loaded machine one start alone can take seconds. */
+const SPAWN_TIMEOUT = 180_000;
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const tempDir = tempDirs();
+const children = new Set<ChildProcess>();
+const clients: SwitchyardClient[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {});
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+});
+
+interface Cli {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+function cli(args: string[]): Cli {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, SWITCHYARD_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = cli(args);
+  const code = await run.exited;
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+interface Server extends Cli {
+  url: string;
+  tokenFile: string;
+  client(): Promise<SwitchyardClient>;
+}
+
+async function serve(dataDir: string, extra: string[] = []): Promise<Server> {
+  const server = cli(['serve', '--port', '0', '--data-dir', dataDir, ...extra]);
+  await until(() => /listening on ws:\/\/\S+/.test(server.stdout()) || server.child.exitCode !== null, 'serve listens', 90_000);
+  const url = /listening on (ws:\/\/\S+)/.exec(server.stdout())?.[1];
+  if (!url) throw new Error(`serve did not start:\n${server.stdout()}\n${server.stderr()}`);
+  const tokenFile = join(dataDir, 'token');
+  return {
+    ...server,
+    url,
+    tokenFile,
+    client: async () => {
+      const { readToken } = await import('../../src/gateway/index.js');
+      const client = await connect(url, { token: (await readToken(tokenFile))! });
+      clients.push(client);
+      return client;
+    },
+  };
+}
+
+/** A config whose default model answers after `delayMs`. */
+async function slowModelConfig(dir: string, delayMs: number): Promise<string> {
+  const script = join(dir, 'slow-script.json');
+  await writeFile(script, JSON.stringify([{ text: 'slow answer', delayMs }]));
+  const config = join(dir, 'switchyard.toml');
+  await writeFile(
+    config,
+    [
+      '[execution]',
+      'default_model = "slow"',
+      '[models.slow]',
+      'kind = "scripted"',
+      `script = ${JSON.stringify(script)}`,
+      '[sandbox]',
+      `workspace_root = ${JSON.stringify(join(dir, 'workspaces'))}`,
+    ].join('\n'),
+  );
+  return config;
+}
+
+describe('switchyard run, in-process', { timeout: SPAWN_TIMEOUT }, () => {
+  it('prints the timeline and exits 0 when the run completed', async () => {
+    const { code, stdout } = await runCli(['run', 'hello']);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    expect(lines.some((l) => /cli\s+run#1\s+run\.started/.test(l))).toBe(true);
+    expect(lines.some((l) => /run#1\s+run\.completed\s+"done"/.test(l))).toBe(true);
+    expect(stdout).toContain('# completed: done');
+  });
+
+  it('exits 1 when the run did not complete', async () => {
+    const dir = await tempDir();
+    const script = join(dir, 'failing.json');
+    await writeFile(script, JSON.stringify([{ error: 'the model is down' }]));
+    const config = join(dir, 'switchyard.toml');
+    await writeFile(config, `[execution]\ndefault_model = "down"\nmax_iterations = 1\n[models.down]\nkind = "scripted"\nscript = ${JSON.stringify(script)}\n`);
+    const { code, stdout } = await runCli(['run', 'hello', '--config', config]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/# failed: /);
+  });
+
+  it('bad usage exits 2 with the usage text', async () => {
+    const noInput = await runCli(['run']);
+    expect(noInput.code).toBe(2);
+    expect(noInput.stderr).toContain('usage: switchyard run <input>');
+    const badPolicy = await runCli(['run', 'x', '--policy', 'shove']);
+    expect(badPolicy.code).toBe(2);
+    expect(badPolicy.stderr).toContain('--policy must be one of steer, interrupt, queue');
+  });
+});
+
+describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
+  it('listens on the real port, keeps the token in a 0600 file, serves run and status, and exits 0 on SIGTERM', async () => {
+    const dataDir = await tempDir();
+    const server = await serve(dataDir);
+    expect(server.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.url).not.toMatch(/:0$/);
+    expect((await stat(server.tokenFile)).mode & 0o777).toBe(0o600);
+    const { readToken } = await import('../../src/gateway/index.js');
+    const token = (await readToken(server.tokenFile))!;
+    // Shown once, at generation; the inspector URL names the file, never the token.
+    expect(server.stdout().split(token).length - 1).toBe(1);
+    expect(server.stdout()).toContain(`/inspect?token=<the token in ${server.tokenFile}>`);
+
+    const run = await runCli(['run', 'hello', '--gateway', server.url, '--token-file', server.tokenFile, '--session', 'from-cli']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/from-cli\s+run#1\s+run\.completed\s+"done"/);
+    expect(run.stdout).toContain('# completed: done');
+
+    const status = await runCli(['status', '--gateway', server.url, '--data-dir', dataDir]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`engine at ${server.url}`);
+    expect(status.stdout).toMatch(/runs\s+0\/8 permits in use/);
+
+    const wrongToken = await runCli(['status', '--gateway', server.url, '--token', 'nope']);
+    expect(wrongToken.code).toBe(1);
+    expect(wrongToken.stderr).toContain('401');
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.stdout()).toContain('SIGTERM: shutting down');
+    expect(server.stdout()).toContain('stopped');
+
+    // Same data dir, same token, not shown again.
+    const again = await serve(dataDir);
+    expect(again.stdout()).not.toContain(token);
+    expect(again.stdout()).toContain(`token: in ${again.tokenFile}`);
+    expect(await readToken(again.tokenFile)).toBe(token);
+    const client = await again.client();
+    expect((await client.history((await client.submit({ sessionId: 's', input: 'x' })).runId)).length).toBeGreaterThan(0);
+    again.child.kill('SIGINT');
+    expect(await again.exited).toBe(0);
+  });
+
+  it('on SIGTERM: refuses new submits, lets a running run finish within the grace period, then exits 0', async () => {
+    const dataDir = await tempDir();
+    const server = await serve(dataDir, ['--config', await slowModelConfig(dataDir, 1_500), '--grace-seconds', '20']);
+    const client = await server.client();
+    const { runId } = await client.submit({ sessionId: 's', input: 'take your time' });
+    const result = client.wait(runId);
+    server.child.kill('SIGTERM');
+    await until(() => server.stdout().includes('shutting down'), 'shutdown starts');
+    await expect(client.submit({ sessionId: 'late', input: 'too late' })).rejects.toMatchObject({ code: -32000, data: { code: 'closed' } });
+    expect(await result).toMatchObject({ runId, state: 'completed', output: 'slow answer' });
+    expect(await server.exited).toBe(0);
+    expect(server.stdout()).not.toContain('cancelling');
+  });
+
+  it('on SIGTERM: cancels what still runs when the grace period is over, then exits 0', async () => {
+    const dataDir = await tempDir();
+    const server = await serve(dataDir, ['--config', await slowModelConfig(dataDir, 60_000), '--grace-seconds', '0.3']);
+    const client = await server.client();
+    const { runId } = await client.submit({ sessionId: 's', input: 'forever' });
+    const result = client.wait(runId);
+    const closed = client.closed;
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.stdout()).toContain('cancelling 1 run(s) still running');
+    // The waiting client hears the outcome before its connection closes.
+    expect(await result).toMatchObject({ runId, state: 'cancelled' });
+    expect((await closed).code).toBe(1001);
+
+    const again = await serve(dataDir, ['--config', await slowModelConfig(dataDir, 60_000)]);
+    const history = await (await again.client()).history(runId);
+    expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
+    expect(history.at(-1)).toMatchObject({ type: 'run.cancelled' });
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+  });
+});
+
+describe('a crash (SIGKILL) and a restart on the same data dir', { timeout: SPAWN_TIMEOUT }, () => {
+  it('ends the running run failed/interrupted, runs the queued message, keeps seq gapless and the token', async () => {
+    const dataDir = await tempDir();
+    const config = await slowModelConfig(dataDir, 1_000);
+    const first = await serve(dataDir, ['--config', config]);
+    const { readToken } = await import('../../src/gateway/index.js');
+    const token = await readToken(first.tokenFile);
+    const client = await first.client();
+    const slow = await client.submit({ sessionId: 'chat', input: 'a slow question' });
+    const queued = await client.submit({ sessionId: 'chat', input: 'and then this', busyPolicy: 'queue' });
+    expect(queued).toMatchObject({ outcome: 'queued', position: 1 });
+    // history() answers once the store has every event so far: both runs are on disk.
+    expect((await client.history(slow.runId)).map((e) => e.type)).toEqual(['run.started', 'turn.started']);
+    expect((await client.history(queued.runId)).map((e) => e.type)).toEqual(['run.queued']);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await serve(dataDir, ['--config', config]);
+    expect(await readToken(second.tokenFile)).toBe(token);
+    expect(second.stdout()).not.toContain(token!);
+    const after = await second.client();
+    expect(await after.wait(slow.runId)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
+    const slowHistory = await after.history(slow.runId);
+    expect(slowHistory.map((e) => e.seq)).toEqual(slowHistory.map((_, i) => i + 1));
+    expect(slowHistory.at(-1)).toMatchObject({ type: 'run.failed', error: { code: 'interrupted' } });
+
+    expect(await after.wait(queued.runId)).toMatchObject({ state: 'completed', output: 'slow answer' });
+    const queuedHistory = await after.history(queued.runId);
+    expect(queuedHistory.map((e) => e.seq)).toEqual(queuedHistory.map((_, i) => i + 1));
+    expect(queuedHistory.map((e) => e.type)).toContain('run.started');
+
+    // The session's log across both runs and both processes: sessionSeq 1..n, no gap.
+    const session = [...slowHistory, ...queuedHistory].map((e) => e.sessionSeq).sort((a, b) => a - b);
+    expect(session).toEqual(session.map((_, i) => i + 1));
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});

@@ -1,0 +1,87 @@
+/*
+ * The per-file write coalescer: one write per burst, never two writes of a file at once,
+ * different files in parallel, content taken when the write starts, failures kept for flush.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WriteCoalescer } from '../../src/store/write-coalescer.js';
+
+const roots: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchyard-writer-'));
+  roots.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+describe('WriteCoalescer', () => {
+  it('folds every write asked for in one tick into one, with the content of when it starts', async () => {
+    const path = join(await tempDir(), 'a.json');
+    const writer = new WriteCoalescer();
+    let value = 0;
+    const writes = Array.from({ length: 100 }, () => writer.write(path, () => ({ text: String(value) })));
+    value = 42;
+    await Promise.all(writes);
+    expect(writer.fileWrites).toBe(1);
+    expect(await readFile(path, 'utf8')).toBe('42');
+  });
+
+  it('never runs two writes of one file at once; what is asked for meanwhile becomes the next write', async () => {
+    const path = join(await tempDir(), 'nested', 'dir', 'a.json');
+    const writer = new WriteCoalescer();
+    let running = 0;
+    let most = 0;
+    let value = 0;
+    const snapshot = () => {
+      running += 1;
+      most = Math.max(most, running);
+      return { text: String(value), ready: sleep(2), onWritten: () => (running -= 1) };
+    };
+    const writes: Promise<void>[] = [];
+    for (let round = 0; round < 20; round++) {
+      value = round;
+      writes.push(writer.write(path, snapshot), writer.write(path, snapshot));
+      await (round % 3 === 0 ? sleep(1) : tick());
+    }
+    await Promise.all(writes);
+    expect(most).toBe(1);
+    expect(writer.fileWrites).toBeLessThan(20);
+    expect(await readFile(path, 'utf8')).toBe('19');
+  });
+
+  it('writes different files in parallel', async () => {
+    const dir = await tempDir();
+    const writer = new WriteCoalescer();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let aDone = false;
+    const a = writer.write(join(dir, 'a.json'), () => ({ text: 'a', ready: gate })).then(() => (aDone = true));
+    await writer.write(join(dir, 'b.json'), () => ({ text: 'b' }));
+    expect(aDone).toBe(false);
+    expect(writer.has(join(dir, 'a.json'))).toBe(true);
+    open();
+    await a;
+    expect(writer.pendingFiles).toBe(0);
+  });
+
+  it('a failed write rejects its callers, is kept, and flush() retries it once before reporting write_failed', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'file'), 'not a directory');
+    const writer = new WriteCoalescer();
+    const path = join(dir, 'file', 'a.json');
+    await expect(writer.write(path, () => ({ text: 'x' }))).rejects.toThrow();
+    expect(writer.has(path)).toBe(true);
+    await expect(writer.flush()).rejects.toMatchObject({ code: 'write_failed', details: { path } });
+    await rm(join(dir, 'file'));
+    await writer.flush();
+    expect(await readFile(path, 'utf8')).toBe('x');
+    expect(writer.has(path)).toBe(false);
+  });
+});

@@ -11,6 +11,8 @@ commands:
   serve    run the engine behind the WebSocket gateway until SIGINT/SIGTERM
   run      send one message (in-process, or to a gateway) and print its events as a timeline
   status   print the engine snapshot of a running server
+  inspect  --export DIR: write an SVG of every statechart
+  simulate --seed N --runs M [--json]: a seeded simulation with faults, checking invariants
   demo     run a scripted scenario in-process (two sessions, a queued message, a steer,
            an interrupt, a deadline) and print its events as a timeline
   help     show this text ("switchyard <command> --help" for a command's options)
@@ -33,6 +35,14 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   status: async () => {
     const { statusCommand, STATUS_USAGE } = await import('./cli/status.js');
     return { main: statusCommand, usage: STATUS_USAGE };
+  },
+  simulate: async () => {
+    const { runSimulateCommand, SIMULATE_USAGE } = await import('./sim/cli.js');
+    return { main: (argv: string[]) => runSimulateCommand(argv), usage: SIMULATE_USAGE };
+  },
+  inspect: async () => {
+    const { inspectCommand, INSPECT_USAGE } = await import('./cli/inspect.js');
+    return { main: inspectCommand, usage: INSPECT_USAGE };
   },
   demo: async () => {
     const { runDemo } = await import('./cli/demo.js');

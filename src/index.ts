@@ -40,11 +40,21 @@ export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, Scri
 export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
 export type { Tool, ToolContext, McpConnection } from './tools/index.js';
 
+// gateway and client
+export { startGateway } from './gateway/index.js';
+export type { Gateway, GatewayOptions } from './gateway/index.js';
+export { connect, ClientError } from './client/index.js';
+export type { SwitchyardClient } from './client/index.js';
+
 // sandbox and approval
 export { evaluateCommand, formatVerdict, runCommand } from './sandbox/index.js';
 export type { CommandVerdict, CommandPolicy } from './sandbox/index.js';
 export { decideApproval, summarizeAction } from './approval/index.js';
 export type { ApprovalDecision, ApprovalRequest } from './approval/index.js';
+
+// deterministic simulation
+export { simulate } from './sim/index.js';
+export type { SimulationReport } from './sim/index.js';
 
 // configuration and storage
 export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/index.js';

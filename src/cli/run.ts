@@ -11,6 +11,7 @@ import type { RunResult } from '../engine/run-handle.js';
 import { connect } from '../client/client.js';
 import { parseCommandArgs, UsageError, type CliIo } from './cli-args.js';
 import { gatewayTarget } from './gateway-target.js';
+import { ApprovalPrompt } from './approval-prompt.js';
 import { Timeline } from './timeline.js';
 
 export const RUN_USAGE = `usage: switchyard run <input> [--session S] [--policy steer|interrupt|queue]
@@ -60,12 +61,16 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
   if (values.gateway !== undefined && values.config !== undefined) {
     throw new UsageError('--config configures an in-process engine; a gateway runs with its own config');
   }
-  const target = values.gateway !== undefined ? await gatewayRunTarget(values, values.gateway) : await inProcessRunTarget(values.config);
+  // A person at a terminal answers approvals; without one, gated calls fail closed at once.
+  const prompt = process.stdin.isTTY ? new ApprovalPrompt() : undefined;
+  const target =
+    values.gateway !== undefined ? await gatewayRunTarget(values, values.gateway, prompt) : await inProcessRunTarget(values.config, prompt);
   try {
     return await submitAndFollow(target, {
       sessionId: values.session ?? 'cli',
       input,
       ...(policy !== undefined ? { busyPolicy: policy as Policy } : {}),
+      ...(prompt ? {} : { unattended: true }),
     }, io);
   } finally {
     await target.close();
@@ -125,8 +130,12 @@ function describeResult(result: RunResult): string {
   }
 }
 
-async function inProcessRunTarget(config: string | undefined): Promise<RunTarget> {
-  const engine = await createEngine({ ...(config !== undefined ? { config } : {}), store: 'memory' });
+async function inProcessRunTarget(config: string | undefined, prompt: ApprovalPrompt | undefined): Promise<RunTarget> {
+  const engine = await createEngine({
+    ...(config !== undefined ? { config } : {}),
+    store: 'memory',
+    ...(prompt ? { approver: (request) => prompt.ask(request) } : {}),
+  });
   return {
     follow: (sessionId) => {
       const events = engine.events({ sessionId });
@@ -139,9 +148,18 @@ async function inProcessRunTarget(config: string | undefined): Promise<RunTarget
   };
 }
 
-async function gatewayRunTarget(flags: Parameters<typeof gatewayTarget>[0], url: string): Promise<RunTarget> {
+async function gatewayRunTarget(
+  flags: Parameters<typeof gatewayTarget>[0],
+  url: string,
+  prompt: ApprovalPrompt | undefined,
+): Promise<RunTarget> {
   const { token } = await gatewayTarget(flags, url);
   const client = await connect(url, { token });
+  if (prompt) {
+    client.onApprovalRequested((request) => {
+      void prompt.ask(request).then((decision) => client.respondApproval(request.approvalId, decision)).catch(() => {});
+    });
+  }
   return {
     follow: (sessionId) => {
       const subscription = client.subscribe({ sessionId });

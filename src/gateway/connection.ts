@@ -52,6 +52,7 @@ export class Connection {
   private nextSubscription = 1;
   private closing = false;
   private alive = true;
+  private terminateTimer: NodeJS.Timeout | undefined;
   /** Resolves when the socket has closed and everything of this connection is released. */
   readonly closed: Promise<void>;
 
@@ -68,6 +69,7 @@ export class Connection {
     });
     this.closed = new Promise<void>((resolve) => {
       ws.once('close', () => {
+        clearTimeout(this.terminateTimer);
         this.release();
         resolve();
       });
@@ -119,7 +121,7 @@ export class Connection {
     this.release();
     this.ws.close(code, reason);
     // A client that never reads will never see the close frame: its socket goes anyway.
-    setTimeout(() => this.ws.terminate(), this.options.closeTimeoutMs).unref();
+    this.terminateTimer = setTimeout(() => this.ws.terminate(), this.options.closeTimeoutMs).unref();
   }
 
   terminate(): void {

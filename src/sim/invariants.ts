@@ -214,9 +214,9 @@ export class InvariantMonitor {
   }
 
   /**
-   * Call once the new engine has recovered. Every run of the stopped engine must have ended,
-   * and every accepted message still without an outcome must be known to the new engine
-   * (`known(runId)`): queued again, or carried by a follow-up run that is.
+   * Call once the new engine has recovered; returns what it finds. Every run of the stopped
+   * engine must have ended, and every accepted message still without an outcome must be known
+   * to the new engine (`known(runId)`): queued again, or carried by a follow-up run that is.
    */
   checkRecovery(known: (runId: string) => boolean): Violation[] {
     const found: Violation[] = [];
@@ -232,7 +232,6 @@ export class InvariantMonitor {
       const what = message.outcome === 'steered' ? `steer ${message.runId} (into run ${message.intoRunId ?? '?'})` : `message ${message.runId}`;
       found.push({ invariant: 'restart-lost', detail: `accepted ${what} has no outcome and the restarted engine does not know it` });
     }
-    this.found.push(...found);
     return found;
   }
 

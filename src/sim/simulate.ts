@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimulatedClock } from 'xstate';
 import { canonicalJson } from '../concurrency/index.js';
-import type { Config, PartialConfig } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import { createEngine, isEngineError, isTerminalEvent, type Engine, type EventStream, type RunEvent } from '../engine/index.js';
 import { scriptedModel, type ScriptTurn } from '../model/index.js';
 import { LowdbStore } from '../store/lowdb-store.js';
@@ -68,15 +68,21 @@ export interface SimulationReport {
   rejected: number;
 }
 
-interface Incarnation {
-  engine: Engine;
-  clock: IncarnationClock;
-  store: CrashableStore;
-  gate: ExecutionGate;
-  alive: boolean;
+/** One engine and what belongs to it alone: its view of the clock and the store, its tool gate. */
+class Incarnation {
+  engine!: Engine;
+  readonly clock: IncarnationClock;
+  readonly store: CrashableStore;
+  readonly gate = new ExecutionGate();
+  alive = true;
   stream: EventStream | undefined;
-  /** Per run: tool + canonical arguments of the calls of its batch that started (duplicates never execute). */
-  batchKeys: Map<string, Set<string>>;
+  /** Per run: tool + canonical arguments of the calls of its batch that started (repeats never execute). */
+  readonly batchKeys = new Map<string, Set<string>>();
+
+  constructor(base: SimulatedClock, store: Store, ordered: boolean, onEvent: (incarnation: Incarnation, event: RunEvent) => void) {
+    this.clock = new IncarnationClock(base);
+    this.store = new CrashableStore(store, (event) => onEvent(this, event), ordered);
+  }
 }
 
 interface SimulationRun {
@@ -113,6 +119,8 @@ class Simulation {
   private reported = 0;
   private simChecks = 0;
   private steps = 0;
+  private lastInstant = -1;
+  private sameInstant = 0;
 
   constructor(private readonly scenario: Scenario) {
     this.config = scenario.config;
@@ -162,13 +170,10 @@ class Simulation {
   }
 
   private async startEngine(): Promise<Incarnation> {
-    const clock = new IncarnationClock(this.base);
-    const gate = new ExecutionGate();
-    const incarnation = {} as Incarnation;
-    const store = new CrashableStore(this.store, (event) => this.onEvent(incarnation, event), this.scenario.store === 'lowdb');
-    Object.assign(incarnation, { clock, store, gate, alive: true, stream: undefined, batchKeys: new Map() });
+    const incarnation = new Incarnation(this.base, this.store, this.scenario.store === 'lowdb', (inc, event) => this.onEvent(inc, event));
+    const { clock, gate, store } = incarnation;
     incarnation.engine = await createEngine({
-      config: this.config as PartialConfig,
+      config: this.config,
       store,
       clock,
       models: { scripted: scriptedModel((ctx) => this.turnOf(incarnation, ctx.runId, ctx.turn)) },
@@ -294,28 +299,28 @@ class Simulation {
 
   /** Moves virtual time to `at`, stepping through every instant at which timers are due. */
   private async advanceTo(at: number): Promise<void> {
-    let last = -1;
-    let sameInstant = 0;
     for (;;) {
       const next = this.current.clock.nextDue();
       if (next === undefined || next > at) break;
-      sameInstant = next === last ? sameInstant + 1 : 0;
-      last = next;
-      if (sameInstant > SAME_INSTANT_LIMIT) {
-        this.violate('drain', `timers keep firing at ${next} ms without time moving on`);
-        return;
-      }
+      if (this.spinningAt(next)) return;
       await this.stepTo(next);
       if (this.failed) return;
     }
     if (at > this.base.now()) this.base.set(at);
   }
 
+  /** Timers due again and again at one instant mean the engine spins without time moving on. */
+  private spinningAt(next: number): boolean {
+    this.sameInstant = next === this.lastInstant ? this.sameInstant + 1 : 0;
+    this.lastInstant = next;
+    if (this.sameInstant <= SAME_INSTANT_LIMIT) return false;
+    this.violate('drain', `timers keep firing at ${next} ms without time moving on`);
+    return true;
+  }
+
   /** After the last operation: run the clock until everything accepted has ended and the engine is idle. */
   private async drain(): Promise<void> {
     const limit = this.base.now() + DRAIN_LIMIT_MS;
-    let last = -1;
-    let sameInstant = 0;
     for (;;) {
       if (this.idle() && this.monitor.unfinished().length === 0) return;
       const next = this.current.clock.nextDue();
@@ -330,12 +335,7 @@ class Simulation {
         );
         return;
       }
-      sameInstant = next === last ? sameInstant + 1 : 0;
-      last = next;
-      if (sameInstant > SAME_INSTANT_LIMIT) {
-        this.violate('drain', `timers keep firing at ${next} ms without time moving on`);
-        return;
-      }
+      if (this.spinningAt(next)) return;
       await this.stepTo(next);
       if (this.failed) return;
     }
@@ -420,9 +420,9 @@ class Simulation {
     }
     this.current = await this.startEngine();
     await this.settle();
+    this.checkStep();
     const engine = this.current.engine;
     this.collect(this.monitor.checkRecovery((runId) => engine.status(runId) !== undefined));
-    this.reported = this.monitor.violationCount();
   }
 
   // -------------------------------------------------------------------------------------

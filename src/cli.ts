@@ -11,6 +11,7 @@ commands:
   serve    run the engine behind the WebSocket gateway until SIGINT/SIGTERM
   run      send one message (in-process, or to a gateway) and print its events as a timeline
   status   print the engine snapshot of a running server
+  node     --gateway URL --name NAME: run node_invoke commands for a gateway
   inspect  --export DIR: write an SVG of every statechart
   simulate --seed N --runs M [--json]: a seeded simulation with faults, checking invariants
   demo     run a scripted scenario in-process (two sessions, a queued message, a steer,
@@ -35,6 +36,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   status: async () => {
     const { statusCommand, STATUS_USAGE } = await import('./cli/status.js');
     return { main: statusCommand, usage: STATUS_USAGE };
+  },
+  node: async () => {
+    const { nodeCommand, NODE_USAGE } = await import('./cli/node.js');
+    return { main: nodeCommand, usage: NODE_USAGE };
   },
   simulate: async () => {
     const { runSimulateCommand, SIMULATE_USAGE } = await import('./sim/cli.js');

@@ -9,6 +9,7 @@ import { defaultConfig, loadConfig, type Config } from '../config/index.js';
 import { createEngine } from '../engine/create-engine.js';
 import type { Engine } from '../engine/engine.js';
 import { startGateway } from '../gateway/gateway.js';
+import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
 import { LowdbStore } from '../store/index.js';
 import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
@@ -42,15 +43,18 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
   const store = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir);
+  // Created first: the engine's node_invoke and the gateway's node connections share it.
+  const nodes = new NodeRegistry();
   let engine: Engine;
   try {
-    engine = await createEngine({ ...(values.config !== undefined ? { config: values.config } : {}), store });
+    engine = await createEngine({ ...(values.config !== undefined ? { config: values.config } : {}), store, nodes });
   } catch (error) {
     if (store !== 'memory') await store.close();
     throw error;
   }
   const gateway = await startGateway({
     engine,
+    nodes,
     host: values.host ?? config.gateway.host,
     port: portOption(values.port) ?? config.gateway.port,
     dataDir,

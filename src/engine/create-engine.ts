@@ -13,6 +13,7 @@ import { LowdbStore } from '../store/lowdb-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
 import { builtinTools } from '../tools/builtins/builtin-tools.js';
+import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { systemClock, type Clock } from './clock.js';
@@ -51,6 +52,11 @@ export interface EngineOptions {
    * new arguments, or undefined to keep them). A group holding a rewritten call runs serially.
    */
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
+  /**
+   * Connected node clients for the node_invoke tool: a NodeRegistry, also handed to
+   * startGateway so nodes can register. Without it node_invoke fails with `unavailable`.
+   */
+  nodes?: NodeInvoker;
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
@@ -77,6 +83,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     models,
     tools,
     ...(options.rewriteArguments ? { rewriteArguments: options.rewriteArguments } : {}),
+    ...(options.nodes ? { nodes: options.nodes } : {}),
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),

@@ -60,6 +60,7 @@ export interface EngineDeps {
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
+  nodes?: ToolServiceOptions['nodes'];
 }
 
 type SessionActor = Actor<typeof sessionMachine>;
@@ -87,6 +88,7 @@ export class Engine {
   private readonly tools: Map<string, AnyTool>;
   private readonly toolSpecs: ToolSpec[];
   private readonly rewriteArguments?: ToolServiceOptions['rewriteArguments'];
+  private readonly nodes?: ToolServiceOptions['nodes'];
   private readonly inspection: InspectionHub;
   private readonly grants: SessionGrants;
   private readonly approvals: ApprovalGate;
@@ -114,6 +116,7 @@ export class Engine {
     this.models = deps.models;
     this.tools = deps.tools;
     this.rewriteArguments = deps.rewriteArguments;
+    this.nodes = deps.nodes;
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.grants = new SessionGrants({
       onChange: (sessionId, fingerprints) => this.write(this.store.saveGrants?.(sessionId, fingerprints)),
@@ -1007,6 +1010,7 @@ export class Engine {
       warn: (message) => this.append(handle, 'sandbox.warning', { message }),
       delegate: (request) => this.delegate(handle, request),
       ...(this.rewriteArguments ? { rewriteArguments: this.rewriteArguments } : {}),
+      ...(this.nodes ? { nodes: this.nodes } : {}),
       gate: this.approvals,
       approvalConfig: () => this.config.approval,
       commandPolicy: () => this.config.sandbox.command_policy,

@@ -41,6 +41,8 @@ export interface ConnectionOptions {
   closeTimeoutMs: number;
   /** How long a subscription waits for a client with half the limit unread to read down to a quarter. */
   drainTimeoutMs: number;
+  /** The node clients, for nodes.list. */
+  nodes?: CallScope['nodes'];
 }
 
 const KNOWN_METHODS = Object.keys(MethodParamsSchemas).join(', ');
@@ -197,6 +199,7 @@ export class Connection {
     return {
       engine: this.options.engine,
       admitting: this.options.admitting,
+      ...(this.options.nodes ? { nodes: this.options.nodes } : {}),
       subscribeEvents: (filter) => {
         const subscriptionId = this.reserveSubscription();
         const stream = this.options.engine.events(filter);
@@ -238,11 +241,10 @@ export class Connection {
    * within drainTimeoutMs is dropped as a slow consumer, like one that passes the limit.
    */
   private async pump(subscriptionId: string, stream: EventStream, filter: EventStreamFilter): Promise<void> {
-    const prefix = `{"subscriptionId":${JSON.stringify(subscriptionId)},"event":`;
     const highWater = this.sender.limit / 2;
     try {
       for await (const event of stream) {
-        if (!this.sender.send(notificationFrame('event', `${prefix}${toJson(event)}}`))) break;
+        if (!this.sender.send(eventFrame(subscriptionId, event))) break;
         if (this.sender.pending > highWater && !(await this.sender.drained(this.sender.limit / 4, this.options.drainTimeoutMs))) {
           this.sender.overflow();
           break;
@@ -259,6 +261,38 @@ export class Connection {
     for (const unsubscribe of this.subscriptions.values()) unsubscribe();
     this.subscriptions.clear();
   }
+}
+
+/**
+ * Frames of recent events, shared by the connections they go to: a live event reaches every
+ * subscriber as the same object, so subscriptions with the same id (each connection's first
+ * is "sub-1") share one serialized frame instead of building (and flattening) one each —
+ * most of the cost of fanning events out to many clients. Bounded by the characters kept.
+ */
+const recentEvents = new Map<object, { json: string; frames: Map<string, string>; chars: number }>();
+const RECENT_EVENT_CHARS = 4 * 1024 * 1024;
+let recentEventChars = 0;
+
+function eventFrame(subscriptionId: string, event: object): string {
+  let serialized = recentEvents.get(event);
+  let frame = serialized?.frames.get(subscriptionId);
+  if (frame !== undefined) return frame;
+  if (!serialized) {
+    const json = toJson(event);
+    serialized = { json, frames: new Map(), chars: json.length };
+    recentEvents.set(event, serialized);
+    recentEventChars += json.length;
+  }
+  frame = notificationFrame('event', `{"subscriptionId":${JSON.stringify(subscriptionId)},"event":${serialized.json}}`);
+  serialized.frames.set(subscriptionId, frame);
+  serialized.chars += frame.length;
+  recentEventChars += frame.length;
+  for (const [oldest, entry] of recentEvents) {
+    if (recentEventChars <= RECENT_EVENT_CHARS) break;
+    recentEvents.delete(oldest);
+    recentEventChars -= entry.chars;
+  }
+  return frame;
 }
 
 function textOf(data: RawData): string {

@@ -14,6 +14,9 @@ import { Connection, type GatewayLogger } from './connection.js';
 import { InspectFanout } from './inspect-fanout.js';
 import type { GatewayEngine } from './method-handlers.js';
 import { GatewayCloseCode } from './methods.js';
+import { connectionRoleOf } from './nodes/node-handshake.js';
+import type { NodeConnection } from './nodes/node-connection.js';
+import type { NodeRegistry } from './nodes/node-registry.js';
 import { toJson } from './protocol.js';
 import { checkRequest, ownOriginsOf, rejectUpgrade, type GuardOptions } from './request-guard.js';
 
@@ -45,6 +48,11 @@ export interface GatewayOptions {
   heartbeatMs?: number;
   /** How long a closing connection gets to finish its close handshake. Default 5 s. */
   closeTimeoutMs?: number;
+  /**
+   * Where node clients (role node, SPEC §9) register, and the engine's node_invoke finds them;
+   * the same registry goes to createEngine({ nodes }). Without it node connections are refused.
+   */
+  nodes?: NodeRegistry;
   /** Extra HTTP GET routes by path (e.g. "/inspect"); each requires the token. */
   httpRoutes?: Record<string, HttpRouteHandler>;
   /** Default: info is silent, warnings and errors go to the console. */
@@ -109,6 +117,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { engine } = options;
   const routes = new Map(Object.entries(options.httpRoutes ?? {}));
   const connections = new Set<Connection>();
+  const nodeConnections = new Set<NodeConnection>();
   const inspect = new InspectFanout(engine, (error) => logger.error('could not serialize an inspection event', error));
   let admitting = true;
   let closing: Promise<void> | undefined;
@@ -160,10 +169,30 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       rejectUpgrade(socket, verdict.status, verdict.reason);
       return;
     }
+    const role = connectionRoleOf(req);
+    if (role.kind === 'refused' || (role.kind === 'node' && !options.nodes)) {
+      rejectUpgrade(socket, 403, role.kind === 'refused' ? role.reason : 'this gateway takes no node clients (it was started without a node registry)');
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       socket.off('error', onSocketError);
       if (closing) {
         ws.close(GatewayCloseCode.GoingAway, 'the server is shutting down');
+        return;
+      }
+      if (role.kind === 'node') {
+        const node = options.nodes?.attach(ws, {
+          name: role.name,
+          ...(req.socket.remoteAddress !== undefined ? { remoteAddress: req.socket.remoteAddress } : {}),
+          logger,
+          sendBufferLimitBytes,
+          maxPayloadBytes,
+          closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
+        });
+        if (node) {
+          nodeConnections.add(node);
+          void node.closed.then(() => nodeConnections.delete(node));
+        }
         return;
       }
       const connection = new Connection(ws, {
@@ -176,6 +205,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         maxSubscriptions: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
         closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
         drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
+        ...(options.nodes ? { nodes: options.nodes } : {}),
       });
       connections.add(connection);
       logger.info(`connection ${connection.id} from ${req.socket.remoteAddress ?? '?'}`);
@@ -208,7 +238,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs;
   const heartbeat = heartbeatMs > 0
     ? setInterval(() => {
-        for (const connection of connections) if (!connection.ping()) connection.terminate();
+        for (const connection of [...connections, ...nodeConnections]) if (!connection.ping()) connection.terminate();
       }, heartbeatMs).unref()
     : undefined;
 
@@ -217,8 +247,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     if (heartbeat) clearInterval(heartbeat);
     approvals.close();
     server.close();
-    for (const connection of connections) connection.close(GatewayCloseCode.GoingAway, 'the server is shutting down');
-    await Promise.all([...connections].map((c) => c.closed));
+    for (const connection of [...connections, ...nodeConnections]) connection.close(GatewayCloseCode.GoingAway, 'the server is shutting down');
+    await Promise.all([...connections, ...nodeConnections].map((c) => c.closed));
     inspect.close();
     wss.close();
     server.closeAllConnections();

@@ -10,3 +10,5 @@ export { RpcErrorCode, RequestFrameSchema } from './protocol.js';
 export type { RpcErrorBody, RequestId } from './protocol.js';
 export { serializeInspectionEvent } from './inspect-serialize.js';
 export type { SerializedInspectionEvent, SerializedSnapshot } from './inspect-serialize.js';
+export { NodeRegistry, runNodeClient, NodeClientError, NodeInvokeParamsSchema, NodeInvokeResultSchema } from './nodes/index.js';
+export type { NodeInfo, NodeCommand, NodeInvoker, NodeInvokeResult, NodeClientOptions } from './nodes/index.js';

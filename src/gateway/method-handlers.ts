@@ -7,6 +7,7 @@ import type { PartialConfig } from '../config/index.js';
 import type { Engine } from '../engine/engine.js';
 import { EngineError, isEngineError } from '../engine/errors.js';
 import type { EventStreamFilter } from '../engine/event-stream.js';
+import type { NodeRegistry } from './nodes/node-registry.js';
 import type { MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
 import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
 
@@ -21,6 +22,8 @@ export interface CallScope {
   engine: GatewayEngine;
   /** False once the gateway stops admitting (graceful shutdown): submits are refused. */
   admitting(): boolean;
+  /** The connected node clients, when the gateway has a registry. */
+  nodes?: Pick<NodeRegistry, 'list'>;
   /** Opens a subscription whose notifications start right after this call's reply. */
   subscribeEvents(filter: EventStreamFilter): string;
   subscribeInspect(): string;
@@ -57,6 +60,7 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
   'engine.snapshot': (_params, { engine }) => engine.snapshot(),
   'config.update': (partial, { engine }) => engine.reconfigure(partial as PartialConfig),
   'inspect.subscribe': (_params, scope) => ({ subscriptionId: scope.subscribeInspect() }),
+  'nodes.list': (_params, { nodes }) => ({ nodes: nodes?.list() ?? [] }),
 };
 
 /** Bad input stays an invalid-params answer even when the engine is the one that found it. */

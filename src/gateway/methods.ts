@@ -9,6 +9,7 @@ import type { StreamEvent, RunEvent } from '../engine/run-events.js';
 import type { RunResult, RunStatus } from '../engine/run-handle.js';
 import { RunRequestSchema } from '../engine/run-request.js';
 import type { SerializedInspectionEvent } from './inspect-serialize.js';
+import type { NodeInfo } from './nodes/node-registry.js';
 
 const Id = z.string().min(1).max(500);
 const NoParams = z.object({}).strict();
@@ -46,6 +47,7 @@ export const MethodParamsSchemas = {
   // The partial config itself, in the TOML vocabulary; the engine validates its keys.
   'config.update': z.record(z.string(), z.unknown()),
   'inspect.subscribe': NoParams,
+  'nodes.list': NoParams,
 } as const;
 
 export type MethodName = keyof typeof MethodParamsSchemas;
@@ -64,6 +66,7 @@ export interface MethodResults {
   'engine.snapshot': EngineSnapshot;
   'config.update': { applied: string[]; restartRequired: string[] };
   'inspect.subscribe': { subscriptionId: string };
+  'nodes.list': { nodes: NodeInfo[] };
 }
 
 export function isMethodName(method: string): method is MethodName {
@@ -90,4 +93,6 @@ export const GatewayCloseCode = {
   MessageTooBig: 1009,
   /** The client did not read fast enough: resubscribe with fromSeq = the last seq seen. */
   SlowConsumer: 4008,
+  /** A node connection was refused: its name is taken or missing, or the gateway takes no nodes. */
+  NodeRefused: 4009,
 } as const;

@@ -10,7 +10,8 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { formatReport } from './report.js';
-import { simulate, type SimulationReport } from './simulate.js';
+import { simulate } from './simulate.js';
+import type { SimulationReport } from './simulation.js';
 
 interface SeedResult {
   report: SimulationReport;

@@ -4,7 +4,7 @@
  * kind, checks, and on a violation the seed, the invariant and the shrunk trace.
  */
 import { FAULT_KINDS } from './scenario.js';
-import type { SimulationReport } from './simulate.js';
+import type { SimulationReport } from './simulation.js';
 
 /** The report as one line of JSON: { seed, runs, completed, cancelled, failed, faults, checks, violations[, shrunk] }. */
 export function reportJson(report: SimulationReport): string {

@@ -11,6 +11,7 @@ import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.ma
 import { commandBlockReason, decideApproval, summarizeAction, type ApprovalGate, type ApprovalRuling } from '../approval/index.js';
 import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
+import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
 import { evaluateCommand, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
 import { isDestructiveFileOp, type FileOpsInput } from './builtins/file-ops.js';
 import type { AnyTool, DelegatedRunResult, SandboxSettings, ToolContext } from './tool.js';
@@ -27,6 +28,8 @@ export interface ToolServiceOptions {
   unattended: boolean;
   warn(message: string): void;
   delegate?(request: { sessionId: string; input: string }): Promise<DelegatedRunResult>;
+  /** Connected node clients, handed to tools as ctx.nodes (node_invoke). */
+  nodes?: NodeInvoker;
   /** A hook that may rewrite a call's arguments after its claim was computed. */
   rewriteArguments?(call: { tool: string; args: unknown; runId: string; sessionId: string }): unknown;
   /**
@@ -141,6 +144,7 @@ export class ToolService {
       sandbox: this.options.sandbox,
       warn: this.options.warn,
       ...(this.options.delegate ? { delegate: this.options.delegate } : {}),
+      ...(this.options.nodes ? { nodes: this.options.nodes } : {}),
     };
     return tool.execute(call.input, ctx);
   }

@@ -5,6 +5,7 @@
  */
 import type { ZodType } from 'zod';
 import type { Claim } from '../concurrency/index.js';
+import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
 
 /** How commands of this call run (SPEC §7); filled from [sandbox] and the request's override. */
 export interface SandboxSettings {
@@ -37,6 +38,8 @@ export interface ToolContext {
   warn?(message: string): void;
   /** Starts a delegated run on another session (parentRunId = this run) and waits for it. */
   delegate?(request: { sessionId: string; input: string }): Promise<DelegatedRunResult>;
+  /** Runs commands on connected node clients (node_invoke); set when the engine has a node registry. */
+  nodes?: NodeInvoker;
 }
 
 export interface ClaimContext {

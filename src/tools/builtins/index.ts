@@ -17,4 +17,6 @@ export { bashTool, bashInput, bashTimeoutMs } from './bash.js';
 export type { BashInput } from './bash.js';
 export { sessionSendTool, sessionSendInput } from './session-send.js';
 export type { SessionSendInput } from './session-send.js';
+export { nodeInvokeTool, nodeInvokeInput } from './node-invoke.js';
+export type { NodeInvokeInput } from './node-invoke.js';
 export { builtinTools } from './builtin-tools.js';

@@ -41,7 +41,7 @@ export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
 export type { Tool, ToolContext, McpConnection } from './tools/index.js';
 
 // gateway and client
-export { startGateway } from './gateway/index.js';
+export { startGateway, NodeRegistry } from './gateway/index.js';
 export type { Gateway, GatewayOptions } from './gateway/index.js';
 export { connect, ClientError } from './client/index.js';
 export type { SwitchyardClient } from './client/index.js';

@@ -21,6 +21,7 @@ import {
   RpcErrorCode,
   toJson,
   type RequestFrame,
+  readJsonFrame,
 } from './protocol.js';
 
 export interface GatewayLogger {
@@ -138,17 +139,12 @@ export class Connection {
 
   private onMessage(data: RawData, isBinary: boolean): void {
     if (this.closing) return;
-    if (isBinary) {
-      this.sendError(null, RpcErrorCode.InvalidRequest, 'binary frames are not supported; send JSON-RPC 2.0 requests as text frames');
+    const parsed = readJsonFrame(data, isBinary, 'binary frames are not supported; send JSON-RPC 2.0 requests as text frames');
+    if (!parsed.ok) {
+      this.sendError(null, parsed.code, parsed.message);
       return;
     }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(textOf(data));
-    } catch {
-      this.sendError(null, RpcErrorCode.ParseError, 'parse error: the frame is not valid JSON');
-      return;
-    }
+    const raw = parsed.value;
     if (Array.isArray(raw)) {
       this.sendError(null, RpcErrorCode.InvalidRequest, 'batch requests are not supported; send one request per frame');
       return;
@@ -295,8 +291,3 @@ function eventFrame(subscriptionId: string, event: object): string {
   return frame;
 }
 
-function textOf(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
-}

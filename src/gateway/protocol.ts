@@ -8,6 +8,7 @@
  * - batches (arrays) are not supported: one -32600 answer (id null) per array frame;
  * - binary frames are answered -32600 (id null); the connection stays open.
  */
+import type { RawData } from 'ws';
 import { z } from 'zod';
 import { jsonSafe } from './json-safe.js';
 
@@ -103,4 +104,22 @@ export function idOf(raw: unknown): RequestId | null {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return null;
   const parsed = RequestIdSchema.safeParse((raw as { id?: unknown }).id);
   return parsed.success ? parsed.data : null;
+}
+
+/** A text frame parsed as JSON, or the JSON-RPC error it earns (binary frames, bad JSON). */
+export type JsonFrame = { ok: true; value: unknown } | { ok: false; code: number; message: string };
+
+export function readJsonFrame(data: RawData, isBinary: boolean, binaryMessage: string): JsonFrame {
+  if (isBinary) return { ok: false, code: RpcErrorCode.InvalidRequest, message: binaryMessage };
+  try {
+    return { ok: true, value: JSON.parse(textOf(data)) };
+  } catch {
+    return { ok: false, code: RpcErrorCode.ParseError, message: 'parse error: the frame is not valid JSON' };
+  }
+}
+
+function textOf(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
 }

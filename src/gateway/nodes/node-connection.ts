@@ -9,7 +9,7 @@ import { ToolError } from '../../tools/tool.js';
 import { BoundedSender } from '../bounded-sender.js';
 import type { GatewayLogger } from '../connection.js';
 import { GatewayCloseCode } from '../methods.js';
-import { errorFrame, issuesOf, notificationFrame, RpcErrorCode, type RequestId } from '../protocol.js';
+import { errorFrame, issuesOf, notificationFrame, readJsonFrame, RpcErrorCode, type RequestId } from '../protocol.js';
 import { NodeAnswerFrameSchema, NodeInvokeResultSchema, type NodeCommand, type NodeInvokeResult } from './node-protocol.js';
 
 export interface NodeConnectionOptions {
@@ -163,17 +163,12 @@ export class NodeConnection {
 
   private onMessage(data: RawData, isBinary: boolean): void {
     if (this.closing) return;
-    if (isBinary) {
-      this.protocolError(null, RpcErrorCode.InvalidRequest, 'binary frames are not supported; answer node.invoke with JSON text frames');
+    const parsed = readJsonFrame(data, isBinary, 'binary frames are not supported; answer node.invoke with JSON text frames');
+    if (!parsed.ok) {
+      this.protocolError(null, parsed.code, parsed.message);
       return;
     }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(textOf(data));
-    } catch {
-      this.protocolError(null, RpcErrorCode.ParseError, 'parse error: the frame is not valid JSON');
-      return;
-    }
+    const raw = parsed.value;
     const frame = NodeAnswerFrameSchema.safeParse(raw);
     if (!frame.success) {
       this.protocolError(null, RpcErrorCode.InvalidRequest, 'a node connection only answers node.invoke requests: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}', {
@@ -230,8 +225,3 @@ function clip(text: string, max = 80): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-function textOf(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
-}

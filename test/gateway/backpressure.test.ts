@@ -47,11 +47,16 @@ describe('a slow consumer', () => {
     await normalEvents.ready;
     let normalBytes = 0;
     const terminals = new Set<string>();
+    let sawEveryRun = () => {};
+    const everyRunSeen = new Promise<void>((resolve) => (sawEveryRun = resolve));
+    // The normal client keeps its subscription open until the test is done with it: closing it
+    // early (when it has read everything before the slow client is dropped) would race the
+    // subscription count below.
     const normalIterating = (async () => {
       for await (const event of normalEvents) {
         normalBytes += JSON.stringify(event).length;
         if ('runId' in event && isTerminalEvent(event)) terminals.add(event.runId);
-        if (terminals.size === RUNS) break;
+        if (terminals.size === RUNS) sawEveryRun();
       }
     })();
 
@@ -66,6 +71,8 @@ describe('a slow consumer', () => {
     slowSocket!.resume();
     expect(await slow.closed).toEqual({ code: GatewayCloseCode.SlowConsumer, reason: 'slow consumer: resubscribe with fromSeq' });
     expect(await slowIterating).toMatchObject({ data: { closeCode: 4008 } });
+    await everyRunSeen;
+    normalEvents.close();
     await normalIterating;
 
     expect(terminals.size).toBe(RUNS);

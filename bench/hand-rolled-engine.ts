@@ -6,7 +6,7 @@
  * they are published, the session conversation, and the same instant model turn.
  */
 import { randomUUID } from 'node:crypto';
-import { RunRequestSchema } from '../src/engine/run-request.js';
+import { RunRequestSchema } from '../src/core/run-request.js';
 
 class Semaphore {
   private readonly waiters: (() => void)[] = [];

@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunEvent } from '../src/engine/run-events.js';
+import type { RunEvent } from '../src/core/run-events.js';
 import { LowdbStore } from '../src/store/index.js';
 import type { BenchFigure, Benchmark } from './types.js';
 

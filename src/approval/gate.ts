@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ApprovalVerdict } from '../../machines/tool-call.machine.js';
-import type { Clock } from '../engine/clock.js';
+import type { Clock } from '../core/clock.js';
 import { actionFingerprint } from './fingerprint.js';
 import type { SessionGrants } from './grants.js';
 import type { ActionSummary } from './summary.js';

@@ -4,9 +4,9 @@
  * the engine's policies at work without any setup.
  */
 import { z } from 'zod';
-import { sleep, systemClock } from '../engine/clock.js';
+import { sleep, systemClock } from '../core/clock.js';
 import { createEngine } from '../engine/create-engine.js';
-import type { RunEvent } from '../engine/run-events.js';
+import type { RunEvent } from '../core/run-events.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../model/scripted.js';
 import { defineTool } from '../tools/tool.js';
 import { Timeline } from './timeline.js';

@@ -5,9 +5,9 @@
  */
 import { createEngine } from '../engine/create-engine.js';
 import type { SubmitResult } from '../engine/engine.js';
-import type { RunRequest } from '../engine/run-request.js';
-import type { RunEvent, StreamEvent } from '../engine/run-events.js';
-import type { RunResult } from '../engine/run-handle.js';
+import type { RunRequest } from '../core/run-request.js';
+import type { RunEvent, StreamEvent } from '../core/run-events.js';
+import type { RunResult } from '../core/run-status.js';
 import { connect } from '../client/client.js';
 import { parseCommandArgs, UsageError, type CliIo } from './cli-args.js';
 import { gatewayTarget } from './gateway-target.js';

@@ -2,7 +2,7 @@
  * Renders run events as a readable timeline, one line per event: time since start, session,
  * a short run label, and what happened.
  */
-import type { StreamEvent } from '../engine/run-events.js';
+import type { StreamEvent } from '../core/run-events.js';
 
 export interface TimelineOptions {
   /** Milliseconds of the first event; times are shown relative to it. */

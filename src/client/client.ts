@@ -7,9 +7,9 @@
 import WebSocket from 'ws';
 import type { PartialConfig } from '../config/index.js';
 import type { EngineSnapshot, SubmitResult } from '../engine/engine.js';
-import type { RunRequest } from '../engine/run-request.js';
-import type { RunEvent, StreamEvent } from '../engine/run-events.js';
-import type { RunResult, RunStatus } from '../engine/run-handle.js';
+import type { RunRequest } from '../core/run-request.js';
+import type { RunEvent, StreamEvent } from '../core/run-events.js';
+import type { RunResult, RunStatus } from '../core/run-status.js';
 import type { SerializedInspectionEvent } from '../gateway/inspect-serialize.js';
 import type { ApprovalDecision, MethodName, MethodParams, MethodResults, Notifications } from '../gateway/methods.js';
 import type { RpcErrorBody } from '../gateway/protocol.js';

@@ -13,6 +13,12 @@ export type Scope =
   | { kind: 'sessions'; sessions: readonly string[] }; // delegated session keys, likewise
 
 /** Entries a constructor accepts; `null` and `undefined` let tools pass optional arguments as is. */
+/** What a tool computes a call's claim against: the run's workspace and session. */
+export interface ClaimContext {
+  workspace: string;
+  sessionId: string;
+}
+
 export type ClaimEntries = Iterable<string | null | undefined>;
 
 const GLOBAL: Claim = { kind: 'exclusive', scope: { kind: 'global' } };

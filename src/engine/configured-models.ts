@@ -8,7 +8,7 @@ import type { Config } from '../config/index.js';
 import { openAICompatibleModel } from '../model/openai.js';
 import { scriptedModel, type ScriptTurn } from '../model/scripted.js';
 import type { ModelProvider } from '../model/types.js';
-import { EngineError } from './errors.js';
+import { EngineError } from '../core/errors.js';
 
 export async function configuredModels(config: Config): Promise<Map<string, ModelProvider>> {
   const models = new Map<string, ModelProvider>();

@@ -13,14 +13,14 @@ import { LowdbStore } from '../store/lowdb-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
 import { builtinTools } from '../tools/builtins/builtin-tools.js';
-import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
+import type { NodeInvoker } from '../tools/node-invoker.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../core/clock.js';
 import { configuredModels } from './configured-models.js';
 import { Engine } from './engine.js';
 import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
-import { EngineError } from './errors.js';
+import { EngineError } from '../core/errors.js';
 
 export interface EngineOptions {
   /** A config object in the TOML vocabulary, or the path of a TOML file. */

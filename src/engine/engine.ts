@@ -25,14 +25,15 @@ import type { ModelProvider, ToolSpec } from '../model/types.js';
 import type { RunRecord, Store } from '../store/types.js';
 import { ToolError, type AnyTool, type DelegatedRunResult } from '../tools/tool.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
-import { nowOf, type Clock } from './clock.js';
-import { EngineError } from './errors.js';
+import { nowOf, type Clock } from '../core/clock.js';
+import { EngineError } from '../core/errors.js';
 import { EventLog } from './event-log.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
-import type { RunEvent, RunEventData, RunEventType } from './run-events.js';
-import { isTerminalState, recordOf, resultOf, type RunHandle, type RunResult, type RunStatus } from './run-handle.js';
-import { admitRequest, type AdmittedRequest, type RunRequest } from './run-request.js';
+import type { RunEvent, RunEventData, RunEventType } from '../core/run-events.js';
+import { isTerminalState, resultOf, type RunResult, type RunStatus } from '../core/run-status.js';
+import { recordOf, type RunHandle } from './run-handle.js';
+import { admitRequest, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
 
 export interface SubmitResult {
   runId: string;

@@ -4,9 +4,9 @@
  * that replays from the store and then listens live sees no gap. When the store answers
  * asynchronously, publication follows a single chain, keeping the global order.
  */
-import { nowOf, type Clock } from './clock.js';
-import type { EngineEvent, EngineEventData, RunEvent, RunEventData, RunEventType, StreamEvent } from './run-events.js';
-import { isTerminalEvent } from './run-events.js';
+import { nowOf, type Clock } from '../core/clock.js';
+import type { EngineEvent, EngineEventData, RunEvent, RunEventData, RunEventType, StreamEvent } from '../core/run-events.js';
+import { isTerminalEvent } from '../core/run-events.js';
 import type { Store } from '../store/types.js';
 
 export type EventListener = (event: StreamEvent) => void;

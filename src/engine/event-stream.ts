@@ -5,7 +5,7 @@
  * iteration, also one that is waiting for its next event.
  */
 import type { EventFilter, EventLog } from './event-log.js';
-import type { RunEvent, StreamEvent } from './run-events.js';
+import type { RunEvent, StreamEvent } from '../core/run-events.js';
 import type { Store } from '../store/types.js';
 
 export interface EventStreamFilter extends EventFilter {

@@ -8,37 +8,9 @@ import type { runMachine } from '../../machines/run.machine.js';
 import type { BatchPlan } from '../harness/batch-plan.js';
 import type { Message } from '../model/types.js';
 import type { ToolService } from '../tools/tool-service.js';
-import type { RunRecord, RunState } from '../store/types.js';
-import type { DeniedAction } from './run-events.js';
-import type { AdmittedRequest } from './run-request.js';
-
-export interface RunStatus {
-  runId: string;
-  sessionId: string;
-  agentId: string;
-  state: RunState;
-  createdAt: string;
-  startedAt?: string;
-  endedAt?: string;
-  output?: string;
-  error?: { code: string; message: string };
-  reason?: string;
-  denied?: DeniedAction[];
-  /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
-  position?: number;
-  queuedFor?: 'session_busy' | 'limits' | 'steer';
-  parentRunId?: string;
-}
-
-export interface RunResult {
-  runId: string;
-  state: 'completed' | 'cancelled' | 'failed';
-  output?: string;
-  error?: { code: string; message: string };
-  reason?: string;
-  /** Tool calls that were refused: denied, no one to approve, or a blocked command. */
-  denied?: DeniedAction[];
-}
+import type { RunRecord } from '../store/types.js';
+import type { RunResult, RunStatus } from '../core/run-status.js';
+import type { AdmittedRequest } from '../core/run-request.js';
 
 export interface RunHandle {
   request: AdmittedRequest;
@@ -59,22 +31,6 @@ export interface RunHandle {
   toolService?: ToolService;
   /** The tool batch in flight, with when each call started (engine clock). */
   batch?: BatchPlan & { service: ToolService; startedAt: number[] };
-}
-
-export function isTerminalState(state: RunState): state is RunResult['state'] {
-  return state === 'completed' || state === 'cancelled' || state === 'failed';
-}
-
-export function resultOf(status: RunStatus): RunResult {
-  const state = isTerminalState(status.state) ? status.state : 'failed';
-  return {
-    runId: status.runId,
-    state,
-    ...(status.output !== undefined ? { output: status.output } : {}),
-    ...(status.error !== undefined ? { error: status.error } : {}),
-    ...(status.reason !== undefined ? { reason: status.reason } : {}),
-    ...(status.denied !== undefined && status.denied.length > 0 ? { denied: status.denied } : {}),
-  };
 }
 
 export function recordOf(handle: RunHandle): RunRecord {

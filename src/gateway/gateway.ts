@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import type { RunEventOf } from '../engine/run-events.js';
+import type { RunEventOf } from '../core/run-events.js';
 import type { EventStream } from '../engine/event-stream.js';
 import { ensureToken } from './auth-token.js';
 import { Connection, type GatewayLogger } from './connection.js';

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import type { PartialConfig } from '../config/index.js';
 import type { Engine } from '../engine/engine.js';
-import { EngineError, isEngineError } from '../engine/errors.js';
+import { EngineError, isEngineError } from '../core/errors.js';
 import type { EventStreamFilter } from '../engine/event-stream.js';
 import type { NodeRegistry } from './nodes/node-registry.js';
 import type { MethodName, MethodParamsSchemas, MethodResults } from './methods.js';

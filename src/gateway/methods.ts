@@ -5,9 +5,9 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema } from '../approval/index.js';
 import type { EngineSnapshot, SubmitResult } from '../engine/engine.js';
-import type { StreamEvent, RunEvent } from '../engine/run-events.js';
-import type { RunResult, RunStatus } from '../engine/run-handle.js';
-import { RunRequestSchema } from '../engine/run-request.js';
+import type { StreamEvent, RunEvent } from '../core/run-events.js';
+import type { RunResult, RunStatus } from '../core/run-status.js';
+import { RunRequestSchema } from '../core/run-request.js';
 import type { SerializedInspectionEvent } from './inspect-serialize.js';
 import type { NodeInfo } from './nodes/node-registry.js';
 

@@ -7,7 +7,7 @@
 import type { ActInput, PlannedCall } from '../../machines/act.machine.js';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import { canonicalJson, claimsConflict, conflictReason, describeClaim, partitionParallelGroups } from '../concurrency/index.js';
-import type { ScheduleBoundary, ToolScheduleData } from '../engine/run-events.js';
+import type { ScheduleBoundary, ToolScheduleData } from '../core/run-events.js';
 import type { AdmittedCall, ToolService } from '../tools/tool-service.js';
 
 export interface PlanOptions {

@@ -3,7 +3,7 @@
  * message with a call id on every tool call (generated when the model gives none).
  */
 import type { ModelReply } from '../../machines/run.machine.js';
-import type { Clock } from '../engine/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Message, ModelProvider, ModelRunContext, ToolSpec } from '../model/types.js';
 
 export interface ModelTurnArgs {

@@ -5,7 +5,7 @@
  * clock, and every retry is reported (`run.retrying`).
  */
 import { z } from 'zod';
-import { sleep, systemClock } from '../engine/clock.js';
+import { sleep, systemClock } from '../core/clock.js';
 import { serverSentEventData } from './sse.js';
 import type { Message, ModelChunk, ModelProvider, ModelRequest, ToolSpec } from './types.js';
 

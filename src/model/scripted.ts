@@ -3,7 +3,7 @@
  * caller). Powers `npm start`, the demo, the tests and the simulator. Latency waits on the
  * engine clock and honours the AbortSignal, so a SimulatedClock drives it.
  */
-import { sleep, systemClock } from '../engine/clock.js';
+import { sleep, systemClock } from '../core/clock.js';
 import type { Message, ModelChunk, ModelProvider, ModelRequest } from './types.js';
 
 export type ScriptTurn =

@@ -3,7 +3,7 @@
  * message with zero or more tool calls.
  */
 import type { ToolCallRequest } from '../../machines/run.machine.js';
-import type { Clock } from '../engine/clock.js';
+import type { Clock } from '../core/clock.js';
 
 export interface Message {
   role: 'system' | 'user' | 'assistant' | 'tool';

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
-import { ToolError } from '../tools/tool.js';
+import { ToolError } from '../core/errors.js';
 import { bwrapArgs, DEFAULT_BWRAP_PATH, probeBwrap } from './bwrap.js';
 import { OutputCap } from './output-cap.js';
 

@@ -5,8 +5,8 @@
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import type { ClaimContext } from '../tools/tool.js';
-import { ToolError } from '../tools/tool.js';
+import type { ClaimContext } from '../concurrency/index.js';
+import { ToolError } from '../core/errors.js';
 
 /** The same bound as the kernel's: a longer chain of links is a loop. */
 const MAX_SYMLINK_HOPS = 40;

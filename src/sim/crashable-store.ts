@@ -9,7 +9,7 @@
  * store to be idle before it moves virtual time: the engine then sees the same sequence of
  * completions on every run of a seed.
  */
-import type { RunEvent } from '../engine/run-events.js';
+import type { RunEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import type { RunRecord, RunState, Store, StoredLaneEntry } from '../store/types.js';
 

@@ -5,7 +5,7 @@
  * timers are cancelled and any it sets later never fire, so it cannot act after its crash.
  */
 import { SimulatedClock } from 'xstate';
-import type { Clock } from '../engine/clock.js';
+import type { Clock } from '../core/clock.js';
 
 export class IncarnationClock implements Clock {
   /** Pending timers of this incarnation: base timer id -> virtual time it is due. */

@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { Claims, type Claim } from '../concurrency/index.js';
-import { abortReason, sleep, type Clock } from '../engine/clock.js';
+import { abortReason, sleep, type Clock } from '../core/clock.js';
 import { defineTool, ToolError, type AnyTool } from '../tools/tool.js';
 import type { SimTool } from './scenario.js';
 

@@ -33,8 +33,8 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { TextFile } from 'lowdb/node';
 import { z } from 'zod';
-import type { RunEvent } from '../engine/run-events.js';
-import { isTerminalEvent } from '../engine/run-events.js';
+import type { RunEvent } from '../core/run-events.js';
+import { isTerminalEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
@@ -42,6 +42,7 @@ import { errorCode, readJsonFile } from './read-json-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
 import { StoreError } from './store-error.js';
 import { acquireStoreLock } from './store-lock.js';
+import { isTerminalState } from '../core/run-status.js';
 import type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
@@ -454,9 +455,6 @@ function isIdle<T>(log: SegmentedLog<T>): boolean {
   return log.idle;
 }
 
-function isTerminalState(state: RunState): boolean {
-  return state === 'completed' || state === 'cancelled' || state === 'failed';
-}
 
 function closedStoreError(): StoreError {
   return new StoreError('store_closed', 'the store is closed; open it again with LowdbStore.open(dir)');

@@ -2,7 +2,7 @@
  * The in-memory Store: for tests, the simulator and embedding without persistence. Every
  * write completes synchronously, so events are published in the same tick they are stored.
  */
-import type { RunEvent } from '../engine/run-events.js';
+import type { RunEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';
 

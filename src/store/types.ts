@@ -3,29 +3,16 @@
  * shared backend can implement it. Writes may complete later (return a promise); the engine
  * publishes an event only once its append has completed. Reads are async.
  */
-import type { RunEvent } from '../engine/run-events.js';
-import type { AdmittedRequest } from '../engine/run-request.js';
+import type { RunEvent } from '../core/run-events.js';
+import type { AdmittedRequest } from '../core/run-request.js';
 import type { Message } from '../model/types.js';
+import type { RunFields, RunState } from '../core/run-status.js';
 
-export type RunState = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+export type { RunState };
 
-export interface RunRecord {
-  runId: string;
-  sessionId: string;
-  agentId: string;
+/** A run as stored: its fields, the admitted request, and the run a pending steer went into. */
+export interface RunRecord extends RunFields {
   request: AdmittedRequest;
-  state: RunState;
-  createdAt: string;
-  startedAt?: string;
-  endedAt?: string;
-  output?: string;
-  error?: { code: string; message: string };
-  reason?: string;
-  /**
-   * While queued: waiting in the session's lane, admitted and waiting for permits, or accepted
-   * as a steer into `steeredInto` and not consumed yet.
-   */
-  queuedFor?: 'session_busy' | 'limits' | 'steer';
   steeredInto?: string;
 }
 

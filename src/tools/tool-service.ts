@@ -11,7 +11,7 @@ import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.ma
 import { commandBlockReason, decideApproval, summarizeAction, type ApprovalGate, type ApprovalRuling } from '../approval/index.js';
 import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
-import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
+import type { NodeInvoker } from './node-invoker.js';
 import { evaluateCommand, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
 import { isDestructiveFileOp, type FileOpsInput } from './builtins/file-ops.js';
 import type { AnyTool, DelegatedRunResult, SandboxSettings, ToolContext } from './tool.js';

@@ -4,8 +4,9 @@
  * default is fail-closed (global) unless it says it is read-only.
  */
 import type { ZodType } from 'zod';
-import type { Claim } from '../concurrency/index.js';
-import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
+import type { CodedError } from '../core/errors.js';
+import type { Claim, ClaimContext } from '../concurrency/index.js';
+import type { NodeInvoker } from './node-invoker.js';
 
 /** How commands of this call run (SPEC §7); filled from [sandbox] and the request's override. */
 export interface SandboxSettings {
@@ -21,7 +22,7 @@ export interface DelegatedRunResult {
   runId: string;
   state: 'completed' | 'cancelled' | 'failed';
   output?: string;
-  error?: { code: string; message: string };
+  error?: CodedError;
 }
 
 export interface ToolContext {
@@ -42,11 +43,6 @@ export interface ToolContext {
   nodes?: NodeInvoker;
 }
 
-export interface ClaimContext {
-  workspace: string;
-  sessionId: string;
-}
-
 export interface Tool<I = unknown> {
   name: string;
   description: string;
@@ -65,16 +61,7 @@ export interface Tool<I = unknown> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a heterogeneous registry cannot name one input type
 export type AnyTool = Tool<any>;
 
-/** An error a tool throws to give the model a result with a specific code. */
-export class ToolError extends Error {
-  override readonly name = 'ToolError';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ToolError } from '../core/errors.js';
 
 export function defineTool<I>(tool: Tool<I>): Tool<I> {
   if (!tool.name || !/^[A-Za-z0-9_.-]{1,64}$/.test(tool.name)) {

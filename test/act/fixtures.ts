@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import { z } from 'zod';
 import type { Claim } from '../../src/concurrency/index.js';
 import { Claims } from '../../src/concurrency/index.js';
-import { sleep, systemClock, type Clock } from '../../src/engine/clock.js';
+import { sleep, systemClock, type Clock } from '../../src/core/clock.js';
 import type { Engine, EngineOptions, RunEvent, RunEventOf } from '../../src/engine/index.js';
 import type { PartialConfig } from '../../src/config/index.js';
 import type { Message, ScriptContext, ScriptTurn } from '../../src/model/index.js';

@@ -14,7 +14,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Claims } from '../../src/concurrency/index.js';
-import { sleep, systemClock } from '../../src/engine/clock.js';
+import { sleep, systemClock } from '../../src/core/clock.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { inspectorRoutes } from '../../src/gateway/inspector/index.js';

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/engine/run-events.js';
+import type { RunEvent } from '../../src/core/run-events.js';
 import { LowdbStore, type LowdbStoreOptions } from '../../src/store/index.js';
 import { describeStoreConformance, runEvent, runRecord } from './store-conformance.js';
 

@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
-import type { RunEvent } from '../../src/engine/run-events.js';
-import { admitRequest } from '../../src/engine/run-request.js';
+import type { RunEvent } from '../../src/core/run-events.js';
+import { admitRequest } from '../../src/core/run-request.js';
 import type { Message } from '../../src/model/types.js';
 import type { RunRecord, RunState, Store } from '../../src/store/index.js';
 

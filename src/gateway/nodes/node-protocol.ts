@@ -6,6 +6,7 @@
  * on the side that receives it.
  */
 import { z } from 'zod';
+import type { NodeCommand, NodeInvokeResult } from '../../tools/node-invoker.js';
 import { RequestIdSchema } from '../protocol.js';
 
 /** How a connection says it is a node: `?role=node&name=NAME`, or these headers. */
@@ -30,8 +31,7 @@ export const NodeInvokeParamsSchema = z
   .strict();
 export type NodeInvokeParams = z.infer<typeof NodeInvokeParamsSchema>;
 
-/** A command to run on a node, as a caller hands it to NodeInvoker.invoke. */
-export type NodeCommand = Omit<NodeInvokeParams, 'invocationId'>;
+export type { NodeCommand, NodeInvoker, NodeInvokeResult } from '../../tools/node-invoker.js';
 
 export const NodeInvokeResultSchema = z
   .object({
@@ -46,7 +46,13 @@ export const NodeInvokeResultSchema = z
     sandbox: z.enum(['bwrap', 'none']).optional(),
   })
   .strict();
-export type NodeInvokeResult = z.infer<typeof NodeInvokeResultSchema>;
+/** The port's types and the wire schemas must say the same thing; this fails to compile if not. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const portMatchesWire: [
+  Same<NodeCommand, Omit<NodeInvokeParams, 'invocationId'>>,
+  Same<NodeInvokeResult, z.infer<typeof NodeInvokeResultSchema>>,
+] = [true, true];
+void portMatchesWire;
 
 export const NodeCancelParamsSchema = z.object({ invocationId: z.string().min(1).max(200) }).strict();
 
@@ -76,8 +82,3 @@ export const NodeServerFrameSchema = z.union([
   z.object({ jsonrpc: z.literal('2.0'), id: RequestIdSchema.nullable(), error: ErrorBodySchema }).strict(),
 ]);
 export type NodeServerFrame = z.infer<typeof NodeServerFrameSchema>;
-
-/** Runs a command on a connected node and resolves with its answer (ctx.nodes of node_invoke). */
-export interface NodeInvoker {
-  invoke(node: string, command: NodeCommand, signal?: AbortSignal): Promise<NodeInvokeResult>;
-}

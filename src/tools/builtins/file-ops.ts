@@ -11,7 +11,8 @@ import {
   workspaceClaimPath,
   workspaceRelative,
 } from '../../sandbox/workspace-scope.js';
-import type { ClaimContext, ToolContext } from '../tool.js';
+import type { ClaimContext } from '../../concurrency/index.js';
+import type { ToolContext } from '../tool.js';
 import { defineTool, ToolError } from '../tool.js';
 import { fileSystemError } from './file-system-error.js';
 import { searchFiles, searchMatcher } from './file-search.js';

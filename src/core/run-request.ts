@@ -5,10 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
+import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
-
-/** setTimeout clamps larger delays to 1 ms, which would end every run at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 export const RunRequestSchema = z
   .object({
@@ -74,7 +72,7 @@ export function admitRequest(raw: unknown, config: Config): AdmittedRequest {
     runId: req.runId ?? randomUUID(),
     agentId: req.agentId ?? 'main',
     busyPolicy: req.busyPolicy ?? exec.busy_policy,
-    timeoutMs: req.timeoutMs ?? Math.min(exec.default_timeout_seconds * 1000, MAX_TIMER_MS),
+    timeoutMs: req.timeoutMs ?? timerMs(exec.default_timeout_seconds),
     maxIterations: req.maxIterations ?? exec.max_iterations,
     model: req.model ?? exec.default_model,
     modelOverride: req.model,

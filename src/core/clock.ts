@@ -20,6 +20,19 @@ export function nowOf(clock: Clock): number {
   return clock.now ? clock.now() : Date.now();
 }
 
+/** The clock's time as an ISO string: what every stored timestamp and event `at` holds. */
+export function isoNow(clock: Clock): string {
+  return new Date(nowOf(clock)).toISOString();
+}
+
+/** setTimeout clamps larger delays to 1 ms, which would fire a long timer at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A duration in seconds (from config) as a timer delay in ms, capped at MAX_TIMER_MS. */
+export function timerMs(seconds: number): number {
+  return Math.min(seconds * 1000, MAX_TIMER_MS);
+}
+
 /** Waits `ms` on the given clock; rejects with the signal's reason when aborted first. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortReason(signal));

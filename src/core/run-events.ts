@@ -5,11 +5,10 @@
  */
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import type { Claim } from '../concurrency/index.js';
+import type { CodedError } from './errors.js';
 
-export interface ToolResultError {
-  code: string;
-  message: string;
-}
+/** The error of a tool call's result. */
+export type ToolResultError = CodedError;
 
 /** Why two consecutive groups of a batch could not run together. */
 export interface ScheduleBoundary {
@@ -70,7 +69,7 @@ export interface RunEventData {
     denied?: DeniedAction[];
   };
   'run.cancelled': { reason: string };
-  'run.failed': { error: { code: string; message: string } };
+  'run.failed': { error: CodedError };
 }
 
 export type RunEventType = keyof RunEventData;

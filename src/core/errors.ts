@@ -2,6 +2,12 @@
  * Errors are values with codes: every rejection of the public API is an EngineError whose
  * code a caller can switch on and whose message says what to do next.
  */
+/** The one shape of an error that crosses a boundary: a code to switch on, a message to read. */
+export interface CodedError {
+  code: string;
+  message: string;
+}
+
 export type EngineErrorCode =
   | 'invalid_request'
   | 'duplicate_run_id'
@@ -24,4 +30,15 @@ export class EngineError extends Error {
 
 export function isEngineError(error: unknown): error is EngineError {
   return error instanceof EngineError;
+}
+
+/** An error a tool throws to give the model a result with a specific code. */
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }

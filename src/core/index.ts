@@ -1,0 +1,10 @@
+export { systemClock, nowOf, isoNow, sleep, abortReason, timerMs, MAX_TIMER_MS } from './clock.js';
+export type { Clock } from './clock.js';
+export { EngineError, isEngineError, ToolError } from './errors.js';
+export type { CodedError, EngineErrorCode } from './errors.js';
+export { RunRequestSchema, admitRequest } from './run-request.js';
+export type { RunRequest, AdmittedRequest } from './run-request.js';
+export { isTerminalEvent, TERMINAL_EVENT_TYPES } from './run-events.js';
+export type * from './run-events.js';
+export { isTerminalState, resultOf } from './run-status.js';
+export type { RunState, QueuedFor, RunFields, RunStatus, RunResult } from './run-status.js';

@@ -1,0 +1,59 @@
+/*
+ * A run's public status and result, and the record the store keeps of it: one set of fields
+ * that the engine, the store and the typed client all speak.
+ */
+import type { CodedError } from './errors.js';
+import type { DeniedAction } from './run-events.js';
+
+export type RunState = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+
+/** Why a queued run waits: in its session's lane, for limiter permits, or as an unconsumed steer. */
+export type QueuedFor = 'session_busy' | 'limits' | 'steer';
+
+/** What both the live status and the stored record of a run hold. */
+export interface RunFields {
+  runId: string;
+  sessionId: string;
+  agentId: string;
+  state: RunState;
+  createdAt: string;
+  startedAt?: string;
+  endedAt?: string;
+  output?: string;
+  error?: CodedError;
+  reason?: string;
+  queuedFor?: QueuedFor;
+}
+
+export interface RunStatus extends RunFields {
+  denied?: DeniedAction[];
+  /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
+  position?: number;
+  parentRunId?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  state: 'completed' | 'cancelled' | 'failed';
+  output?: string;
+  error?: CodedError;
+  reason?: string;
+  /** Tool calls that were refused: denied, no one to approve, or a blocked command. */
+  denied?: DeniedAction[];
+}
+
+export function isTerminalState(state: RunState): state is RunResult['state'] {
+  return state === 'completed' || state === 'cancelled' || state === 'failed';
+}
+
+export function resultOf(status: RunStatus): RunResult {
+  const state = isTerminalState(status.state) ? status.state : 'failed';
+  return {
+    runId: status.runId,
+    state,
+    ...(status.output !== undefined ? { output: status.output } : {}),
+    ...(status.error !== undefined ? { error: status.error } : {}),
+    ...(status.reason !== undefined ? { reason: status.reason } : {}),
+    ...(status.denied !== undefined && status.denied.length > 0 ? { denied: status.denied } : {}),
+  };
+}

@@ -15,7 +15,8 @@ export type EngineErrorCode =
   | 'lane_full'
   | 'not_found'
   | 'closed'
-  | 'invalid_config';
+  | 'invalid_config'
+  | 'timeout';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -1,0 +1,193 @@
+/*
+ * The runs the engine knows right now: each run's handle (its admitted request, public
+ * status, actor, inbox and waiters), which runs it delegated to, which are running, and a
+ * ring of recently finished runs kept for the synchronous status().
+ */
+import { createHash } from 'node:crypto';
+import { join, resolve as resolvePath } from 'node:path';
+import type { Actor } from 'xstate';
+import type { runMachine } from '../../machines/run.machine.js';
+import { abortReason, isoNow, MAX_TIMER_MS, type Clock } from '../core/clock.js';
+import { EngineError } from '../core/errors.js';
+import type { AdmittedRequest } from '../core/run-request.js';
+import { resultOf, type RunResult, type RunStatus } from '../core/run-status.js';
+import type { BatchPlan } from '../harness/batch-plan.js';
+import type { Message } from '../model/types.js';
+import type { RunRecord } from '../store/types.js';
+import type { ToolService } from '../tools/tool-service.js';
+
+export interface RunHandle {
+  request: AdmittedRequest;
+  status: RunStatus;
+  actor?: Actor<typeof runMachine>;
+  /** Set once the terminal event is appended: nothing is appended after it. */
+  ended: boolean;
+  /** Set once the slot and permits are released too: wait() resolves then. */
+  settled: boolean;
+  /** Messages (the input, consumed steers, tool results) to add before the next model turn. */
+  inbox: Message[];
+  workspace: string;
+  /** How many follow-up runs of unconsumed steers led here without a user message between. */
+  followUpDepth: number;
+  waiters: ((result: RunResult) => void)[];
+  /** Engine-clock time at which the run's deadline expires (set when it starts running). */
+  deadlineAt: number;
+  /** Built when the run first acts; the one choke point of its tool calls. */
+  toolService?: ToolService;
+  /** The tool batch in flight, with when each call started (engine clock). */
+  batch?: BatchPlan & { service: ToolService; startedAt: number[] };
+}
+
+export interface WaitOptions {
+  /** Stops waiting (the run goes on): the wait rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Stops waiting after this long (the run goes on): the wait rejects with EngineError `timeout`. */
+  timeoutMs?: number;
+}
+
+/** Finished runs kept for the synchronous status(); older ones are read from the store. */
+const FINISHED_RUNS_KEPT = 10_000;
+
+export class RunTable {
+  private readonly runs = new Map<string, RunHandle>();
+  private readonly finished: string[] = [];
+  private readonly children = new Map<string, Set<string>>();
+  /** Runs holding permits and running, in the order they started. */
+  readonly running = new Set<string>();
+
+  constructor(
+    private readonly clock: Clock,
+    /** Where a run without a workspace of its own works ([sandbox] workspace_root). */
+    private readonly workspaceRoot: () => string,
+    /** Called with each run that leaves the finished ring. */
+    private readonly onForget: (runId: string) => void = () => {},
+  ) {}
+
+  get(runId: string): RunHandle | undefined {
+    return this.runs.get(runId);
+  }
+
+  /** The run's handle; throws when the engine does not know it (a bug in the caller). */
+  require(runId: string): RunHandle {
+    const handle = this.runs.get(runId);
+    if (!handle) throw new Error(`run ${runId} is not known to the engine`);
+    return handle;
+  }
+
+  has(runId: string): boolean {
+    return this.runs.has(runId);
+  }
+
+  add(handle: RunHandle): void {
+    this.runs.set(handle.status.runId, handle);
+  }
+
+  delete(runId: string): void {
+    this.runs.delete(runId);
+  }
+
+  handles(): IterableIterator<RunHandle> {
+    return this.runs.values();
+  }
+
+  /** A new handle for an admitted request, queued, not yet in the table. */
+  newHandle(request: AdmittedRequest, followUpDepth: number): RunHandle {
+    return {
+      request,
+      status: {
+        runId: request.runId,
+        sessionId: request.sessionId,
+        agentId: request.agentId,
+        state: 'queued',
+        createdAt: isoNow(this.clock),
+        ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
+      },
+      ended: false,
+      settled: false,
+      inbox: [{ role: 'user', content: request.input }],
+      workspace: request.workspace ?? this.defaultWorkspace(request.sessionId),
+      followUpDepth,
+      waiters: [],
+      deadlineAt: Number.POSITIVE_INFINITY,
+    };
+  }
+
+  addChild(parentRunId: string, runId: string): void {
+    const siblings = this.children.get(parentRunId) ?? new Set<string>();
+    siblings.add(runId);
+    this.children.set(parentRunId, siblings);
+  }
+
+  childrenOf(runId: string): Iterable<string> {
+    return this.children.get(runId) ?? [];
+  }
+
+  /** The run's result once it is settled (terminal, slot and permits released). */
+  settled(handle: RunHandle, { signal, timeoutMs }: WaitOptions = {}): Promise<RunResult> {
+    if (handle.settled) return Promise.resolve(resultOf(handle.status));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<RunResult>((resolve, reject) => {
+      let timer: unknown;
+      const stop = () => {
+        const i = handle.waiters.indexOf(done);
+        if (i >= 0) handle.waiters.splice(i, 1);
+        if (timer !== undefined) this.clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const done = (result: RunResult) => {
+        stop();
+        resolve(result);
+      };
+      const onAbort = () => {
+        stop();
+        reject(abortReason(signal!));
+      };
+      handle.waiters.push(done);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined) {
+        const runId = handle.status.runId;
+        timer = this.clock.setTimeout(() => {
+          stop();
+          reject(new EngineError('timeout', `run "${runId}" did not finish within ${timeoutMs} ms; it goes on: wait again or cancel it`, { runId }));
+        }, Math.min(timeoutMs, MAX_TIMER_MS));
+      }
+    });
+  }
+
+  /** A settled run: it delegates nothing any more, and joins the finished ring. */
+  retire(handle: RunHandle): void {
+    const runId = handle.status.runId;
+    this.children.delete(runId);
+    const parent = handle.request.parentRunId;
+    if (parent) this.children.get(parent)?.delete(runId);
+    this.finished.push(runId);
+    if (this.finished.length > FINISHED_RUNS_KEPT) {
+      const oldest = this.finished.shift()!;
+      this.runs.delete(oldest);
+      this.onForget(oldest);
+    }
+  }
+
+  private defaultWorkspace(sessionId: string): string {
+    const key = createHash('sha256').update(sessionId).digest('hex').slice(0, 16);
+    return resolvePath(join(this.workspaceRoot(), key));
+  }
+}
+
+export function recordOf(handle: RunHandle): RunRecord {
+  const s = handle.status;
+  return {
+    runId: s.runId,
+    sessionId: s.sessionId,
+    agentId: s.agentId,
+    request: handle.request,
+    state: s.state,
+    createdAt: s.createdAt,
+    ...(s.startedAt ? { startedAt: s.startedAt } : {}),
+    ...(s.endedAt ? { endedAt: s.endedAt } : {}),
+    ...(s.output !== undefined ? { output: s.output } : {}),
+    ...(s.error ? { error: s.error } : {}),
+    ...(s.reason ? { reason: s.reason } : {}),
+    ...(s.queuedFor ? { queuedFor: s.queuedFor } : {}),
+  };
+}

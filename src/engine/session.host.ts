@@ -1,0 +1,229 @@
+/*
+ * Hosts machines/session.machine.ts: one actor per busy session (created on its first
+ * message, retired when idle with an empty lane), the lane written to the store after every
+ * change, and the session's event numbering loaded before its first event. What a session
+ * decides goes to a handler table the engine supplies.
+ */
+import { createActor, type Actor, type AnyActorRef } from 'xstate';
+import type { LaneEntry, SessionEmitted, SessionLimits, SessionMessage } from '../../machines/session.machine.js';
+import { sessionMachine } from '../../machines/session.machine.js';
+import { timerMs, type Clock } from '../core/clock.js';
+import type { Config } from '../config/index.js';
+import type { Store } from '../store/types.js';
+import type { EventLog } from './event-log.js';
+import type { InspectionHub } from './inspection.js';
+
+type SessionActor = Actor<typeof sessionMachine>;
+
+/** What the engine does with a session's decisions. Contract: none may throw. */
+export interface SessionHandlers {
+  /** The message takes the session's slot: start its run. */
+  admit(runId: string): void;
+  /** The message goes into the running run as a steer. */
+  steer(runId: string, intoRunId: string): void;
+  /** The message waits in the lane at this 1-based position. */
+  queued(runId: string, position: number): void;
+  /** The lane is full: the message is refused and changes nothing. */
+  rejected(runId: string): void;
+  /** The active run must stop (interrupted, superseded or stopped). */
+  cancelActive(runId: string, reason: string): void;
+  /** The message left the lane without running (cancelled, superseded, purged, lane_timeout). */
+  dropped(runId: string, reason: string): void;
+}
+
+export interface SessionHostDeps {
+  clock: Clock;
+  store: Store;
+  log: EventLog;
+  inspection: InspectionHub;
+  config: () => Config;
+  /** Contract: must not throw; reports a failed background write. */
+  write: (result: void | Promise<void>) => void;
+  handlers: SessionHandlers;
+}
+
+/**
+ * @example
+ * const sessions = new SessionHost({ clock, store, log, inspection, config, write, handlers });
+ * await sessions.loadSeq('alice');
+ * sessions.submit('alice', { runId, policy: 'steer', plainText: true }); // handlers.admit / steer / queued / rejected
+ */
+export class SessionHost {
+  private readonly sessions = new Map<string, SessionActor>();
+  /** Sessions whose sessionSeq counter is in memory (known to continue the stored log). */
+  private readonly seqLoaded = new Set<string>();
+
+  constructor(private readonly deps: SessionHostDeps) {}
+
+  limits(): SessionLimits {
+    const exec = this.deps.config().execution;
+    return {
+      laneCapacity: exec.wait_lane_capacity,
+      maxPendingSteers: exec.max_pending_steers,
+      laneMaxWaitMs: timerMs(exec.wait_lane_max_wait_seconds),
+    };
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  /** True when the session's numbering is known without reading the store. */
+  seqReady(sessionId: string): boolean {
+    return this.sessions.has(sessionId) || this.seqLoaded.has(sessionId);
+  }
+
+  /** Continues the session's event numbering from its stored log. */
+  async loadSeq(sessionId: string): Promise<void> {
+    const last = await this.storedSeq(sessionId);
+    if (!this.seqLoaded.has(sessionId)) this.deps.log.restoreSessionSeq(sessionId, last);
+    this.seqLoaded.add(sessionId);
+  }
+
+  async storedSeq(sessionId: string): Promise<number> {
+    const store = this.deps.store;
+    if (store.lastSessionSeq) return store.lastSessionSeq(sessionId);
+    return (await store.readSessionEvents(sessionId)).at(-1)?.sessionSeq ?? 0;
+  }
+
+  /** Marks the session's numbering as restored (by recovery). */
+  markSeqLoaded(sessionId: string): void {
+    this.seqLoaded.add(sessionId);
+  }
+
+  submit(sessionId: string, message: SessionMessage): void {
+    this.actorOf(sessionId).send({ type: 'SUBMIT', message });
+  }
+
+  runStarted(sessionId: string, runId: string): void {
+    this.sessions.get(sessionId)?.send({ type: 'RUN_STARTED', runId });
+  }
+
+  steersConsumed(sessionId: string, runId: string, count: number): void {
+    this.sessions.get(sessionId)?.send({ type: 'STEERS_CONSUMED', runId, count });
+  }
+
+  runEnded(sessionId: string, runId: string): void {
+    this.sessions.get(sessionId)?.send({ type: 'RUN_ENDED', runId });
+  }
+
+  cancelQueued(sessionId: string, runId: string, reason: string): void {
+    this.sessions.get(sessionId)?.send({ type: 'CANCEL_QUEUED', runId, reason });
+  }
+
+  requeueFront(sessionId: string, entry: LaneEntry): void {
+    this.actorOf(sessionId).send({ type: 'REQUEUE_FRONT', entry });
+  }
+
+  restore(sessionId: string, entries: LaneEntry[]): void {
+    this.actorOf(sessionId).send({ type: 'RESTORE', entries });
+  }
+
+  /**
+   * Cancels the active run (reason `stopped`) and purges the lane, including the steers the
+   * stopped run hands back to the lane front.
+   */
+  stop(sessionId: string): { cancelled?: string; purged: number } {
+    const session = this.sessions.get(sessionId);
+    if (!session) return { purged: 0 };
+    const activeRunId = session.getSnapshot().context.active?.runId;
+    let purged = session.getSnapshot().context.lane.length;
+    session.send({ type: 'PURGE' });
+    const requeued = session.getSnapshot().context.lane.length;
+    if (requeued > 0) {
+      session.send({ type: 'PURGE' });
+      purged += requeued;
+    }
+    return { ...(activeRunId !== undefined ? { cancelled: activeRunId } : {}), purged };
+  }
+
+  /** Hot reload: every live session applies the new lane limits to its next decision. */
+  reconfigure(): void {
+    const limits = this.limits();
+    for (const session of this.sessions.values()) session.send({ type: 'CONFIGURE', limits });
+  }
+
+  overview(): { sessionId: string; activeRunId?: string; laneDepth: number }[] {
+    return [...this.sessions.entries()].map(([sessionId, actor]) => {
+      const ctx = actor.getSnapshot().context;
+      return { sessionId, ...(ctx.active ? { activeRunId: ctx.active.runId } : {}), laneDepth: ctx.lane.length };
+    });
+  }
+
+  actors(): Iterable<AnyActorRef> {
+    return this.sessions.values();
+  }
+
+  stopAll(): void {
+    for (const session of this.sessions.values()) session.stop();
+    this.sessions.clear();
+  }
+
+  private actorOf(sessionId: string): SessionActor {
+    let actor = this.sessions.get(sessionId);
+    if (actor) return actor;
+    actor = createActor(sessionMachine, {
+      input: { sessionId, ...this.limits() },
+      clock: this.deps.clock,
+      inspect: this.deps.inspection.option,
+      id: `session:${sessionId}`,
+    });
+    const self = actor;
+    actor.on('*', (event) => this.onEmitted(sessionId, self, event as SessionEmitted));
+    this.sessions.set(sessionId, actor);
+    actor.start();
+    return actor;
+  }
+
+  private onEmitted(sessionId: string, session: SessionActor, event: SessionEmitted): void {
+    const handlers = this.deps.handlers;
+    switch (event.type) {
+      case 'admit':
+        handlers.admit(event.runId);
+        break;
+      case 'steer':
+        handlers.steer(event.runId, event.intoRunId);
+        break;
+      case 'queued':
+        handlers.queued(event.runId, event.position);
+        break;
+      case 'rejected':
+        handlers.rejected(event.runId);
+        break;
+      case 'cancelActive':
+        handlers.cancelActive(event.runId, event.reason);
+        break;
+      case 'dropped':
+        handlers.dropped(event.runId, event.reason);
+        break;
+      case 'idle':
+        // Admission waits a microtask, so a burst of interrupts arriving together supersedes
+        // each other instead of starting and killing a chain of runs.
+        queueMicrotask(() => this.admitNextOrRetire(sessionId, session));
+        break;
+    }
+    if (event.type === 'queued' || event.type === 'dropped' || event.type === 'admit') this.persistLane(sessionId, session);
+  }
+
+  private admitNextOrRetire(sessionId: string, session: SessionActor): void {
+    if (this.sessions.get(sessionId) !== session) return;
+    const snapshot = session.getSnapshot();
+    if (snapshot.status !== 'active' || snapshot.context.active) return;
+    if (snapshot.context.lane.length > 0) {
+      session.send({ type: 'ADMIT_NEXT' });
+    } else {
+      // An idle session with an empty lane costs nothing but its conversation.
+      session.stop();
+      this.deps.inspection.forget(session);
+      this.sessions.delete(sessionId);
+      // An idle session keeps nothing in memory; its numbering is reloaded on its next message.
+      this.deps.log.forgetSession(sessionId);
+      this.seqLoaded.delete(sessionId);
+    }
+  }
+
+  private persistLane(sessionId: string, session: SessionActor): void {
+    const lane = session.getSnapshot().context.lane.map((e) => ({ runId: e.runId, viaInterrupt: e.viaInterrupt }));
+    this.deps.write(this.deps.store.saveLane(sessionId, lane));
+  }
+}

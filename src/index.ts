@@ -1,4 +1,4 @@
-// The public API (SPEC §12). Names may grow; these keep their meanings.
+// The public API (README "Quick tour"; docs/architecture.md). Names may grow; these keep their meanings.
 
 // pure concurrency
 export {
@@ -32,6 +32,7 @@ export type {
   EventStreamFilter,
   Clock,
   EngineErrorCode,
+  WaitOptions,
 } from './engine/index.js';
 
 // models and tools

@@ -5,6 +5,6 @@ export { SessionGrants } from './grants.js';
 export type { SessionGrantsData, SessionGrantsOptions } from './grants.js';
 export { REDACTED, SECRET_KEY, redactText, redactValue } from './redact.js';
 export { SUMMARY_VALUE_LIMIT, summarizeAction, truncate } from './summary.js';
-export type { ActionSummary, SummaryExtra } from './summary.js';
+export type { ActionDescription, ActionSummary, SummaryExtra } from './summary.js';
 export { ApprovalDecisionSchema, ApprovalGate } from './gate.js';
 export type { ApprovalDecision, ApprovalGateOptions, ApprovalGateRequest, ApprovalRequest, ApprovalResolution, ApprovalResolvedBy } from './gate.js';

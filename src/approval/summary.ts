@@ -4,7 +4,6 @@
  * neither the prompt nor the `approval.requested` event carries them.
  */
 import { canonicalJson } from '../concurrency/index.js';
-import { parsePatch } from '../tools/builtins/patch-parser.js';
 import { redactValue } from './redact.js';
 
 export interface ActionSummary {
@@ -18,9 +17,20 @@ export interface ActionSummary {
   destructive: boolean;
 }
 
+/** What a tool says about one call beyond its plain arguments (its `describe` hook). */
+export interface ActionDescription {
+  /** Detail lines, e.g. one per file a patch touches. */
+  lines: string[];
+  /** Paths the call touches. */
+  paths: string[];
+  /** Argument keys the lines stand for: they are not shown again. */
+  replaces?: string[];
+}
+
 export interface SummaryExtra {
   /** The tool or this operation is destructive (shown in the headline). */
   destructive?: boolean;
+  description?: ActionDescription;
 }
 
 /** Longest shown value other than commands and paths, in characters. */
@@ -45,9 +55,9 @@ export function summarizeAction(tool: string, args: unknown, extra: SummaryExtra
   const command = typeof redacted.command === 'string' ? (take('command') as string) : undefined;
   const operation = typeof redacted.operation === 'string' ? (take('operation') as string) : undefined;
   const named = PATH_KEYS.filter((key) => typeof redacted[key] === 'string').map((key) => take(key) as string);
-  const patchLines = typeof redacted.patch === 'string' ? patchOperations(redacted.patch) : undefined;
-  if (patchLines) take('patch');
-  const paths = [...named, ...(patchLines?.paths ?? [])];
+  const described = extra.description ? (redactValue(extra.description) as ActionDescription) : undefined;
+  for (const key of described?.replaces ?? []) take(key);
+  const paths = [...named, ...(described?.paths ?? [])];
 
   let headline = headlinePrefix(tool, destructive);
   if (operation !== undefined) headline += ` ${operation}`;
@@ -55,7 +65,7 @@ export function summarizeAction(tool: string, args: unknown, extra: SummaryExtra
   else if (named.length > 0) headline += ` ${named.join(' -> ')}`;
 
   const details = [
-    ...(patchLines?.lines ?? []),
+    ...(described?.lines ?? []),
     ...Object.keys(redacted)
       .filter((key) => !shown.has(key) && redacted[key] !== undefined)
       .sort()
@@ -72,24 +82,6 @@ export function summarizeAction(tool: string, args: unknown, extra: SummaryExtra
 
 function headlinePrefix(tool: string, destructive: boolean): string {
   return destructive ? `${tool} (destructive)` : tool;
-}
-
-/** The files an apply_patch envelope touches, one line each; undefined when it does not parse. */
-function patchOperations(patch: string): { lines: string[]; paths: string[] } | undefined {
-  const parsed = parsePatch(patch);
-  if (!parsed.ok) return undefined;
-  const lines: string[] = [];
-  const paths: string[] = [];
-  for (const op of parsed.ops) {
-    paths.push(op.path);
-    if (op.kind === 'update' && op.moveTo !== undefined) {
-      paths.push(op.moveTo);
-      lines.push(`update ${op.path} -> ${op.moveTo}`);
-    } else {
-      lines.push(`${op.kind} ${op.path}`);
-    }
-  }
-  return { lines, paths };
 }
 
 function renderValue(value: unknown): string {

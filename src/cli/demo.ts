@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { sleep, systemClock } from '../core/clock.js';
-import { createEngine } from '../engine/create-engine.js';
+import { createEngine } from '../engine/index.js';
 import type { RunEvent } from '../core/run-events.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../model/scripted.js';
 import { defineTool } from '../tools/tool.js';

@@ -3,8 +3,8 @@
  * defaults, or to a gateway with --gateway — and prints the session's events live as a
  * timeline until the run is over. Exit code 0 when the run completed, 1 otherwise.
  */
-import { createEngine } from '../engine/create-engine.js';
-import type { SubmitResult } from '../engine/engine.js';
+import type { SubmitResult } from '../core/submit-result.js';
+import { createEngine } from '../engine/index.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunEvent, StreamEvent } from '../core/run-events.js';
 import type { RunResult } from '../core/run-status.js';

@@ -6,8 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { defaultConfig, loadConfig, type Config } from '../config/index.js';
-import { createEngine } from '../engine/create-engine.js';
-import type { Engine } from '../engine/engine.js';
+import { createEngine, type Engine } from '../engine/index.js';
 import { startGateway } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';

@@ -3,7 +3,7 @@
  * what runs, each busy session's lane), as a short table; --json prints it raw.
  */
 import { connect } from '../client/client.js';
-import type { EngineSnapshot } from '../engine/engine.js';
+import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import { parseCommandArgs, type CliIo } from './cli-args.js';
 import { DEFAULT_GATEWAY_URL, gatewayTarget } from './gateway-target.js';
 

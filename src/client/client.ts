@@ -6,7 +6,8 @@
  */
 import WebSocket from 'ws';
 import type { PartialConfig } from '../config/index.js';
-import type { EngineSnapshot, SubmitResult } from '../engine/engine.js';
+import type { EngineSnapshot } from '../core/engine-snapshot.js';
+import type { SubmitResult } from '../core/submit-result.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunEvent, StreamEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';

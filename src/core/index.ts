@@ -8,3 +8,5 @@ export { isTerminalEvent, TERMINAL_EVENT_TYPES } from './run-events.js';
 export type * from './run-events.js';
 export { isTerminalState, resultOf } from './run-status.js';
 export type { RunState, QueuedFor, RunFields, RunStatus, RunResult } from './run-status.js';
+export type { SubmitResult } from './submit-result.js';
+export type { EngineSnapshot } from './engine-snapshot.js';

@@ -8,6 +8,8 @@ import type { Config, PartialConfig } from '../config/index.js';
 import { ApprovalDecisionSchema, SessionGrants, type ApprovalDecision, type ApprovalGate, type ApprovalRequest } from '../approval/index.js';
 import { ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
+import type { EngineSnapshot } from '../core/engine-snapshot.js';
+import type { SubmitResult } from '../core/submit-result.js';
 import { EngineError } from '../core/errors.js';
 import type { RunEvent } from '../core/run-events.js';
 import { admitRequest, type RunRequest } from '../core/run-request.js';
@@ -29,21 +31,7 @@ import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
 import { SupervisorHost } from './supervisor.host.js';
 
-export interface SubmitResult {
-  runId: string;
-  sessionId: string;
-  outcome: 'started' | 'queued' | 'steered';
-  position?: number;
-  intoRunId?: string;
-}
-
-export interface EngineSnapshot {
-  global: { inUse: number; max: number };
-  perAgent: Record<string, { inUse: number; max: number }>;
-  waiting: number;
-  running: string[];
-  sessions: { sessionId: string; activeRunId?: string; laneDepth: number }[];
-}
+export type { EngineSnapshot, SubmitResult };
 
 export interface EngineDeps {
   config: Config;

@@ -12,3 +12,4 @@ export type { RunEvent, RunEventType, RunEventData, RunEventOf, EngineEvent, Str
 export { isTerminalEvent } from '../core/run-events.js';
 export type { RunStatus, RunResult } from '../core/run-status.js';
 export type { EventStream, EventStreamFilter } from './event-stream.js';
+export type { WaitOptions } from './run-table.js';

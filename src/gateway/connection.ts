@@ -5,7 +5,7 @@
  * closes.
  */
 import type { RawData, WebSocket } from 'ws';
-import type { EventStream, EventStreamFilter } from '../engine/event-stream.js';
+import type { EventStream, EventStreamFilter } from '../engine/index.js';
 import { BoundedSender } from './bounded-sender.js';
 import type { InspectFanout } from './inspect-fanout.js';
 import { methodHandlers, rpcErrorOf, type CallScope, type GatewayEngine } from './method-handlers.js';

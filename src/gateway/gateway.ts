@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import type { RunEventOf } from '../core/run-events.js';
-import type { EventStream } from '../engine/event-stream.js';
+import type { EventStream } from '../engine/index.js';
 import { ensureToken } from './auth-token.js';
 import { Connection, type GatewayLogger } from './connection.js';
 import { InspectFanout } from './inspect-fanout.js';

@@ -4,9 +4,9 @@
  */
 import type { z } from 'zod';
 import type { PartialConfig } from '../config/index.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine } from '../engine/index.js';
 import { EngineError, isEngineError } from '../core/errors.js';
-import type { EventStreamFilter } from '../engine/event-stream.js';
+import type { EventStreamFilter } from '../engine/index.js';
 import type { NodeRegistry } from './nodes/node-registry.js';
 import type { MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
 import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { ApprovalDecisionSchema } from '../approval/index.js';
-import type { EngineSnapshot, SubmitResult } from '../engine/engine.js';
+import type { EngineSnapshot } from '../core/engine-snapshot.js';
+import type { SubmitResult } from '../core/submit-result.js';
 import type { StreamEvent, RunEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
 import { RunRequestSchema } from '../core/run-request.js';

@@ -13,7 +13,6 @@ import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrenc
 import type { Config } from '../config/index.js';
 import type { NodeInvoker } from './node-invoker.js';
 import { evaluateCommand, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
-import { isDestructiveFileOp, type FileOpsInput } from './builtins/file-ops.js';
 import type { AnyTool, DelegatedRunResult, SandboxSettings, ToolContext } from './tool.js';
 
 /** [approval] as the ToolService needs it. */
@@ -110,7 +109,8 @@ export class ToolService {
     if (ruling.decision === 'deny') return Promise.resolve(denied('approval_denied', `${ruling.reason}; it was not run`));
     const tool = this.options.tools.get(call.tool);
     const destructive = tool !== undefined && (tool.destructive === true || isDestructiveOperation(tool, call.input));
-    const summary = summarizeAction(call.tool, call.input, { destructive });
+    const description = tool?.describe?.(call.input);
+    const summary = summarizeAction(call.tool, call.input, { destructive, ...(description ? { description } : {}) });
     const { gate, unattended } = this.options;
     if (!gate) {
       const why = unattended ? 'this run is unattended' : 'no approval surface is configured';
@@ -202,9 +202,14 @@ export class ToolService {
   }
 }
 
-/** This call is a destructive operation of a tool that is not always destructive: file_ops delete/move. */
+/** This call is a destructive operation of a tool that is not always destructive (its own hook says). */
 function isDestructiveOperation(tool: AnyTool, input: unknown): boolean {
-  return tool.name === 'file_ops' && isDestructiveFileOp(input as FileOpsInput);
+  try {
+    return tool.destructiveFor?.(input) === true;
+  } catch {
+    // A hook that cannot judge its input is taken at its worst.
+    return true;
+  }
 }
 
 function denied(code: string, message: string): ApprovalVerdict {

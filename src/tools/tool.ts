@@ -4,6 +4,7 @@
  * default is fail-closed (global) unless it says it is read-only.
  */
 import type { ZodType } from 'zod';
+import type { ActionDescription } from '../approval/index.js';
 import type { CodedError } from '../core/errors.js';
 import type { Claim, ClaimContext } from '../concurrency/index.js';
 import type { NodeInvoker } from './node-invoker.js';
@@ -52,6 +53,10 @@ export interface Tool<I = unknown> {
   destructive?: boolean;
   requiresConfirmation?: boolean;
   concurrencyClaim?(input: I, ctx: ClaimContext): Claim;
+  /** True when this call is destructive although the tool is not always (file_ops delete/move). */
+  destructiveFor?(input: I): boolean;
+  /** What an approval prompt shows of this call beyond its plain arguments (apply_patch: its files). */
+  describe?(input: I): ActionDescription | undefined;
   /** The shell command a call runs, if any: the command policy judges it before approval (SPEC §7). */
   commandOf?(input: I): string | undefined;
   execute(input: I, ctx: ToolContext): Promise<unknown>;

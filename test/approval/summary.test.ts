@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { redactText, redactValue, summarizeAction, SUMMARY_VALUE_LIMIT } from '../../src/approval/index.js';
+import { applyPatchTool } from '../../src/tools/builtins/apply-patch.js';
 
 describe('redactText: secrets in free text', () => {
   // name | input | expected output
@@ -90,12 +91,13 @@ describe('summarizeAction', () => {
 
   it('lists the files of a patch', () => {
     const patch = ['*** Begin Patch', '*** Add File: new.txt', '+hi', '*** Delete File: old.txt', '*** Update File: a.ts', '*** Move to: b.ts', '@@', '-x', '+y', '*** End Patch'].join('\n');
-    const s = summarizeAction('apply_patch', { patch });
+    const s = summarizeAction('apply_patch', { patch }, { description: applyPatchTool.describe!({ patch }) });
     expect(s.summary).toBe('apply_patch\n  add new.txt\n  delete old.txt\n  update a.ts -> b.ts');
     expect(s.paths).toEqual(['new.txt', 'old.txt', 'a.ts', 'b.ts']);
   });
 
   it('shows an unparseable patch as a truncated value', () => {
+    expect(applyPatchTool.describe!({ patch: 'not a patch' })).toBeUndefined();
     const s = summarizeAction('apply_patch', { patch: 'not a patch' });
     expect(s.summary).toBe('apply_patch\n  patch: "not a patch"');
   });

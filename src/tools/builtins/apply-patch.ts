@@ -114,6 +114,22 @@ export const applyPatchTool = defineTool<ApplyPatchInput>({
   name: 'apply_patch',
   description: DESCRIPTION,
   input: applyPatchInput,
+  describe(input) {
+    const parsed = parsePatch(input.patch);
+    if (!parsed.ok) return undefined;
+    const lines: string[] = [];
+    const paths: string[] = [];
+    for (const op of parsed.ops) {
+      paths.push(op.path);
+      if (op.kind === 'update' && op.moveTo !== undefined) {
+        paths.push(op.moveTo);
+        lines.push(`update ${op.path} -> ${op.moveTo}`);
+      } else {
+        lines.push(`${op.kind} ${op.path}`);
+      }
+    }
+    return { lines, paths, replaces: ['patch'] };
+  },
   concurrencyClaim(input, ctx) {
     const parsed = parsePatch(input.patch);
     if (!parsed.ok) return Claims.global();

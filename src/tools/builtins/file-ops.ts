@@ -185,6 +185,7 @@ export const fileOpsTool = defineTool<FileOpsInput>({
   description: DESCRIPTION,
   input: fileOpsInput,
   destructive: false,
+  destructiveFor: isDestructiveFileOp,
   concurrencyClaim: fileOpsClaim,
   async execute(input, ctx): Promise<unknown> {
     const shown = workspaceRelative(ctx.workspace, input.path);

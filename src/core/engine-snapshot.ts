@@ -1,0 +1,8 @@
+/** The engine's figures at one moment: permits against limits, waiting runs, live sessions. */
+export interface EngineSnapshot {
+  global: { inUse: number; max: number };
+  perAgent: Record<string, { inUse: number; max: number }>;
+  waiting: number;
+  running: string[];
+  sessions: { sessionId: string; activeRunId?: string; laneDepth: number }[];
+}

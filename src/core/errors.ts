@@ -16,7 +16,8 @@ export type EngineErrorCode =
   | 'not_found'
   | 'closed'
   | 'invalid_config'
-  | 'timeout';
+  | 'timeout'
+  | 'store_failed';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -12,13 +12,14 @@ import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import { EngineError } from '../core/errors.js';
 import type { RunEvent } from '../core/run-events.js';
-import { admitRequest, type RunRequest } from '../core/run-request.js';
+import { admitRequest, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
 import { isTerminalState, resultOf, type RunResult, type RunStatus } from '../core/run-status.js';
 import { Conversations } from '../harness/conversation.js';
 import type { ModelProvider } from '../model/types.js';
 import type { Store } from '../store/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
+import { AdmissionOrder } from './admission-order.js';
 import { approvalGateFor } from './approvals.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
@@ -62,6 +63,7 @@ export class Engine {
   private readonly sessions: SessionHost;
   private readonly steers: Steers;
   private readonly runHost: RunHost;
+  private readonly admissionOrder = new AdmissionOrder();
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
 
@@ -157,24 +159,51 @@ export class Engine {
     });
   }
 
+  /**
+   * Admits a message. Answers only once the decision is durable in the store (a crash of the
+   * process from then on loses nothing), and decides a session's messages in arrival order.
+   */
   async submit(raw: RunRequest): Promise<SubmitResult> {
     this.assertOpen();
     const request = admitRequest(raw, this.config);
     this.assertFreeId(request.runId);
-    if (raw.runId !== undefined && (await this.store.getRun(request.runId))) throw duplicateRunId(request.runId);
-    this.assertOpen();
     const [providerId] = splitModel(request.model);
     if (!this.models.has(providerId)) {
       throw new EngineError('unknown_model', `no model provider "${providerId}"; known: ${[...this.models.keys()].join(', ')}`, {
         model: request.model,
       });
     }
-    if (!this.sessions.seqReady(request.sessionId)) {
-      await this.sessions.loadSeq(request.sessionId);
-      this.assertOpen();
+    const ticket = this.admissionOrder.enter(request.sessionId);
+    let decided: SubmitResult;
+    try {
+      if (raw.runId !== undefined && (await this.store.getRun(request.runId))) throw duplicateRunId(request.runId);
+      if (ticket.ready) {
+        await ticket.ready;
+        this.assertOpen();
+      }
+      if (!this.sessions.seqReady(request.sessionId)) {
+        await this.sessions.loadSeq(request.sessionId);
+        this.assertOpen();
+      }
+      // Checked again after the awaits: another submit may have taken the id meanwhile.
+      this.assertFreeId(request.runId);
+      decided = this.decide(request);
+    } finally {
+      ticket.done();
     }
-    // Checked again after the awaits: another submit may have taken the id meanwhile.
-    this.assertFreeId(request.runId);
+    try {
+      await this.store.durable();
+    } catch (error) {
+      void this.cancel(decided.runId, 'store_failed');
+      throw new EngineError('store_failed', `the message could not be stored (${error instanceof Error ? error.message : String(error)}); it was not accepted: check the store, then submit it again`, {
+        runId: decided.runId,
+      });
+    }
+    return decided;
+  }
+
+  /** The session's (and the limiter's) decision on an admitted request, made synchronously. */
+  private decide(request: AdmittedRequest): SubmitResult {
     const handle = this.table.newHandle(request, 0);
     this.table.add(handle);
     this.sessions.submit(request.sessionId, {

@@ -100,6 +100,10 @@ export class CrashableStore implements Store {
     return this.order(this.inner.readSessionEvents(sessionId)).then((events) => events.at(-1)?.sessionSeq ?? 0);
   }
 
+  durable(): Promise<void> {
+    return this.crashed ? Promise.resolve() : this.order(this.inner.durable());
+  }
+
   flush(): Promise<void> {
     return this.crashed ? Promise.resolve() : this.order(this.inner.flush());
   }

@@ -38,6 +38,7 @@ import { isTerminalEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
+import { PendingWrites } from './pending-writes.js';
 import { errorCode, readJsonFile } from './read-json-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
 import { StoreError } from './store-error.js';
@@ -142,6 +143,7 @@ export class LowdbStore implements Store {
   }
 
   private readonly writer = new WriteCoalescer();
+  private readonly pendingWrites = new PendingWrites();
   private readonly limits: SegmentLimits;
   private readonly runLogs: LruMap<string, SegmentedLog<RunEvent>>;
   private readonly sessionLogs: LruMap<string, SegmentedLog<SessionEntry>>;
@@ -215,7 +217,7 @@ export class LowdbStore implements Store {
       if (this.recordWrites.get(runId) === written) this.recordWrites.delete(runId);
     };
     written.then(done, done);
-    return written;
+    return this.pendingWrites.track(written);
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -301,7 +303,7 @@ export class LowdbStore implements Store {
         () => {},
       );
     }
-    return done;
+    return this.pendingWrites.track(done);
   }
 
   async readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
@@ -370,7 +372,7 @@ export class LowdbStore implements Store {
   appendMessages(sessionId: string, messages: Message[]): Promise<void> {
     if (this.closed) return closedError();
     const log = this.conversationLog(sessionId);
-    return Promise.all(messages.map((message) => log.append(message))).then(() => {});
+    return this.pendingWrites.track(Promise.all(messages.map((message) => log.append(message))).then(() => {}));
   }
 
   async readConversation(sessionId: string): Promise<Message[]> {
@@ -390,7 +392,7 @@ export class LowdbStore implements Store {
       if (this.lanesWrite === written) this.lanesWrite = undefined;
     };
     written.then(done, done);
-    return written;
+    return this.pendingWrites.track(written);
   }
 
   async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
@@ -401,9 +403,9 @@ export class LowdbStore implements Store {
   saveGrants(sessionId: string, fingerprints: string[]): Promise<void> {
     if (this.closed) return closedError();
     this.grants.set(sessionId, [...fingerprints]);
-    return this.writer.write(join(this.dir, 'grants.json'), () => ({
+    return this.pendingWrites.track(this.writer.write(join(this.dir, 'grants.json'), () => ({
       text: `${JSON.stringify({ grants: [...this.grants] }, null, 2)}\n`,
-    }));
+    })));
   }
 
   async readGrants(): Promise<Record<string, string[]>> {
@@ -413,6 +415,10 @@ export class LowdbStore implements Store {
 
   // ---------------------------------------------------------------------------------------
   // Lifecycle
+
+  durable(): Promise<void> {
+    return this.pendingWrites.settled();
+  }
 
   /** Resolves once everything written so far is on disk; rejects (`write_failed`) if a retried write still fails. */
   async flush(): Promise<void> {

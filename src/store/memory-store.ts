@@ -69,6 +69,11 @@ export class MemoryStore implements Store {
     return Promise.resolve(Object.fromEntries([...this.lanes].map(([sessionId, lane]) => [sessionId, [...lane]])));
   }
 
+  /** Every write of the memory store is done when its call returns (and lost with the process). */
+  durable(): Promise<void> {
+    return Promise.resolve();
+  }
+
   flush(): Promise<void> {
     return Promise.resolve();
   }

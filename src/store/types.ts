@@ -43,6 +43,13 @@ export interface Store {
   lastSessionSeq?(sessionId: string): Promise<number>;
   /** Every session's grants. */
   readGrants?(): Promise<Record<string, string[]>>;
+  /**
+   * Resolves once every write asked for before this call is durable: it survives a crash of
+   * this process (with [store] fsync, a power loss too). Rejects when one of them failed.
+   * Writes asked for meanwhile are not waited for, so many callers can share one write
+   * (group commit). The engine answers a submit only after this resolves.
+   */
+  durable(): Promise<void>;
   flush(): Promise<void>;
   close(): Promise<void>;
 }

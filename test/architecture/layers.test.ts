@@ -69,6 +69,7 @@ const ENGINE_RANK: Record<string, number> = {
   'session.host.ts': 8,
   'supervisor.host.ts': 8,
   'run-table.ts': 9,
+  'admission-order.ts': 9,
   'event-stream.ts': 9,
   'inspection.ts': 9,
   'configured-models.ts': 9,

@@ -84,15 +84,3 @@ export interface Notifications {
 }
 
 export type NotificationName = keyof Notifications;
-
-/** Close codes the gateway uses beyond the standard ones. */
-export const GatewayCloseCode = {
-  /** The server is shutting down (standard "going away"). */
-  GoingAway: 1001,
-  /** A frame larger than maxPayloadBytes (closed by ws). */
-  MessageTooBig: 1009,
-  /** The client did not read fast enough: resubscribe with fromSeq = the last seq seen. */
-  SlowConsumer: 4008,
-  /** A node connection was refused: its name is taken or missing, or the gateway takes no nodes. */
-  NodeRefused: 4009,
-} as const;

@@ -6,8 +6,8 @@
  */
 import type { WebSocket } from 'ws';
 import { ToolError } from '../../tools/tool.js';
-import { GatewayCloseCode } from '../methods.js';
-import { closeReason, NodeConnection, type NodeConnectionOptions } from './node-connection.js';
+import { closeReason, GatewayCloseCode } from '../close-codes.js';
+import { NodeConnection, type NodeConnectionOptions } from './node-connection.js';
 import type { NodeCommand, NodeInvokeResult, NodeInvoker } from './node-protocol.js';
 
 export interface NodeInfo {

@@ -6,10 +6,10 @@
  * notifications, and with nothing at all when it holds only notifications.
  *
  * Order: every handler starts in the order its request arrived (in a frame, in a batch),
- * whatever an earlier one awaits. An answer decided without a handler (an invalid request,
- * unknown method, invalid params) is sent as soon as the frame is read. What a handler asks
- * to start after its answer (a subscription's notifications) starts once that answer is
- * sent: for a batch, once the batch's array is.
+ * whatever an earlier one awaits. For a request alone in its frame, an answer decided without
+ * a handler (invalid request, unknown method, invalid params) is sent as soon as the frame is
+ * read. What a handler asks to start after its answer (a subscription's notifications)
+ * starts once that answer is sent: for a batch, once the batch's array is.
  */
 import type { GatewayLogger } from './logger.js';
 import { methodHandlers, rpcErrorOf, type CallScope } from './method-handlers.js';

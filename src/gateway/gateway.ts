@@ -103,31 +103,20 @@ const SHUTTING_DOWN = 'the server is shutting down';
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const host = options.host ?? DEFAULTS.host;
   const logger: GatewayLogger = { ...consoleLogger, ...options.logger };
-  const limits = limitsOf(options);
+  const { maxPayloadBytes, ...clientLimits } = connectionLimitsOf(options);
   const { token, path: tokenPath, created: tokenCreated } = await ensureToken(options.dataDir ?? DEFAULTS.dataDir);
   const { engine } = options;
   const inspect = new InspectFanout(engine, (error) => logger.error('could not serialize an inspection event', error));
   let admitting = true;
   let closing: Promise<void> | undefined;
   const registry = new ConnectionRegistry({
-    client: {
-      engine,
-      inspect,
-      admitting: () => admitting,
-      logger,
-      sendBufferLimitBytes: limits.sendBufferLimitBytes,
-      maxSubscriptions: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
-      maxBatchRequests: options.maxBatchRequests ?? DEFAULTS.maxBatchRequests,
-      closeTimeoutMs: limits.closeTimeoutMs,
-      drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
-      ...(options.nodes ? { nodes: options.nodes } : {}),
-    },
-    node: { logger, sendBufferLimitBytes: limits.sendBufferLimitBytes, maxPayloadBytes: limits.maxPayloadBytes, closeTimeoutMs: limits.closeTimeoutMs },
+    client: { engine, inspect, admitting: () => admitting, logger, ...clientLimits, ...(options.nodes ? { nodes: options.nodes } : {}) },
+    node: { logger, maxPayloadBytes, sendBufferLimitBytes: clientLimits.sendBufferLimitBytes, closeTimeoutMs: clientLimits.closeTimeoutMs },
     ...(options.nodes ? { nodes: options.nodes } : {}),
   });
   // Filled in once the port is known (port 0 picks one).
   const guard: GuardOptions = { token, allowedOrigins: options.allowedOrigins ?? [], ownOrigins: [] };
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
 
   const server = createServer(httpRoutes({ routes: options.httpRoutes ?? {}, guard, logger }));
   server.on(
@@ -183,12 +172,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-function limitsOf(options: GatewayOptions): { sendBufferLimitBytes: number; maxPayloadBytes: number; closeTimeoutMs: number } {
-  const sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULTS.sendBufferLimitBytes;
-  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
-  if (!(sendBufferLimitBytes > 0)) throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
-  if (!(maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
-  return { sendBufferLimitBytes, maxPayloadBytes, closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs };
+/** The limits of every connection, defaults filled in and checked. */
+function connectionLimitsOf(options: GatewayOptions) {
+  const limits = {
+    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
+    sendBufferLimitBytes: options.sendBufferLimitBytes ?? DEFAULTS.sendBufferLimitBytes,
+    maxSubscriptions: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+    maxBatchRequests: options.maxBatchRequests ?? DEFAULTS.maxBatchRequests,
+    closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
+    drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
+  };
+  if (!(limits.sendBufferLimitBytes > 0)) throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
+  if (!(limits.maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
+  if (!(limits.maxBatchRequests >= 1)) throw new RangeError('maxBatchRequests must be at least 1');
+  return limits;
 }
 
 /** Resolves with the bound port once the server listens; rejects if it cannot (port taken). */

@@ -55,7 +55,7 @@ export interface GatewayOptions {
   /** How long a closing connection gets to finish its close handshake. Default 5 s. */
   closeTimeoutMs?: number;
   /**
-   * Where node clients (role node, SPEC §9) register, and the engine's node_invoke finds them;
+   * Where node clients (role node, docs/gateway-connections.md) register, and the engine's node_invoke finds them;
    * the same registry goes to createEngine({ nodes }). Without it node connections are refused.
    */
   nodes?: NodeRegistry;

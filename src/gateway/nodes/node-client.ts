@@ -1,8 +1,9 @@
 /*
- * The node client (SPEC §9, `switchyard node`): connects to a gateway with role node and a
- * name, runs the node.invoke requests it receives (concurrently if asked: one node's calls
- * are kept apart by the engine's claim, not here), stops a command on node.cancel, and
- * reconnects with backoff whenever the gateway goes away — until its signal aborts.
+ * The node client (`switchyard node`, README "Node clients"): connects to a gateway with
+ * role node and a name, runs the node.invoke requests it receives (concurrently if asked:
+ * one node's calls are kept apart by the engine's claim, not here), stops a command on
+ * node.cancel, and reconnects with backoff whenever the gateway goes away, or stops answering
+ * its pings (docs/gateway-connections.md) — until its signal aborts.
  */
 import WebSocket from 'ws';
 import { ToolError } from '../../tools/tool.js';

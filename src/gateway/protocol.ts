@@ -41,8 +41,6 @@ export const RequestFrameSchema = z
   })
   .strict();
 export type RequestFrame = z.infer<typeof RequestFrameSchema>;
-/** A request that expects an answer. */
-export type CallFrame = RequestFrame & { id: RequestId };
 
 export interface RpcErrorBody {
   code: number;

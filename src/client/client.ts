@@ -1,8 +1,9 @@
 /*
  * A typed client of the gateway: connect(url, { token }) gives one method per gateway method,
- * subscriptions as async iterables, and errors as ClientError values. Requests carry
- * increasing numeric ids; answers are matched through a map of pending calls, all of which
- * are rejected when the socket closes.
+ * subscriptions as async iterables, notifications and batches (JSON-RPC 2.0), and errors as
+ * ClientError values. Requests carry increasing numeric ids; answers (alone or in a batch's
+ * array) are matched through a map of pending calls, all of which are rejected when the
+ * socket closes.
  */
 import WebSocket from 'ws';
 import type { PartialConfig } from '../config/index.js';
@@ -13,7 +14,7 @@ import type { RunEvent, StreamEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
 import type { SerializedInspectionEvent } from '../gateway/inspect-serialize.js';
 import type { ApprovalDecision, MethodName, MethodParams, MethodResults, Notifications } from '../gateway/methods.js';
-import type { RpcErrorBody } from '../gateway/protocol.js';
+import { parseJsonText, type RpcErrorBody } from '../gateway/protocol.js';
 import { ClientError, CONNECTION_CLOSED } from './client-error.js';
 import { NotificationQueue } from './notification-queue.js';
 
@@ -62,6 +63,17 @@ export interface EventSubscription<E> extends AsyncIterable<E> {
   close(): void;
 }
 
+/** One call of a batch; with `notification: true` it is sent without an id and nothing answers it. */
+export type BatchCall = { [M in MethodName]: { method: M; params: MethodParams<M>; notification?: boolean } }[MethodName];
+
+/** How one call of a batch ended. */
+export type BatchOutcome<M extends MethodName = MethodName> = { ok: true; result: MethodResults[M] } | { ok: false; error: ClientError };
+
+/** The outcomes of a batch, call by call; a notification has none. */
+export type BatchOutcomes<C extends readonly BatchCall[]> = {
+  -readonly [K in keyof C]: C[K] extends { notification: true } ? undefined : C[K] extends { method: infer M extends MethodName } ? BatchOutcome<M> : never;
+};
+
 export interface SwitchyardClient {
   submit(request: RunRequest): Promise<SubmitResult>;
   wait(runId: string): Promise<RunResult>;
@@ -79,6 +91,14 @@ export interface SwitchyardClient {
   onApprovalRequested(listener: (request: Notifications['approval.requested']) => void): () => void;
   /** Any method of the table, by name. */
   call<M extends MethodName>(method: M, params: MethodParams<M>): Promise<MethodResults[M]>;
+  /** Sends a notification: the server runs the method and answers nothing, not even an error. */
+  notify<M extends MethodName>(method: M, params: MethodParams<M>): void;
+  /**
+   * Sends the calls as one batch frame; resolves once all are answered, with each call's
+   * outcome in order (undefined for a notification). Calls still waiting when the connection
+   * closes end with a CONNECTION_CLOSED error. An empty batch sends nothing.
+   */
+  batch<const C extends readonly BatchCall[]>(calls: C): Promise<BatchOutcomes<C>>;
   /** Resolves with the close code and reason once the connection has closed, for any reason. */
   readonly closed: Promise<{ code: number; reason: string }>;
   close(): Promise<void>;
@@ -130,6 +150,15 @@ interface Pending {
 /** Runs synchronously with the answer, before the notifications that follow it in the same chunk. */
 type OnAnswer = (result: unknown) => void;
 
+/** A frame from the server: an answer (alone or in a batch's array) or a notification. */
+interface ServerFrame {
+  id?: unknown;
+  result?: unknown;
+  error?: RpcErrorBody;
+  method?: unknown;
+  params?: unknown;
+}
+
 interface OpenSubscription {
   queue: NotificationQueue<unknown>;
 }
@@ -159,8 +188,8 @@ class GatewayClient implements SwitchyardClient {
   }
 
   call<M extends MethodName>(method: M, params: MethodParams<M>, onAnswer?: OnAnswer): Promise<MethodResults[M]> {
-    if (this.closeError) return Promise.reject(this.closeError);
-    if (this.socket.readyState !== OPEN) return Promise.reject(ClientError.connectionClosed(1006, 'not open'));
+    const closed = this.notOpen();
+    if (closed) return Promise.reject(closed);
     const id = this.nextId++;
     return new Promise<MethodResults[M]>((resolve, reject) => {
       this.pending.set(id, {
@@ -172,6 +201,31 @@ class GatewayClient implements SwitchyardClient {
       });
       this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     });
+  }
+
+  notify<M extends MethodName>(method: M, params: MethodParams<M>): void {
+    if (this.notOpen()) return;
+    this.socket.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
+  }
+
+  async batch<const C extends readonly BatchCall[]>(calls: C): Promise<BatchOutcomes<C>> {
+    if (calls.length === 0) return [] as unknown as BatchOutcomes<C>;
+    const closed = this.notOpen();
+    if (closed) throw closed;
+    const frames: object[] = [];
+    const outcomes = calls.map(({ method, params, notification }) => {
+      if (notification) {
+        frames.push({ jsonrpc: '2.0', method, params });
+        return undefined;
+      }
+      const id = this.nextId++;
+      frames.push({ jsonrpc: '2.0', id, method, params });
+      return new Promise<BatchOutcome>((resolve) =>
+        this.pending.set(id, { resolve: (result) => resolve({ ok: true, result: result as MethodResults[MethodName] }), reject: (error) => resolve({ ok: false, error }) }),
+      );
+    });
+    this.socket.send(JSON.stringify(frames));
+    return (await Promise.all(outcomes)) as BatchOutcomes<C>;
   }
 
   submit(request: RunRequest): Promise<SubmitResult> {
@@ -291,13 +345,26 @@ class GatewayClient implements SwitchyardClient {
     };
   }
 
+  /** The error a call gets when the connection cannot carry it; undefined while open. */
+  private notOpen(): ClientError | undefined {
+    if (this.closeError) return this.closeError;
+    if (this.socket.readyState !== OPEN) return ClientError.connectionClosed(1006, 'not open');
+    return undefined;
+  }
+
   private onMessage(data: unknown): void {
-    let frame: { id?: unknown; result?: unknown; error?: RpcErrorBody; method?: unknown; params?: unknown };
-    try {
-      frame = JSON.parse(typeof data === 'string' ? data : String(data)) as typeof frame;
-    } catch {
+    // The server sends JSON only; anything else cannot be matched to a call and is dropped.
+    const parsed = parseJsonText(typeof data === 'string' ? data : String(data));
+    if (!parsed.ok || typeof parsed.value !== 'object' || parsed.value === null) return;
+    if (Array.isArray(parsed.value)) {
+      for (const answer of parsed.value) this.onFrame(answer as ServerFrame);
       return;
     }
+    this.onFrame(parsed.value as ServerFrame);
+  }
+
+  private onFrame(frame: ServerFrame | null): void {
+    if (typeof frame !== 'object' || frame === null) return;
     if (typeof frame.method === 'string') {
       this.onNotification(frame.method, frame.params);
       return;

@@ -1,26 +1,27 @@
 /*
- * startGateway(): one HTTP server on one port that serves a few HTTP routes and upgrades
- * authenticated requests to WebSocket connections speaking JSON-RPC 2.0 (SPEC §9). The
- * upgrade is handled here, not by ws, so a request without the token (401) or from a
- * foreign browser origin (403) is answered before any WebSocket exists.
+ * startGateway(): one HTTP server on one port that serves a few HTTP routes (http-routes.ts)
+ * and upgrades authenticated requests (upgrade.ts) to WebSocket connections speaking
+ * JSON-RPC 2.0 (docs/gateway-connections.md), kept in a connection registry. This file puts
+ * the parts together and takes them apart again on close.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import type { RunEventOf } from '../core/run-events.js';
-import type { EventStream } from '../engine/index.js';
+import { forwardApprovals } from './approval-notifications.js';
 import { ensureToken } from './auth-token.js';
-import { Connection, type GatewayLogger } from './connection.js';
+import { GatewayCloseCode } from './close-codes.js';
+import { ConnectionRegistry, type GatewayStats } from './connection-registry.js';
+import { startHeartbeat } from './heartbeat.js';
+import { httpRoutes, type HttpRouteHandler } from './http-routes.js';
 import { InspectFanout } from './inspect-fanout.js';
+import { consoleLogger, type GatewayLogger } from './logger.js';
 import type { GatewayEngine } from './method-handlers.js';
-import { GatewayCloseCode } from './methods.js';
-import { connectionRoleOf } from './nodes/node-handshake.js';
-import type { NodeConnection } from './nodes/node-connection.js';
 import type { NodeRegistry } from './nodes/node-registry.js';
-import { toJson } from './protocol.js';
-import { checkRequest, ownOriginsOf, rejectUpgrade, type GuardOptions } from './request-guard.js';
+import { ownOriginsOf, type GuardOptions } from './request-guard.js';
+import { upgradeHandler } from './upgrade.js';
 
-export type HttpRouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+export type { GatewayStats } from './connection-registry.js';
+export type { HttpRouteHandler } from './http-routes.js';
 
 export interface GatewayOptions {
   engine: GatewayEngine;
@@ -44,12 +45,17 @@ export interface GatewayOptions {
   drainTimeoutMs?: number;
   /** Subscriptions (events + inspect) one connection may hold. Default 256. */
   maxSubscriptionsPerConnection?: number;
+  /**
+   * Requests (notifications included) one JSON-RPC batch may hold; each request of a longer
+   * batch is answered -32600 with data.code "batch_too_large" and none of them runs. Default 100.
+   */
+  maxBatchRequests?: number;
   /** Ping interval; a connection that misses a pong until the next one is dropped. 0 = off. Default 30 s. */
   heartbeatMs?: number;
   /** How long a closing connection gets to finish its close handshake. Default 5 s. */
   closeTimeoutMs?: number;
   /**
-   * Where node clients (role node, SPEC §9) register, and the engine's node_invoke finds them;
+   * Where node clients (role node, docs/gateway-connections.md) register, and the engine's node_invoke finds them;
    * the same registry goes to createEngine({ nodes }). Without it node connections are refused.
    */
   nodes?: NodeRegistry;
@@ -57,15 +63,6 @@ export interface GatewayOptions {
   httpRoutes?: Record<string, HttpRouteHandler>;
   /** Default: info is silent, warnings and errors go to the console. */
   logger?: Partial<GatewayLogger>;
-}
-
-export interface GatewayStats {
-  connections: number;
-  subscriptions: number;
-  /** Unread bytes waiting in the server, over all connections, right now. */
-  pendingBytes: number;
-  /** The most unread bytes any one connection ever had waiting. */
-  maxPendingBytes: number;
 }
 
 export interface Gateway {
@@ -95,160 +92,63 @@ const DEFAULTS = {
   maxPayloadBytes: 1024 * 1024,
   sendBufferLimitBytes: 4 * 1024 * 1024,
   maxSubscriptionsPerConnection: 256,
+  maxBatchRequests: 100,
   heartbeatMs: 30_000,
   closeTimeoutMs: 5_000,
   drainTimeoutMs: 5_000,
 };
 
-const silentInfo: GatewayLogger = {
-  info: () => {},
-  warn: (message, error) => console.warn(`[switchyard gateway] ${message}`, ...(error !== undefined ? [error] : [])),
-  error: (message, error) => console.error(`[switchyard gateway] ${message}`, ...(error !== undefined ? [error] : [])),
-};
+const SHUTTING_DOWN = 'the server is shutting down';
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const host = options.host ?? DEFAULTS.host;
-  const logger: GatewayLogger = { ...silentInfo, ...options.logger };
-  const sendBufferLimitBytes = options.sendBufferLimitBytes ?? DEFAULTS.sendBufferLimitBytes;
-  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes;
-  if (!(sendBufferLimitBytes > 0)) throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
-  if (!(maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
+  const logger: GatewayLogger = { ...consoleLogger, ...options.logger };
+  const { maxPayloadBytes, ...clientLimits } = connectionLimitsOf(options);
   const { token, path: tokenPath, created: tokenCreated } = await ensureToken(options.dataDir ?? DEFAULTS.dataDir);
   const { engine } = options;
-  const routes = new Map(Object.entries(options.httpRoutes ?? {}));
-  const connections = new Set<Connection>();
-  const nodeConnections = new Set<NodeConnection>();
   const inspect = new InspectFanout(engine, (error) => logger.error('could not serialize an inspection event', error));
   let admitting = true;
   let closing: Promise<void> | undefined;
-  let nextConnectionId = 1;
-  let maxPendingOfClosed = 0;
+  const registry = new ConnectionRegistry({
+    client: { engine, inspect, admitting: () => admitting, logger, ...clientLimits, ...(options.nodes ? { nodes: options.nodes } : {}) },
+    node: { logger, maxPayloadBytes, sendBufferLimitBytes: clientLimits.sendBufferLimitBytes, closeTimeoutMs: clientLimits.closeTimeoutMs },
+    ...(options.nodes ? { nodes: options.nodes } : {}),
+  });
   // Filled in once the port is known (port 0 picks one).
   const guard: GuardOptions = { token, allowedOrigins: options.allowedOrigins ?? [], ownOrigins: [] };
-
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
 
-  const server = createServer((req, res) => {
-    void serveHttp(req, res).catch((error: unknown) => {
-      logger.error(`HTTP ${req.method} ${pathOf(req)} failed`, error);
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
-      else res.destroy();
-    });
-  });
-
-  async function serveHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = pathOf(req);
-    if (path === '/healthz') {
-      sendJson(res, req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, { ok: req.method === 'GET' || req.method === 'HEAD' });
-      return;
-    }
-    const route = routes.get(path);
-    if (!route) {
-      sendJson(res, 404, { error: path === '/inspect' ? 'the inspector page is not available in this server' : `no route ${path}` });
-      return;
-    }
-    const verdict = checkRequest(req, guard);
-    if (!verdict.ok) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      sendJson(res, verdict.status, { error: verdict.reason });
-      return;
-    }
-    await route(req, res);
-  }
-
-  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
-    // A client that resets mid-handshake must not bring the server down.
-    const onSocketError = () => socket.destroy();
-    socket.on('error', onSocketError);
-    if (closing) {
-      rejectUpgrade(socket, 503, 'the server is shutting down');
-      return;
-    }
-    const verdict = checkRequest(req, guard);
-    if (!verdict.ok) {
-      rejectUpgrade(socket, verdict.status, verdict.reason);
-      return;
-    }
-    const role = connectionRoleOf(req);
-    if (role.kind === 'refused' || (role.kind === 'node' && !options.nodes)) {
-      rejectUpgrade(socket, 403, role.kind === 'refused' ? role.reason : 'this gateway takes no node clients (it was started without a node registry)');
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      socket.off('error', onSocketError);
-      if (closing) {
-        ws.close(GatewayCloseCode.GoingAway, 'the server is shutting down');
-        return;
-      }
-      if (role.kind === 'node') {
-        const node = options.nodes?.attach(ws, {
-          name: role.name,
-          ...(req.socket.remoteAddress !== undefined ? { remoteAddress: req.socket.remoteAddress } : {}),
-          logger,
-          sendBufferLimitBytes,
-          maxPayloadBytes,
-          closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
-        });
-        if (node) {
-          nodeConnections.add(node);
-          void node.closed.then(() => nodeConnections.delete(node));
-        }
-        return;
-      }
-      const connection = new Connection(ws, {
-        id: nextConnectionId++,
-        engine,
-        inspect,
-        admitting: () => admitting,
-        logger,
-        sendBufferLimitBytes,
-        maxSubscriptions: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
-        closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
-        drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
-        ...(options.nodes ? { nodes: options.nodes } : {}),
-      });
-      connections.add(connection);
-      logger.info(`connection ${connection.id} from ${req.socket.remoteAddress ?? '?'}`);
-      void connection.closed.then(() => {
-        maxPendingOfClosed = Math.max(maxPendingOfClosed, connection.maxPendingBytes);
-        connections.delete(connection);
-      });
-    });
-  });
+  const server = createServer(httpRoutes({ routes: options.httpRoutes ?? {}, guard, logger }));
+  server.on(
+    'upgrade',
+    upgradeHandler({
+      wss,
+      guard,
+      closing: () => closing !== undefined,
+      takesNodes: options.nodes !== undefined,
+      onClient: (ws, req) => registry.openClient(ws, req),
+      onNode: (ws, req, name) => registry.attachNode(ws, req, name),
+    }),
+  );
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? DEFAULTS.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const port = await listen(server, options.port ?? DEFAULTS.port, host);
   server.on('error', (error) => logger.error('HTTP server error', error));
-  const port = (server.address() as AddressInfo).port;
   guard.ownOrigins = ownOriginsOf(host, port);
   const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   const approvals = engine.events({});
-  void forwardApprovals(approvals, connections, logger);
-
-  const heartbeatMs = options.heartbeatMs ?? DEFAULTS.heartbeatMs;
-  const heartbeat = heartbeatMs > 0
-    ? setInterval(() => {
-        for (const connection of [...connections, ...nodeConnections]) if (!connection.ping()) connection.terminate();
-      }, heartbeatMs).unref()
-    : undefined;
+  void forwardApprovals(approvals, registry, logger);
+  const stopHeartbeat = startHeartbeat(options.heartbeatMs ?? DEFAULTS.heartbeatMs, () => registry.peers());
 
   async function shutdown(): Promise<void> {
     admitting = false;
-    if (heartbeat) clearInterval(heartbeat);
+    stopHeartbeat();
     approvals.close();
     server.close();
-    for (const connection of [...connections, ...nodeConnections]) connection.close(GatewayCloseCode.GoingAway, 'the server is shutting down');
-    await Promise.all([...connections, ...nodeConnections].map((c) => c.closed));
+    await registry.closeAll(GatewayCloseCode.GoingAway, SHUTTING_DOWN);
     inspect.close();
     wss.close();
     server.closeAllConnections();
@@ -263,16 +163,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     token,
     tokenPath,
     tokenCreated,
-    connections: () => [...connections].filter((c) => c.open).length,
-    stats: () => {
-      const all = [...connections];
-      return {
-        connections: all.filter((c) => c.open).length,
-        subscriptions: all.reduce((n, c) => n + c.subscriptionCount, 0),
-        pendingBytes: all.reduce((n, c) => n + c.pendingBytes, 0),
-        maxPendingBytes: Math.max(0, ...all.map((c) => c.maxPendingBytes), maxPendingOfClosed),
-      };
-    },
+    connections: () => registry.openClients(),
+    stats: () => registry.stats(),
     stopAdmitting: () => {
       admitting = false;
     },
@@ -280,30 +172,29 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-/** approval.requested notifications go to every connection, whatever it subscribed to. */
-async function forwardApprovals(stream: EventStream, connections: Set<Connection>, logger: GatewayLogger): Promise<void> {
-  try {
-    for await (const event of stream) {
-      if (event.type !== 'approval.requested') continue;
-      const { approvalId, runId, callId, action } = event as RunEventOf<'approval.requested'>;
-      const params = toJson({ approvalId, runId, callId, action });
-      for (const connection of connections) if (connection.open) connection.notify('approval.requested', params);
-    }
-  } catch (error) {
-    logger.error('approval notifications stopped', error);
-  }
+/** The limits of every connection, defaults filled in and checked. */
+function connectionLimitsOf(options: GatewayOptions) {
+  const limits = {
+    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULTS.maxPayloadBytes,
+    sendBufferLimitBytes: options.sendBufferLimitBytes ?? DEFAULTS.sendBufferLimitBytes,
+    maxSubscriptions: options.maxSubscriptionsPerConnection ?? DEFAULTS.maxSubscriptionsPerConnection,
+    maxBatchRequests: options.maxBatchRequests ?? DEFAULTS.maxBatchRequests,
+    closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
+    drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
+  };
+  if (!(limits.sendBufferLimitBytes > 0)) throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
+  if (!(limits.maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
+  if (!(limits.maxBatchRequests >= 1)) throw new RangeError('maxBatchRequests must be at least 1');
+  return limits;
 }
 
-function pathOf(req: IncomingMessage): string {
-  try {
-    return new URL(req.url ?? '/', 'http://gateway.invalid').pathname;
-  } catch {
-    return '/';
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+/** Resolves with the bound port once the server listens; rejects if it cannot (port taken). */
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }

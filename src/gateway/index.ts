@@ -1,10 +1,11 @@
 export { startGateway } from './gateway.js';
 export type { Gateway, GatewayOptions, GatewayStats, HttpRouteHandler } from './gateway.js';
-export type { GatewayLogger } from './connection.js';
+export type { GatewayLogger } from './logger.js';
 export type { GatewayEngine } from './method-handlers.js';
 export { ensureToken, readToken, tokensEqual } from './auth-token.js';
 export type { GatewayToken } from './auth-token.js';
-export { MethodParamsSchemas, ApprovalDecisionSchema, GatewayCloseCode, isMethodName } from './methods.js';
+export { MethodParamsSchemas, ApprovalDecisionSchema, isMethodName } from './methods.js';
+export { GatewayCloseCode } from './close-codes.js';
 export type { MethodName, MethodParams, MethodResults, Notifications, NotificationName, ApprovalDecision } from './methods.js';
 export { RpcErrorCode, RequestFrameSchema } from './protocol.js';
 export type { RpcErrorBody, RequestId } from './protocol.js';

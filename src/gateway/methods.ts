@@ -1,6 +1,7 @@
 /*
- * The gateway's method table (SPEC §9): each method's params as a zod schema, its result
- * type, and the notifications the server pushes. The client types its calls from here.
+ * The gateway's method table (README, "The gateway"): each method's params as a zod schema,
+ * its result type, and the notifications the server pushes. The client types its calls from
+ * here.
  */
 import { z } from 'zod';
 import { ApprovalDecisionSchema } from '../approval/index.js';
@@ -85,15 +86,3 @@ export interface Notifications {
 }
 
 export type NotificationName = keyof Notifications;
-
-/** Close codes the gateway uses beyond the standard ones. */
-export const GatewayCloseCode = {
-  /** The server is shutting down (standard "going away"). */
-  GoingAway: 1001,
-  /** A frame larger than maxPayloadBytes (closed by ws). */
-  MessageTooBig: 1009,
-  /** The client did not read fast enough: resubscribe with fromSeq = the last seq seen. */
-  SlowConsumer: 4008,
-  /** A node connection was refused: its name is taken or missing, or the gateway takes no nodes. */
-  NodeRefused: 4009,
-} as const;

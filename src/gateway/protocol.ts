@@ -1,12 +1,13 @@
 /*
  * The JSON-RPC 2.0 envelope the gateway speaks: the zod schema of an incoming request, the
- * error codes, and the frames it sends (responses, errors, notifications).
+ * error codes, the frames it sends (responses, errors, notifications), and the prelude every
+ * received frame passes (JSON text, then a shape) before it is dispatched.
  *
- * Choices beyond JSON-RPC 2.0, so every frame a client sends gets exactly one answer:
- * - every request carries an id (a string, or a finite number); a frame without one is
- *   answered -32600, because every method here has a result worth returning;
- * - batches (arrays) are not supported: one -32600 answer (id null) per array frame;
- * - binary frames are answered -32600 (id null); the connection stays open.
+ * As JSON-RPC 2.0 says: a request without an id is a notification and is never answered; a
+ * batch (an array) is answered with one array that holds no answer for its notifications.
+ * Choices within it (docs/gateway-connections.md): an id is a string (at most 200 characters)
+ * or a finite number, a null id is an invalid request; binary frames are answered -32600
+ * (id null) and the connection stays open.
  */
 import type { RawData } from 'ws';
 import { z } from 'zod';
@@ -28,7 +29,8 @@ export type RequestId = z.infer<typeof RequestIdSchema>;
 export const RequestFrameSchema = z
   .object({
     jsonrpc: z.literal('2.0'),
-    id: RequestIdSchema,
+    // Absent: a notification. A null id is refused as an invalid request (JSON-RPC discourages it).
+    id: RequestIdSchema.optional(),
     method: z.string().min(1).max(100),
     // JSON-RPC allows by-position (array) params; no method here takes them, which is an
     // invalid-params answer from the method, not an invalid request. Checked, not copied: the
@@ -94,6 +96,11 @@ export function errorFrame(id: RequestId | null, error: RpcErrorBody): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error });
 }
 
+/** An error frame from its parts; `data` is left out when undefined. */
+export function errorAnswer(id: RequestId | null, code: number, message: string, data?: unknown): string {
+  return errorFrame(id, { code, message, ...(data !== undefined ? { data } : {}) });
+}
+
 /** A notification frame; `paramsJson` is already serialized (shared between connections). */
 export function notificationFrame(method: string, paramsJson: string): string {
   return `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${paramsJson}}`;
@@ -111,11 +118,31 @@ export type JsonFrame = { ok: true; value: unknown } | { ok: false; code: number
 
 export function readJsonFrame(data: RawData, isBinary: boolean, binaryMessage: string): JsonFrame {
   if (isBinary) return { ok: false, code: RpcErrorCode.InvalidRequest, message: binaryMessage };
+  return parseJsonText(textOf(data));
+}
+
+export function parseJsonText(text: string): JsonFrame {
   try {
-    return { ok: true, value: JSON.parse(textOf(data)) };
+    return { ok: true, value: JSON.parse(text) };
   } catch {
     return { ok: false, code: RpcErrorCode.ParseError, message: 'parse error: the frame is not valid JSON' };
   }
+}
+
+/**
+ * What a frame must look like before it is dispatched, and what one of another shape earns:
+ * the error frame to send back, or undefined to drop it unanswered (whoever drops it logs it).
+ */
+export interface FrameShape<T> {
+  schema: z.ZodType<T>;
+  refuse(raw: unknown, issues: ZodIssueSummary[]): string | undefined;
+}
+
+export type ShapedFrame<T> = { ok: true; frame: T } | { ok: false; answer: string | undefined };
+
+export function readShape<T>(shape: FrameShape<T>, raw: unknown): ShapedFrame<T> {
+  const parsed = shape.schema.safeParse(raw);
+  return parsed.success ? { ok: true, frame: parsed.data } : { ok: false, answer: shape.refuse(raw, issuesOf(parsed.error)) };
 }
 
 function textOf(data: RawData): string {

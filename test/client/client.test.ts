@@ -11,6 +11,7 @@ import type { ScriptContext, ScriptTurn } from '../../src/model/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { RpcErrorCode, type SerializedInspectionEvent } from '../../src/gateway/index.js';
 import { defineTool } from '../../src/tools/index.js';
+import { until } from '../engine/fixtures.js';
 import { gatewayFixture } from '../gateway/fixtures.js';
 
 const harness = gatewayFixture();
@@ -229,6 +230,65 @@ describe('approvals over the gateway', () => {
     const client = await (await harness({ engine: scripted })).client();
     expect(await client.respondApproval('no-such-approval', 'allow_once')).toBe(false);
     await expectClientError(client.call('approval.respond', { approvalId: 'a', decision: 'maybe' as 'deny' }), RpcErrorCode.InvalidParams);
+  });
+});
+
+describe('notifications and batches', () => {
+  it('batch: each call\'s outcome in order, errors as ClientError values, nothing for a notification', async () => {
+    const h = await harness({ engine: scripted });
+    const client = await h.client();
+    const [submitted, missing, notified, snapshot] = await client.batch([
+      { method: 'run.submit', params: { sessionId: 'b', input: 'hi' } },
+      { method: 'run.get', params: { runId: 'no-such-run' } },
+      { method: 'run.submit', params: { sessionId: 'b2', input: 'quietly', runId: 'quiet' }, notification: true },
+      { method: 'engine.snapshot', params: {} },
+    ]);
+    if (!submitted.ok) throw submitted.error;
+    expect(await client.wait(submitted.result.runId)).toMatchObject({ state: 'completed', output: 'answer to hi' });
+    expect(missing.ok ? missing.result : missing.error).toBeInstanceOf(ClientError);
+    expect(!missing.ok && missing.error.engineCode).toBe('not_found');
+    expect(notified).toBeUndefined();
+    expect(snapshot).toMatchObject({ ok: true, result: { global: expect.any(Object) } });
+    await until(() => h.engine.status('quiet')?.state === 'completed', 'the notified run completes');
+  });
+
+  it('notify runs a method and nothing answers it: a run cancelled by notification', async () => {
+    const client = await (await harness({ engine: scripted })).client();
+    const { runId } = await client.submit({ sessionId: 's', input: 'slow' });
+    client.notify('run.cancel', { runId, reason: 'told, not asked' });
+    client.notify('run.get', { runId: 'no-such-run' });
+    expect(await client.wait(runId)).toMatchObject({ state: 'cancelled', reason: 'told, not asked' });
+  });
+
+  it('a batch longer than the gateway takes ends each of its calls with -32600 batch_too_large, and runs none', async () => {
+    const h = await harness({ engine: scripted, gateway: { maxBatchRequests: 2 } });
+    const client = await h.client();
+    const outcomes = await client.batch([
+      { method: 'run.submit', params: { sessionId: 'too-many', input: 'one' } },
+      { method: 'run.submit', params: { sessionId: 'too-many', input: 'two' } },
+      { method: 'engine.snapshot', params: {} },
+    ]);
+    for (const outcome of outcomes) {
+      expect(outcome.ok).toBe(false);
+      if (!outcome.ok) expect([outcome.error.code, outcome.error.engineCode]).toEqual([RpcErrorCode.InvalidRequest, 'batch_too_large']);
+    }
+    expect(h.engine.snapshot().sessions).toEqual([]);
+  });
+
+  it('an empty batch resolves at once; calls of a batch still waiting when the connection closes end with CONNECTION_CLOSED', async () => {
+    const h = await harness({ engine: scripted });
+    const client = await h.client();
+    expect(await client.batch([])).toEqual([]);
+    const { runId } = await client.submit({ sessionId: 's', input: 'slow' });
+    const pending = client.batch([
+      { method: 'run.wait', params: { runId } },
+      { method: 'engine.snapshot', params: {} },
+    ]);
+    await h.gateway.close();
+    const [waited, snapshot] = await pending;
+    expect(waited).toMatchObject({ ok: false, error: { code: CONNECTION_CLOSED } });
+    expect(snapshot).toMatchObject({ ok: false, error: { code: CONNECTION_CLOSED } });
+    await expect(client.batch([{ method: 'engine.snapshot', params: {} }])).rejects.toMatchObject({ code: CONNECTION_CLOSED });
   });
 });
 

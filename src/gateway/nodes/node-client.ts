@@ -1,15 +1,18 @@
 /*
- * The node client (SPEC §9, `switchyard node`): connects to a gateway with role node and a
- * name, runs the node.invoke requests it receives (concurrently if asked: one node's calls
- * are kept apart by the engine's claim, not here), stops a command on node.cancel, and
- * reconnects with backoff whenever the gateway goes away — until its signal aborts.
+ * The node client (`switchyard node`, README "Node clients"): connects to a gateway with
+ * role node and a name, runs the node.invoke requests it receives (concurrently if asked:
+ * one node's calls are kept apart by the engine's claim, not here), stops a command on
+ * node.cancel, and reconnects with backoff whenever the gateway goes away, or stops answering
+ * its pings (docs/gateway-connections.md) — until its signal aborts.
  */
 import WebSocket from 'ws';
 import { ToolError } from '../../tools/tool.js';
-import { GatewayCloseCode } from '../methods.js';
-import { errorFrame, idOf, issuesOf, RpcErrorCode, type RequestId } from '../protocol.js';
+import { GatewayCloseCode } from '../close-codes.js';
+import { startHeartbeat } from '../heartbeat.js';
+import { directSender, PeerSocket } from '../peer-socket.js';
+import { errorAnswer, idOf, readShape, RpcErrorCode, type FrameShape, type RequestId } from '../protocol.js';
 import { answerFrame, executeInvocation, type NodeExecutorOptions } from './node-executor.js';
-import { NODE_NAME_HEADER, NODE_ROLE, NodeServerFrameSchema, ROLE_HEADER, type NodeInvokeParams } from './node-protocol.js';
+import { NODE_NAME_HEADER, NODE_ROLE, NodeServerFrameSchema, ROLE_HEADER, type NodeInvokeParams, type NodeServerFrame } from './node-protocol.js';
 
 export interface NodeClientLogger {
   info(message: string): void;
@@ -59,6 +62,25 @@ type SessionEnd =
   | { kind: 'failed'; message: string; status?: number };
 
 const DEFAULT_FRAME_LIMIT = 1024 * 1024;
+/** How long the node's close handshake may take on shutdown before its socket is destroyed. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/** A request the node cannot run is answered (it has an id); anything else wrong is logged and dropped. */
+function serverFrameShape(logger: NodeClientLogger): FrameShape<NodeServerFrame> {
+  return {
+    schema: NodeServerFrameSchema,
+    refuse: (raw, issues) => {
+      const id = idOf(raw);
+      const method = (raw as { method?: unknown } | null)?.method;
+      if (id !== null && typeof method === 'string' && method !== 'node.invoke') {
+        return errorAnswer(id, RpcErrorCode.MethodNotFound, `a node only runs node.invoke, not "${method.slice(0, 100)}"`);
+      }
+      if (id !== null) return errorAnswer(id, RpcErrorCode.InvalidParams, 'invalid node.invoke request', { issues });
+      logger.warn(`ignored an invalid frame from the gateway: ${issues.map((i) => `${i.path || '(frame)'}: ${i.message}`).join('; ')}`);
+      return undefined;
+    },
+  };
+}
 
 /** Resolves once the signal has stopped the client; rejects with a NodeClientError on a refusal. */
 export async function runNodeClient(options: NodeClientOptions): Promise<void> {
@@ -103,17 +125,12 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
   });
   const running = new Map<string, AbortController>();
   const settled = new Set<Promise<void>>();
+  const shape = serverFrameShape(logger);
+  const sender = directSender(ws);
   let registered = false;
   let frameLimit = DEFAULT_FRAME_LIMIT;
   let failure: SessionEnd | undefined;
-  let alive = true;
-  let heartbeat: NodeJS.Timeout | undefined;
-
-  const send = (frame: string) => {
-    if (ws.readyState === ws.OPEN) ws.send(frame);
-  };
-  const answerError = (id: RequestId | null, code: number, message: string, data?: unknown) =>
-    send(errorFrame(id, { code, message, ...(data !== undefined ? { data } : {}) }));
+  let stopHeartbeat = () => {};
 
   const invoke = (id: RequestId, params: NodeInvokeParams) => {
     const controller = new AbortController();
@@ -121,10 +138,10 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
     logger.info(`invocation ${params.invocationId}: ${params.command}`);
     const done: Promise<void> = executeInvocation(params, options.executor, controller.signal)
       .then(
-        (result) => send(answerFrame(id, result, frameLimit)),
+        (result) => void sender.send(answerFrame(id, result, frameLimit)),
         (error: unknown) => {
           const code = error instanceof ToolError ? error.code : 'node_error';
-          answerError(id, RpcErrorCode.EngineError, error instanceof Error ? error.message : String(error), { code });
+          sender.send(errorAnswer(id, RpcErrorCode.EngineError, error instanceof Error ? error.message : String(error), { code }));
         },
       )
       .finally(() => {
@@ -134,25 +151,13 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
     settled.add(done);
   };
 
-  const onMessage = (data: WebSocket.RawData, isBinary: boolean) => {
-    if (isBinary) return answerError(null, RpcErrorCode.InvalidRequest, 'binary frames are not supported');
-    let raw: unknown;
-    try {
-      raw = JSON.parse(data.toString());
-    } catch {
-      return answerError(null, RpcErrorCode.ParseError, 'parse error: the frame is not valid JSON');
+  const onFrame = (raw: unknown) => {
+    const shaped = readShape(shape, raw);
+    if (!shaped.ok) {
+      if (shaped.answer !== undefined) sender.send(shaped.answer);
+      return;
     }
-    const parsed = NodeServerFrameSchema.safeParse(raw);
-    if (!parsed.success) {
-      const id = idOf(raw);
-      const method = (raw as { method?: unknown } | null)?.method;
-      if (id !== null && typeof method === 'string' && method !== 'node.invoke') {
-        return answerError(id, RpcErrorCode.MethodNotFound, `a node only runs node.invoke, not "${method.slice(0, 100)}"`);
-      }
-      if (id !== null) return answerError(id, RpcErrorCode.InvalidParams, 'invalid node.invoke request', { issues: issuesOf(parsed.error) });
-      return logger.warn(`ignored an invalid frame from the gateway: ${issuesOf(parsed.error).map((i) => `${i.path || '(frame)'}: ${i.message}`).join('; ')}`);
-    }
-    const frame = parsed.data;
+    const frame = shaped.frame;
     if ('error' in frame) return logger.warn(`the gateway reports: ${frame.error.message}`);
     switch (frame.method) {
       case 'node.registered':
@@ -173,25 +178,28 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
   };
 
   return new Promise<SessionEnd>((resolve) => {
-    const stop = () => {
-      ws.close(1000, 'node shutting down');
-      // A gateway that never answers the close handshake does not hold the shutdown up.
-      setTimeout(() => ws.terminate(), 5_000).unref();
-    };
-    options.signal.addEventListener('abort', stop, { once: true });
-    ws.on('message', onMessage);
-    ws.on('pong', () => (alive = true));
-    ws.on('open', () => {
-      const every = options.heartbeatMs ?? 30_000;
-      if (every > 0) {
-        heartbeat = setInterval(() => {
-          if (!alive) return ws.terminate();
-          alive = false;
-          ws.ping();
-        }, every);
-        heartbeat.unref();
-      }
+    // A gateway that never answers the close handshake does not hold the shutdown up.
+    const stop = () => socket.close(1000, 'node shutting down');
+    const socket = new PeerSocket(ws, {
+      sender,
+      closeTimeoutMs: CLOSE_TIMEOUT_MS,
+      binaryMessage: 'binary frames are not supported',
+      onFrame,
+      onError: (error) => (failure ??= { kind: 'failed', message: error.message }),
+      onClosed: (code, reason) => {
+        stopHeartbeat();
+        options.signal.removeEventListener('abort', stop);
+        // Answers can no longer be delivered: stop what still runs (the gateway failed those calls).
+        for (const controller of running.values()) controller.abort();
+        void Promise.allSettled([...settled]).then(() => {
+          if (options.signal.aborted) resolve({ kind: 'stopped' });
+          else if (failure && !registered) resolve(failure);
+          else resolve({ kind: 'closed', code, reason, registered });
+        });
+      },
     });
+    options.signal.addEventListener('abort', stop, { once: true });
+    ws.on('open', () => (stopHeartbeat = startHeartbeat(options.heartbeatMs ?? 30_000, () => [socket])));
     ws.on('unexpected-response', (_req, res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -199,18 +207,6 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
       res.on('end', () => {
         failure = { kind: 'failed', status: res.statusCode ?? 0, message: body.trim() || `HTTP ${res.statusCode ?? '?'}` };
         ws.terminate();
-      });
-    });
-    ws.on('error', (error) => (failure ??= { kind: 'failed', message: error.message }));
-    ws.on('close', (code, reason) => {
-      clearInterval(heartbeat);
-      options.signal.removeEventListener('abort', stop);
-      // Answers can no longer be delivered: stop what still runs (the gateway failed those calls).
-      for (const controller of running.values()) controller.abort();
-      void Promise.allSettled([...settled]).then(() => {
-        if (options.signal.aborted) resolve({ kind: 'stopped' });
-        else if (failure && !registered) resolve(failure);
-        else resolve({ kind: 'closed', code, reason: reason.toString(), registered });
       });
     });
   });

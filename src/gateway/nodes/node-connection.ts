@@ -4,13 +4,15 @@
  * is still in flight when the connection goes, however it goes.
  */
 import { randomUUID } from 'node:crypto';
-import type { RawData, WebSocket } from 'ws';
-import { ToolError } from '../../tools/tool.js';
+import type { WebSocket } from 'ws';
+import { MAX_TIMER_MS } from '../../core/clock.js';
+import { ToolError } from '../../core/errors.js';
 import { BoundedSender } from '../bounded-sender.js';
-import type { GatewayLogger } from '../connection.js';
-import { GatewayCloseCode } from '../methods.js';
-import { errorFrame, issuesOf, notificationFrame, readJsonFrame, RpcErrorCode, type RequestId } from '../protocol.js';
-import { NodeAnswerFrameSchema, NodeInvokeResultSchema, type NodeCommand, type NodeInvokeResult } from './node-protocol.js';
+import { GatewayCloseCode } from '../close-codes.js';
+import type { GatewayLogger } from '../logger.js';
+import { PeerSocket } from '../peer-socket.js';
+import { errorAnswer, issuesOf, notificationFrame, readShape, RpcErrorCode, type FrameShape } from '../protocol.js';
+import { NodeAnswerFrameSchema, NodeInvokeResultSchema, type NodeAnswerFrame, type NodeCommand, type NodeInvokeResult } from './node-protocol.js';
 
 export interface NodeConnectionOptions {
   name: string;
@@ -35,24 +37,24 @@ interface InFlight {
 }
 
 const DEFAULT_ANSWER_GRACE_MS = 10_000;
-/** setTimeout's largest delay. */
-const MAX_TIMER_MS = 2_147_483_647;
-/** The longest close reason the WebSocket protocol allows, in bytes. */
-const MAX_CLOSE_REASON_BYTES = 123;
+
+const ANSWER_SHAPE: FrameShape<NodeAnswerFrame> = {
+  schema: NodeAnswerFrameSchema,
+  refuse: (_raw, issues) =>
+    errorAnswer(null, RpcErrorCode.InvalidRequest, 'a node connection only answers node.invoke requests: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}', { issues }),
+};
 
 export class NodeConnection {
   private readonly sender: BoundedSender;
+  private readonly socket: PeerSocket;
   private readonly inFlight = new Map<number, InFlight>();
   private nextId = 1;
-  private closing = false;
-  private alive = true;
-  private terminateTimer: NodeJS.Timeout | undefined;
   readonly connectedAt = new Date().toISOString();
   /** Resolves when the socket has closed and every invocation in flight has been failed. */
   readonly closed: Promise<void>;
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
     private readonly options: NodeConnectionOptions,
   ) {
     this.sender = new BoundedSender(ws, {
@@ -62,17 +64,15 @@ export class NodeConnection {
         this.close(GatewayCloseCode.SlowConsumer, 'slow consumer');
       },
     });
-    this.closed = new Promise<void>((resolve) => {
-      ws.once('close', (code, reason) => {
-        clearTimeout(this.terminateTimer);
-        this.closing = true;
-        this.failInFlight(`the connection closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
-        resolve();
-      });
+    this.socket = new PeerSocket(ws, {
+      sender: this.sender,
+      closeTimeoutMs: options.closeTimeoutMs,
+      binaryMessage: 'binary frames are not supported; answer node.invoke with JSON text frames',
+      onFrame: (raw) => this.onFrame(raw),
+      onClosed: (code, reason) => this.failInFlight(`the connection closed (${code}${reason.length > 0 ? ` ${reason}` : ''})`),
+      onError: (error) => options.logger.info(`node "${options.name}": ${error.message}`),
     });
-    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
-    ws.on('pong', () => (this.alive = true));
-    ws.on('error', (error) => options.logger.info(`node "${options.name}": ${error.message}`));
+    this.closed = this.socket.closed.then(() => {});
     this.sender.send(notificationFrame('node.registered', JSON.stringify({ name: options.name, maxPayloadBytes: options.maxPayloadBytes })));
   }
 
@@ -85,7 +85,7 @@ export class NodeConnection {
   }
 
   get open(): boolean {
-    return !this.closing && this.ws.readyState === this.ws.OPEN;
+    return this.socket.open;
   }
 
   /** Invocations sent and not answered yet. */
@@ -141,42 +141,24 @@ export class NodeConnection {
   }
 
   ping(): boolean {
-    if (!this.alive) return false;
-    this.alive = false;
-    if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
-    return true;
+    return this.socket.ping();
   }
 
   close(code: number, reason: string): void {
-    if (this.closing) return;
-    this.closing = true;
-    this.sender.stop();
-    this.ws.close(code, closeReason(reason));
-    this.terminateTimer = setTimeout(() => this.ws.terminate(), this.options.closeTimeoutMs).unref();
+    this.socket.close(code, reason);
   }
 
   terminate(): void {
-    this.closing = true;
-    this.sender.stop();
-    this.ws.terminate();
+    this.socket.terminate();
   }
 
-  private onMessage(data: RawData, isBinary: boolean): void {
-    if (this.closing) return;
-    const parsed = readJsonFrame(data, isBinary, 'binary frames are not supported; answer node.invoke with JSON text frames');
-    if (!parsed.ok) {
-      this.protocolError(null, parsed.code, parsed.message);
+  private onFrame(raw: unknown): void {
+    const shaped = readShape(ANSWER_SHAPE, raw);
+    if (!shaped.ok) {
+      if (shaped.answer !== undefined) this.sender.send(shaped.answer);
       return;
     }
-    const raw = parsed.value;
-    const frame = NodeAnswerFrameSchema.safeParse(raw);
-    if (!frame.success) {
-      this.protocolError(null, RpcErrorCode.InvalidRequest, 'a node connection only answers node.invoke requests: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}', {
-        issues: issuesOf(frame.error),
-      });
-      return;
-    }
-    const answer = frame.data;
+    const answer = shaped.frame;
     if (answer.id === null) {
       this.options.logger.warn(`node "${this.name}" reports a protocol error: ${'error' in answer ? answer.error.message : '?'}`);
       return;
@@ -198,10 +180,6 @@ export class NodeConnection {
     call.resolve(result.data);
   }
 
-  private protocolError(id: RequestId | null, code: number, message: string, data?: unknown): void {
-    this.sender.send(errorFrame(id, { code, message, ...(data !== undefined ? { data } : {}) }));
-  }
-
   private failInFlight(why: string): void {
     for (const call of [...this.inFlight.values()]) {
       call.reject(unavailable(this.name, `${why} while it ran ${JSON.stringify(clip(call.command))} (invocation ${call.invocationId}); the command may or may not have finished there`));
@@ -211,14 +189,6 @@ export class NodeConnection {
 
 function unavailable(name: string, why: string): ToolError {
   return new ToolError('node_unavailable', `node "${name}" is unavailable: ${why}`);
-}
-
-/** A close reason cut to what the protocol allows (123 bytes), on a character boundary. */
-export function closeReason(text: string): string {
-  if (Buffer.byteLength(text) <= MAX_CLOSE_REASON_BYTES) return text;
-  let cut = text.slice(0, MAX_CLOSE_REASON_BYTES - 1);
-  while (Buffer.byteLength(`${cut}…`) > MAX_CLOSE_REASON_BYTES) cut = cut.slice(0, -1);
-  return `${cut}…`;
 }
 
 function clip(text: string, max = 80): string {

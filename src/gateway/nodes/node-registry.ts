@@ -1,13 +1,14 @@
 /*
- * NodeRegistry: the node clients connected to a gateway, by name (SPEC §9). It is created
- * before the engine and the gateway and handed to both: the engine's node_invoke calls go
- * through invoke(), the gateway attaches each node connection as it arrives. It does no
- * scheduling of its own: the engine's claim on `nodes [name]` keeps one node's calls apart.
+ * NodeRegistry: the node clients connected to a gateway, by name (README, "Node clients").
+ * It is created before the engine and the gateway and handed to both: the engine's
+ * node_invoke calls go through invoke(), the gateway attaches each node connection as it
+ * arrives. It does no scheduling of its own: the engine's claim on `nodes [name]` keeps one
+ * node's calls apart.
  */
 import type { WebSocket } from 'ws';
 import { ToolError } from '../../tools/tool.js';
-import { GatewayCloseCode } from '../methods.js';
-import { closeReason, NodeConnection, type NodeConnectionOptions } from './node-connection.js';
+import { closeReason, GatewayCloseCode } from '../close-codes.js';
+import { NodeConnection, type NodeConnectionOptions } from './node-connection.js';
 import type { NodeCommand, NodeInvokeResult, NodeInvoker } from './node-protocol.js';
 
 export interface NodeInfo {

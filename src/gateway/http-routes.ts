@@ -1,0 +1,63 @@
+/*
+ * The gateway's plain HTTP side: /healthz for anyone, the extra routes (the inspector page)
+ * behind the same token and origin check as a WebSocket upgrade, and a JSON 404 for the rest.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { GatewayLogger } from './logger.js';
+import { checkRequest, type GuardOptions } from './request-guard.js';
+
+export type HttpRouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface HttpRoutesOptions {
+  /** Extra GET routes by path; each requires the token. */
+  routes: Record<string, HttpRouteHandler>;
+  guard: GuardOptions;
+  logger: GatewayLogger;
+}
+
+export function httpRoutes(options: HttpRoutesOptions): RequestListener {
+  const routes = new Map(Object.entries(options.routes));
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = pathOf(req);
+    if (path === '/healthz') {
+      const ok = req.method === 'GET' || req.method === 'HEAD';
+      sendJson(res, ok ? 200 : 405, { ok });
+      return;
+    }
+    const route = routes.get(path);
+    if (!route) {
+      sendJson(res, 404, { error: path === '/inspect' ? 'the inspector page is not available in this server' : `no route ${path}` });
+      return;
+    }
+    const verdict = checkRequest(req, options.guard);
+    if (!verdict.ok) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      sendJson(res, verdict.status, { error: verdict.reason });
+      return;
+    }
+    await route(req, res);
+  }
+
+  return (req, res) => {
+    void serve(req, res).catch((error: unknown) => {
+      options.logger.error(`HTTP ${req.method} ${pathOf(req)} failed`, error);
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.destroy();
+    });
+  };
+}
+
+function pathOf(req: IncomingMessage): string {
+  try {
+    return new URL(req.url ?? '/', 'http://gateway.invalid').pathname;
+  } catch {
+    return '/';
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}

@@ -20,7 +20,7 @@ import { ApprovalDecisionSchema, ApprovalGate, SessionGrants, type ApprovalDecis
 import { ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import { Conversations } from '../harness/conversation.js';
 import { planBatch } from '../harness/batch-plan.js';
-import { runModelTurn } from '../harness/model-turn.js';
+import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
 import type { RunRecord, Store } from '../store/types.js';
 import { ToolError, type AnyTool, type DelegatedRunResult } from '../tools/tool.js';
@@ -680,7 +680,7 @@ export class Engine {
     if (final.state === 'completed') {
       this.append(handle, 'run.completed', {
         output: final.output,
-        usage: { turns: usage.turns },
+        usage: { turns: usage.turns, ...status.usage },
         toolCalls: usage.toolCalls,
         ...(status.denied && status.denied.length > 0 ? { denied: status.denied } : {}),
       });
@@ -887,17 +887,22 @@ export class Engine {
             tools: this.toolSpecs,
             signal,
             clock: this.clock,
-            context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input },
+            context: {
+              runId: input.runId,
+              sessionId: handle.status.sessionId,
+              turn: input.turn,
+              input: handle.request.input,
+              deadline: handle.deadlineAt,
+            },
             onDelta: (text) => this.append(handle, 'model.delta', { turn: input.turn, text }),
             onRetry: (attempt, reason) => this.append(handle, 'run.retrying', { attempt, reason }),
           });
           if (signal.aborted) throw abortError();
-          this.append(handle, 'model.message', { turn: input.turn, text: reply.text, toolCalls: reply.toolCalls });
-          await this.conversations.append(handle.status.sessionId, {
-            role: 'assistant',
-            content: reply.text,
-            ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
-          });
+          handle.status.usage = addUsage(handle.status.usage, reply.usage);
+          this.append(handle, 'model.message', modelMessageData(input.turn, reply));
+          await this.conversations.append(handle.status.sessionId, assistantMessageOf(reply));
+          const unfinished = unfinishedReplyError(reply);
+          if (unfinished) throw Object.assign(new Error(unfinished.message), { code: unfinished.code });
           return reply;
         }),
         act: this.providedActMachine(),

@@ -6,7 +6,7 @@
 import type { Actor } from 'xstate';
 import type { runMachine } from '../../machines/run.machine.js';
 import type { BatchPlan } from '../harness/batch-plan.js';
-import type { Message } from '../model/types.js';
+import type { Message, TokenUsage } from '../model/types.js';
 import type { ToolService } from '../tools/tool-service.js';
 import type { RunRecord, RunState } from '../store/types.js';
 import type { DeniedAction } from './run-events.js';
@@ -24,6 +24,8 @@ export interface RunStatus {
   error?: { code: string; message: string };
   reason?: string;
   denied?: DeniedAction[];
+  /** Tokens summed over the run's model turns, once a provider reported any. */
+  usage?: TokenUsage;
   /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
   position?: number;
   queuedFor?: 'session_busy' | 'limits' | 'steer';
@@ -38,6 +40,8 @@ export interface RunResult {
   reason?: string;
   /** Tool calls that were refused: denied, no one to approve, or a blocked command. */
   denied?: DeniedAction[];
+  /** Tokens summed over the run's model turns, when the provider reported them. */
+  usage?: TokenUsage;
 }
 
 export interface RunHandle {
@@ -74,6 +78,7 @@ export function resultOf(status: RunStatus): RunResult {
     ...(status.error !== undefined ? { error: status.error } : {}),
     ...(status.reason !== undefined ? { reason: status.reason } : {}),
     ...(status.denied !== undefined && status.denied.length > 0 ? { denied: status.denied } : {}),
+    ...(status.usage !== undefined ? { usage: status.usage } : {}),
   };
 }
 

@@ -25,7 +25,8 @@ const GEMINI_KEYS = new Set([
   'default', 'items', 'minimum', 'maximum',
 ]);
 
-function geminiSchema(schema: Record<string, unknown>): Record<string, unknown> {
+function geminiSchema(input: Record<string, unknown>): Record<string, unknown> {
+  const schema = withoutNullBranch(input);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'const') out['enum'] = [value];
@@ -42,6 +43,16 @@ function geminiSchema(schema: Record<string, unknown>): Record<string, unknown> 
     else out[key] = value;
   }
   return out;
+}
+
+/** zod writes `.nullable()` as `anyOf: [X, {type: "null"}]`; Gemini has no null type but a `nullable` flag. */
+function withoutNullBranch(schema: Record<string, unknown>): Record<string, unknown> {
+  const anyOf = schema['anyOf'];
+  if (!Array.isArray(anyOf) || !anyOf.some((branch) => isRecord(branch) && branch['type'] === 'null')) return schema;
+  const { anyOf: _anyOf, ...rest } = schema;
+  const branches = anyOf.filter((branch) => !(isRecord(branch) && branch['type'] === 'null'));
+  const only = branches.length === 1 && isRecord(branches[0]) ? branches[0] : undefined;
+  return { ...rest, ...(only ?? { anyOf: branches }), nullable: true };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

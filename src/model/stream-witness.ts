@@ -6,7 +6,7 @@
  * came; the witness only remembers.
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { parseJson, serverMessageOf, serverMessageOfText, statusOf } from './server-message.js';
+import { parseJson, serverMessageOfText, statusOf } from './server-message.js';
 
 const HEAD_CHARS = 4096;
 
@@ -30,11 +30,13 @@ export class StreamWitness {
     return async (input, init) => {
       const response = await fetchImpl(input, init);
       if (!response.ok || !response.body) return response;
-      const tapped = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ transform: (chunk, controller) => {
-        this.see(chunk);
-        controller.enqueue(chunk);
-      } }));
-      return new Response(tapped, { status: response.status, statusText: response.statusText, headers: response.headers });
+      const tap = new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          this.see(chunk);
+          controller.enqueue(chunk);
+        },
+      });
+      return new Response(response.body.pipeThrough(tap), { status: response.status, statusText: response.statusText, headers: response.headers });
     };
   }
 
@@ -44,9 +46,8 @@ export class StreamWitness {
     // Not an event stream: the whole (start of the) body is the answer.
     if (this.events === 0 && this.head.trim() !== '') bodies.push(this.head);
     for (const body of bodies) {
-      const json = parseJson(body.trim());
-      const message = serverMessageOf(json) ?? serverMessageOfText(body);
-      const status = statusOf(json);
+      const message = serverMessageOfText(body);
+      const status = statusOf(parseJson(body.trim()));
       if (message) return { message, ...(status !== undefined ? { status } : {}) };
     }
     return undefined;

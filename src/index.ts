@@ -36,8 +36,8 @@ export type {
 } from './engine/index.js';
 
 // models and tools
-export { scriptedModel, openAICompatibleModel } from './model/index.js';
-export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, ScriptContext } from './model/index.js';
+export { scriptedModel, openAICompatibleModel, anthropicModel, googleModel, ModelError } from './model/index.js';
+export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, ScriptContext, FinishReason, TokenUsage } from './model/index.js';
 export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
 export type { Tool, ToolContext, McpConnection } from './tools/index.js';
 

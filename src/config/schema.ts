@@ -97,13 +97,39 @@ const StoreSchema = z
   })
   .strict();
 
+const ToolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.object({ tool: nonEmpty.describe('The tool the model must call.') }).strict(),
+]);
+
 const ModelSchema = z
   .object({
-    kind: z.enum(['scripted', 'openai']),
-    base_url: z.string().optional(),
-    model: z.string().optional(),
-    api_key_env: z.string().optional(),
-    script: z.string().optional(),
+    kind: z
+      .enum(['scripted', 'openai', 'anthropic', 'google'])
+      .describe(
+        '"openai": any OpenAI-compatible Chat Completions server; "anthropic": the Messages API; "google": the Gemini API; "scripted": turns from `script`.',
+      ),
+    base_url: z
+      .string()
+      .optional()
+      .describe('API root. Required for "openai" (e.g. "http://localhost:11434/v1"); defaults to the official endpoint for "anthropic" and "google".'),
+    model: z.string().optional().describe('Model used when a run names none ("id:model" in RunRequest.model names one). Required for HTTP kinds.'),
+    api_key_env: z
+      .string()
+      .optional()
+      .describe('Environment variable holding the API key. Default: none for "openai", ANTHROPIC_API_KEY for "anthropic", GEMINI_API_KEY for "google".'),
+    script: z.string().optional().describe('"scripted" only: a JSON file holding an array of turns.'),
+    max_tokens: positiveInt.optional().describe("Cap on each reply's tokens. Default: the server's (for \"anthropic\", the package's per-model default)."),
+    temperature: z.number().min(0).max(2).optional().describe("Sampling temperature. Default: the server's."),
+    tool_choice: ToolChoiceSchema.optional().describe('"auto", "none", "required", or { tool = "name" } to force one tool. Default: the server\'s ("auto").'),
+    parallel_tool_calls: z
+      .boolean()
+      .optional()
+      .describe('false asks for at most one tool call per turn ("openai" and "anthropic"; Gemini has no such switch). Default: the server\'s.'),
+    headers: z.record(z.string(), z.string()).optional().describe('Extra request headers, e.g. { "api-key" = "..." } for Azure or OpenRouter\'s HTTP-Referer.'),
+    max_retry_wait_seconds: positiveSeconds
+      .optional()
+      .describe('Longest wait a server may ask for (Retry-After, rate-limit reset) before the turn fails with rate_limited instead. Default 60.'),
   })
   .strict();
 

@@ -10,3 +10,4 @@ export { isTerminalState, resultOf } from './run-status.js';
 export type { RunState, QueuedFor, RunFields, RunStatus, RunResult } from './run-status.js';
 export type { SubmitResult } from './submit-result.js';
 export type { EngineSnapshot } from './engine-snapshot.js';
+export type { FinishReason, TokenUsage } from './model-usage.js';

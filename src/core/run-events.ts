@@ -6,6 +6,7 @@
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import type { Claim } from '../concurrency/index.js';
 import type { CodedError } from './errors.js';
+import type { FinishReason, TokenUsage } from './model-usage.js';
 
 /** The error of a tool call's result. */
 export type ToolResultError = CodedError;
@@ -45,7 +46,7 @@ export interface RunEventData {
   'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
   'turn.started': { turn: number };
   'model.delta': { turn: number; text: string };
-  'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[] };
+  'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[]; finishReason?: FinishReason };
   'tool.scheduled': ToolScheduleData;
   'tool.started': { callId: string; tool: string; args: unknown };
   'approval.requested': { approvalId: string; callId: string; action: unknown };
@@ -63,7 +64,8 @@ export interface RunEventData {
   'sandbox.warning': { message: string };
   'run.completed': {
     output: string;
-    usage: { turns: number };
+    /** Model turns, and the tokens summed over them when the provider reported any. */
+    usage: { turns: number } & Partial<TokenUsage>;
     toolCalls: number;
     /** Calls that were refused (denied, unavailable approval, blocked command): not a plain success. */
     denied?: DeniedAction[];

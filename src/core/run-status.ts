@@ -3,6 +3,7 @@
  * that the engine, the store and the typed client all speak.
  */
 import type { CodedError } from './errors.js';
+import type { TokenUsage } from './model-usage.js';
 import type { DeniedAction } from './run-events.js';
 
 export type RunState = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
@@ -27,6 +28,8 @@ export interface RunFields {
 
 export interface RunStatus extends RunFields {
   denied?: DeniedAction[];
+  /** Tokens summed over the run's model turns, once a provider reported any. */
+  usage?: TokenUsage;
   /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
   position?: number;
   parentRunId?: string;
@@ -40,6 +43,8 @@ export interface RunResult {
   reason?: string;
   /** Tool calls that were refused: denied, no one to approve, or a blocked command. */
   denied?: DeniedAction[];
+  /** Tokens summed over the run's model turns, when the provider reported them. */
+  usage?: TokenUsage;
 }
 
 export function isTerminalState(state: RunState): state is RunResult['state'] {
@@ -55,5 +60,6 @@ export function resultOf(status: RunStatus): RunResult {
     ...(status.error !== undefined ? { error: status.error } : {}),
     ...(status.reason !== undefined ? { reason: status.reason } : {}),
     ...(status.denied !== undefined && status.denied.length > 0 ? { denied: status.denied } : {}),
+    ...(status.usage !== undefined ? { usage: status.usage } : {}),
   };
 }

@@ -104,7 +104,7 @@ export class RunLedger {
     if (final.state === 'completed') {
       this.append(handle, 'run.completed', {
         output: final.output,
-        usage: { turns: usage.turns },
+        usage: { turns: usage.turns, ...status.usage },
         toolCalls: usage.toolCalls,
         ...(status.denied && status.denied.length > 0 ? { denied: status.denied } : {}),
       });

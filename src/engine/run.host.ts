@@ -17,7 +17,7 @@ import type { RunResult } from '../core/run-status.js';
 import type { DelegatedRunResult } from '../tools/tool.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
-import { runModelTurn } from '../harness/model-turn.js';
+import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
@@ -183,17 +183,16 @@ export class RunHost {
       tools: this.toolSpecs,
       signal,
       clock: this.deps.clock,
-      context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input },
+      context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input, deadline: handle.deadlineAt },
       onDelta: (text) => ledger.append(handle, 'model.delta', { turn: input.turn, text }),
       onRetry: (attempt, reason) => ledger.append(handle, 'run.retrying', { attempt, reason }),
     });
     if (signal.aborted) throw abortError();
-    ledger.append(handle, 'model.message', { turn: input.turn, text: reply.text, toolCalls: reply.toolCalls });
-    await conversations.append(handle.status.sessionId, {
-      role: 'assistant',
-      content: reply.text,
-      ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}),
-    });
+    handle.status.usage = addUsage(handle.status.usage, reply.usage);
+    ledger.append(handle, 'model.message', modelMessageData(input.turn, reply));
+    await conversations.append(handle.status.sessionId, assistantMessageOf(reply));
+    const unfinished = unfinishedReplyError(reply);
+    if (unfinished) throw Object.assign(new Error(unfinished.message), { code: unfinished.code });
     return reply;
   }
 

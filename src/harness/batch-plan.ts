@@ -6,7 +6,7 @@
  */
 import type { ActInput, PlannedCall } from '../../machines/act.machine.js';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
-import { canonicalJson, claimsConflict, conflictReason, describeClaim, partitionParallelGroups } from '../concurrency/index.js';
+import { Claims, canonicalJson, claimsConflict, conflictReason, describeClaim, partitionParallelGroups } from '../concurrency/index.js';
 import type { ScheduleBoundary, ToolScheduleData } from '../core/run-events.js';
 import type { AdmittedCall, ToolService } from '../tools/tool-service.js';
 
@@ -29,7 +29,7 @@ export interface BatchPlan {
 }
 
 export function planBatch(options: PlanOptions): BatchPlan {
-  const calls = options.toolCalls.map((call) => options.service.admit(call));
+  const calls = options.toolCalls.map((call) => admitCall(call, options.service));
   const claims = calls.map((c) => c.claim);
   const duplicateOf = findDuplicates(calls);
   const hasDuplicates = duplicateOf.some((d) => d !== undefined);
@@ -74,11 +74,39 @@ export function planBatch(options: PlanOptions): BatchPlan {
   };
 }
 
-/** Index of the first identical call (same tool, same canonical arguments) for each repeat. */
+/**
+ * A call whose argument text was not a JSON object never reaches the tool: it fails with
+ * `invalid_arguments`, quoting the text so the model can see what it wrote and try again.
+ */
+function admitCall(call: ToolCallRequest, service: ToolService): AdmittedCall {
+  const raw = 'malformedArguments' in call && typeof call.malformedArguments === 'string' ? call.malformedArguments : undefined;
+  if (raw === undefined) return service.admit(call);
+  return {
+    callId: call.id,
+    tool: call.name,
+    args: call.args,
+    input: call.args,
+    claim: Claims.global(),
+    rewritten: false,
+    invalid: {
+      code: 'invalid_arguments',
+      message: `the arguments of ${call.name} are not a JSON object: ${JSON.stringify(truncate(raw))}; call ${call.name} again with one JSON object matching its schema`,
+    },
+  };
+}
+
+function truncate(text: string, max = 2000): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
+
+/**
+ * Index of the first identical call (same tool, same canonical arguments) for each repeat.
+ * Malformed calls all carry `{}`: their error, which quotes the model's text, tells them apart.
+ */
 function findDuplicates(calls: AdmittedCall[]): (number | undefined)[] {
   const first = new Map<string, number>();
   return calls.map((call, index) => {
-    const key = `${call.tool}\u0000${canonicalJson(call.args)}`;
+    const key = `${call.tool}\u0000${canonicalJson(call.args)}\u0000${call.invalid?.message ?? ''}`;
     const earlier = first.get(key);
     if (earlier === undefined) first.set(key, index);
     return earlier;

@@ -169,7 +169,7 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'unknown key in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"\naction = "warn"\nregex = "a"', path: 'sandbox.command_policy.rules[0].regex', message: /allowed here: name, pattern, action/ },
     { bad: 'bad regex in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "rm (-rf"\naction = "block"', path: 'sandbox.command_policy.rules[0].pattern', message: /^not a valid regular expression \(.*Unterminated group\)$/ },
     { bad: 'rule without an action', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"', path: 'sandbox.command_policy.rules[0].action', message: 'missing; expected one of "allow" | "warn" | "block"' },
-    { bad: 'model without a kind', toml: '[models.local]\nmodel = "qwen"', path: 'models.local.kind', message: 'missing; expected one of "scripted" | "openai"' },
+    { bad: 'model without a kind', toml: '[models.local]\nmodel = "qwen"', path: 'models.local.kind', message: 'missing; expected one of "scripted" | "openai" | "anthropic" | "google"' },
     { bad: 'unknown key in a model', toml: '[models.local]\nkind = "openai"\napi_key = "sk-..."', path: 'models.local.api_key', message: /allowed here: kind, base_url, model, api_key_env, script/ },
     { bad: 'mcp server with neither command nor url', toml: '[mcp.fs]\nargs = ["."]', path: 'mcp.fs', message: /needs either "command".*or "url"/ },
     { bad: 'mcp server with both command and url', toml: '[mcp.fs]\ncommand = "x"\nurl = "http://h"', path: 'mcp.fs', message: /has both "command" and "url"/ },

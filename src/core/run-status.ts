@@ -24,12 +24,12 @@ export interface RunFields {
   error?: CodedError;
   reason?: string;
   queuedFor?: QueuedFor;
+  /** Tokens summed over the run's model turns, once a provider reported any. */
+  usage?: TokenUsage;
 }
 
 export interface RunStatus extends RunFields {
   denied?: DeniedAction[];
-  /** Tokens summed over the run's model turns, once a provider reported any. */
-  usage?: TokenUsage;
   /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
   position?: number;
   parentRunId?: string;

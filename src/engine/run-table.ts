@@ -189,5 +189,6 @@ export function recordOf(handle: RunHandle): RunRecord {
     ...(s.error ? { error: s.error } : {}),
     ...(s.reason ? { reason: s.reason } : {}),
     ...(s.queuedFor ? { queuedFor: s.queuedFor } : {}),
+    ...(s.usage ? { usage: s.usage } : {}),
   };
 }

@@ -9,5 +9,7 @@ export type * from './run-events.js';
 export { isTerminalState, resultOf } from './run-status.js';
 export type { RunState, QueuedFor, RunFields, RunStatus, RunResult } from './run-status.js';
 export type { SubmitResult } from './submit-result.js';
+export { runOfSteer, steerFields } from './steer.js';
+export type { SteerFields, SteerState } from './steer.js';
 export type { EngineSnapshot } from './engine-snapshot.js';
 export type { FinishReason, TokenUsage } from './model-usage.js';

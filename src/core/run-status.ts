@@ -5,11 +5,12 @@
 import type { CodedError } from './errors.js';
 import type { TokenUsage } from './model-usage.js';
 import type { DeniedAction } from './run-events.js';
+import type { SteerFields } from './steer.js';
 
 export type RunState = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
 
-/** Why a queued run waits: in its session's lane, for limiter permits, or as an unconsumed steer. */
-export type QueuedFor = 'session_busy' | 'limits' | 'steer';
+/** Why a queued run waits: in its session's lane, or for limiter permits. */
+export type QueuedFor = 'session_busy' | 'limits';
 
 /** What both the live status and the stored record of a run hold. */
 export interface RunFields {
@@ -26,6 +27,8 @@ export interface RunFields {
   queuedFor?: QueuedFor;
   /** Tokens summed over the run's model turns, once a provider reported any. */
   usage?: TokenUsage;
+  /** A follow-up run: the ids of the steers it carries (the first is its own id). */
+  carries?: string[];
 }
 
 export interface RunStatus extends RunFields {
@@ -33,6 +36,8 @@ export interface RunStatus extends RunFields {
   /** While queued: 1-based place in the session's wait lane or the limiter's queue. */
   position?: number;
   parentRunId?: string;
+  /** When the status was asked for by a steer's id: the steer, whose fate is this run's. */
+  steer?: SteerFields;
 }
 
 export interface RunResult {

@@ -12,21 +12,22 @@ import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import { EngineError } from '../core/errors.js';
 import type { RunEvent } from '../core/run-events.js';
-import { admitRequest, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
+import type { RunRequest } from '../core/run-request.js';
 import { isTerminalState, resultOf, type RunResult, type RunStatus } from '../core/run-status.js';
+import { runOfSteer, steerFields } from '../core/steer.js';
 import { Conversations } from '../harness/conversation.js';
 import type { ModelProvider } from '../model/types.js';
 import type { Store } from '../store/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
-import { AdmissionOrder } from './admission-order.js';
+import { Admission } from './admission.js';
 import { approvalGateFor } from './approvals.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
 import { recover, type Recovered } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
-import { RunHost, splitModel } from './run.host.js';
+import { RunHost } from './run.host.js';
 import { RunTable, type WaitOptions } from './run-table.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
@@ -63,7 +64,7 @@ export class Engine {
   private readonly sessions: SessionHost;
   private readonly steers: Steers;
   private readonly runHost: RunHost;
-  private readonly admissionOrder = new AdmissionOrder();
+  private readonly admission: Admission;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
 
@@ -78,7 +79,7 @@ export class Engine {
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.log = new EventLog(this.store, this.clock, this.onError);
     const conversations = new Conversations(this.store);
-    this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root, (runId) => this.steers.forgetInto(runId));
+    this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root);
     this.grants = new SessionGrants({ onChange: (sessionId, fingerprints) => write(this.store.saveGrants?.(sessionId, fingerprints)) });
     const ledger = () => this.ledger;
     this.approvals = approvalGateFor({ clock: this.clock, config, grants: this.grants, table: this.table, ledger, ...(deps.approver ? { approver: deps.approver } : {}) });
@@ -143,13 +144,22 @@ export class Engine {
       onError: this.onError,
       delegate: async (request) => this.wait((await this.submit(request)).runId),
     });
+    this.admission = new Admission({
+      table: this.table,
+      sessions: this.sessions,
+      steers: this.steers,
+      store: this.store,
+      models: this.models,
+      config,
+      assertOpen: () => this.assertOpen(),
+      cancel: (runId, reason) => void this.cancel(runId, reason),
+    });
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */
   recover(): Promise<Recovered> {
     return recover({
       store: this.store,
-      clock: this.clock,
       log: this.log,
       grants: this.grants,
       table: this.table,
@@ -160,63 +170,11 @@ export class Engine {
   }
 
   /**
-   * Admits a message. Answers only once the decision is durable in the store (a crash of the
-   * process from then on loses nothing), and decides a session's messages in arrival order.
+   * Admits a message: started, queued or steered. Answers only once the decision is durable in
+   * the store (a crash from then on loses nothing); a session's messages are decided in arrival order.
    */
-  async submit(raw: RunRequest): Promise<SubmitResult> {
-    this.assertOpen();
-    const request = admitRequest(raw, this.config);
-    this.assertFreeId(request.runId);
-    const [providerId] = splitModel(request.model);
-    if (!this.models.has(providerId)) {
-      throw new EngineError('unknown_model', `no model provider "${providerId}"; known: ${[...this.models.keys()].join(', ')}`, {
-        model: request.model,
-      });
-    }
-    const ticket = this.admissionOrder.enter(request.sessionId);
-    let decided: SubmitResult;
-    try {
-      if (raw.runId !== undefined && (await this.store.getRun(request.runId))) throw duplicateRunId(request.runId);
-      if (ticket.ready) {
-        await ticket.ready;
-        this.assertOpen();
-      }
-      if (!this.sessions.seqReady(request.sessionId)) {
-        await this.sessions.loadSeq(request.sessionId);
-        this.assertOpen();
-      }
-      // Checked again after the awaits: another submit may have taken the id meanwhile.
-      this.assertFreeId(request.runId);
-      decided = this.decide(request);
-    } finally {
-      ticket.done();
-    }
-    try {
-      await this.store.durable();
-    } catch (error) {
-      void this.cancel(decided.runId, 'store_failed');
-      throw new EngineError('store_failed', `the message could not be stored (${error instanceof Error ? error.message : String(error)}); it was not accepted: check the store, then submit it again`, {
-        runId: decided.runId,
-      });
-    }
-    return decided;
-  }
-
-  /** The session's (and the limiter's) decision on an admitted request, made synchronously. */
-  private decide(request: AdmittedRequest): SubmitResult {
-    const handle = this.table.newHandle(request, 0);
-    this.table.add(handle);
-    this.sessions.submit(request.sessionId, {
-      runId: request.runId,
-      policy: request.busyPolicy,
-      plainText: request.plainText,
-      ...(request.modelOverride !== undefined ? { model: request.modelOverride } : {}),
-      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
-      runModel: request.model,
-      runWorkspace: handle.workspace,
-      ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
-    });
-    return this.decisionOf(request.runId, request.sessionId);
+  submit(raw: RunRequest): Promise<SubmitResult> {
+    return this.admission.submit(raw);
   }
 
   async wait(runId: string, options: WaitOptions = {}): Promise<RunResult> {
@@ -232,9 +190,26 @@ export class Engine {
     return openEventStream(this.log, this.store, filter);
   }
 
+  /** The run's whole event log, in seq order (for a steer's id: the log of the run it went into). */
   async history(runId: string): Promise<RunEvent[]> {
     await this.log.settled();
-    return this.store.readEvents(this.steers.targetOf(runId) ?? runId);
+    return this.store.readEvents(await this.steers.runOf(runId));
+  }
+
+  /** The run's status, from memory or, for a run that finished before a restart, from the store. */
+  async getRun(runId: string): Promise<RunStatus | undefined> {
+    const live = this.status(runId);
+    if (live) return live;
+    await this.log.settled();
+    const record = await this.store.getRun(runId);
+    if (record) {
+      const { request: _request, ...status } = record;
+      return status;
+    }
+    const steer = await this.steers.find(runId);
+    if (!steer || runOfSteer(steer) === runId) return undefined;
+    const into = await this.getRun(runOfSteer(steer));
+    return into && { ...into, steer: steerFields(steer) };
   }
 
   async cancel(runId: string, reason = 'cancelled'): Promise<boolean> {
@@ -253,8 +228,10 @@ export class Engine {
   }
 
   status(runId: string): RunStatus | undefined {
-    const handle = this.table.get(this.steers.targetOf(runId) ?? runId);
-    return handle ? { ...handle.status } : undefined;
+    const steer = this.table.has(runId) ? undefined : this.steers.get(runId);
+    const handle = this.table.get(steer ? runOfSteer(steer) : runId);
+    if (!handle) return undefined;
+    return steer ? { ...handle.status, steer: steerFields(steer) } : { ...handle.status };
   }
 
   reconfigure(partial: PartialConfig): { applied: string[]; restartRequired: string[] } {
@@ -331,36 +308,16 @@ export class Engine {
     await this.store.close();
   }
 
-  /** What the session (and, for an admitted run, the limiter) decided, read off the run's state. */
-  private decisionOf(runId: string, sessionId: string): SubmitResult {
-    const base = { runId, sessionId };
-    const into = this.steers.targetOf(runId);
-    if (into !== undefined) return { ...base, outcome: 'steered', intoRunId: into };
-    const handle = this.table.get(runId);
-    if (!handle) {
-      throw new EngineError(
-        'lane_full',
-        `session "${sessionId}" has ${this.config.execution.wait_lane_capacity} messages waiting; retry later or raise execution.wait_lane_capacity`,
-        { sessionId },
-      );
-    }
-    if (handle.status.state !== 'queued') return { ...base, outcome: 'started' };
-    if (handle.status.position === undefined) {
-      this.table.delete(runId);
-      throw new Error(`session made no decision for run ${runId}`);
-    }
-    return { ...base, outcome: 'queued', position: handle.status.position };
-  }
-
   private async waitRun(runId: string, options: WaitOptions): Promise<RunResult> {
     const handle = this.table.get(runId);
-    if (!handle) {
-      await this.log.settled();
-      const record = await this.store.getRun(runId);
-      if (record && isTerminalState(record.state)) return resultOf({ ...record, state: record.state });
-      throw new EngineError('not_found', `no run "${runId}"`, { runId });
-    }
-    return this.table.settled(handle, options);
+    if (handle) return this.table.settled(handle, options);
+    await this.log.settled();
+    const record = await this.store.getRun(runId);
+    if (record && isTerminalState(record.state)) return resultOf({ ...record, state: record.state });
+    // A steer from before a restart answers with the fate of the run it went into.
+    const into = record ? runId : await this.steers.runOf(runId);
+    if (into !== runId) return this.wait(into, options);
+    throw new EngineError('not_found', `no run "${runId}"`, { runId });
   }
 
   /** Cancels a run (running or queued) and every run it delegated to. */
@@ -377,15 +334,7 @@ export class Engine {
     for (const handle of this.table.handles()) if (handle.actor) yield handle.actor;
   }
 
-  private assertFreeId(runId: string): void {
-    if (this.table.has(runId) || this.steers.targetOf(runId) !== undefined) throw duplicateRunId(runId);
-  }
-
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'the engine is closed; create a new one');
   }
-}
-
-function duplicateRunId(runId: string): EngineError {
-  return new EngineError('duplicate_run_id', `runId "${runId}" is already in use; omit runId to get a generated one`, { runId });
 }

@@ -1,13 +1,18 @@
 /*
- * Restart recovery: picks up where a previous engine on the same store stopped. A run that
- * was running ends `failed` / `interrupted` (its log continues without a gap); every message
- * that was waiting — in a lane, admitted and waiting for permits, or accepted as a steer and
- * not consumed — is queued again, in order; approval grants come back.
+ * Restart recovery: picks up where a previous engine on the same store stopped, however it
+ * stopped. Every run whose end was not fully stored is repaired (a terminal record without
+ * its terminal event gets the event; a terminal event with a stale record gets the record);
+ * a run that was running ends `failed` / `interrupted` (its log continues without a gap);
+ * every message that was waiting — in a lane, admitted and waiting for permits — is queued
+ * again, in order; each pending steer is settled from the log (read exactly once, or carried
+ * by exactly one follow-up run); approval grants come back.
  */
+import type { RunOutcome } from '../../machines/run.machine.js';
 import type { SessionGrants } from '../approval/index.js';
-import { isoNow, type Clock } from '../core/clock.js';
-import type { AdmittedRequest } from '../core/run-request.js';
-import type { RunRecord, Store } from '../store/types.js';
+import type { RunEvent } from '../core/run-events.js';
+import { isTerminalEvent } from '../core/run-events.js';
+import { isTerminalState } from '../core/run-status.js';
+import type { RunRecord, SteerRecord, Store } from '../store/types.js';
 import type { EventLog } from './event-log.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
@@ -16,7 +21,6 @@ import type { Steers } from './steers.js';
 
 export interface RecoveryDeps {
   store: Store;
-  clock: Clock;
   log: EventLog;
   grants: SessionGrants;
   table: RunTable;
@@ -28,6 +32,8 @@ export interface RecoveryDeps {
 export interface Recovered {
   interrupted: string[];
   requeued: string[];
+  /** Runs whose record and log disagreed, repaired. */
+  repaired: string[];
 }
 
 export async function recover(deps: RecoveryDeps): Promise<Recovered> {
@@ -35,41 +41,49 @@ export async function recover(deps: RecoveryDeps): Promise<Recovered> {
   for (const [sessionId, fingerprints] of Object.entries((await store.readGrants?.()) ?? {})) {
     deps.grants.restore(sessionId, fingerprints);
   }
-  const open = await store.listRuns(['running', 'queued']);
-  if (open.length === 0) return { interrupted: [], requeued: [] };
+  const open = await store.openRuns();
+  const pendingSteers = await store.pendingSteers();
+  const result: Recovered = { interrupted: [], requeued: [], repaired: [] };
+  if (open.length === 0 && pendingSteers.length === 0) return result;
   const lanes = await store.readLanes();
-  const sessionSeqs = new Map<string, number>();
-  for (const record of open) {
-    if (!sessionSeqs.has(record.sessionId)) sessionSeqs.set(record.sessionId, await sessions.storedSeq(record.sessionId));
-    const events = await store.readEvents(record.runId);
-    log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, sessionSeqs.get(record.sessionId)!);
-    sessions.markSeqLoaded(record.sessionId);
+  for (const sessionId of new Set([...open.map((r) => r.sessionId), ...pendingSteers.map((s) => s.sessionId)])) {
+    log.restoreSessionSeq(sessionId, await sessions.storedSeq(sessionId));
+    sessions.markSeqLoaded(sessionId);
   }
-  const steerFollowUps = restoreSteers(deps, open);
-  const interrupted: string[] = [];
   const admitted = new Map<string, RunHandle[]>();
   const queued = new Map<string, RunHandle>();
   for (const record of open) {
-    if (record.queuedFor === 'steer') continue;
+    const events = await store.readEvents(record.runId);
+    log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, 0);
+    const terminal = events.findLast(isTerminalEvent);
+    if (terminal && !isTerminalState(record.state)) {
+      ledger.write(store.saveRun(recordFromTerminalEvent(record, terminal)));
+      result.repaired.push(record.runId);
+      continue;
+    }
     const handle = table.newHandle(record.request, 0);
     const { request: _request, ...status } = record;
     handle.status = { ...handle.status, ...status };
     table.add(handle);
-    if (record.state === 'running') {
-      interrupted.push(record.runId);
+    if (isTerminalState(record.state)) {
+      // Its record ended before the crash, its log did not: the log gets the same ending.
+      result.repaired.push(record.runId);
+      handle.inbox = [];
+      ledger.endRun(handle, outcomeOf(record), { turns: count(events, 'turn.started'), toolCalls: count(events, 'tool.started') });
+      ledger.settleRun(handle);
+    } else if (record.state === 'running') {
+      result.interrupted.push(record.runId);
       // Its input entered the conversation when it started; only a run that never did carries it.
       handle.inbox = [];
       ledger.endRun(handle, { state: 'failed', error: { code: 'interrupted', message: 'the engine stopped while this run was running; submit it again to retry' } });
       ledger.settleRun(handle);
     } else if (record.queuedFor === 'limits') {
-      const list = admitted.get(record.sessionId) ?? [];
-      list.push(handle);
-      admitted.set(record.sessionId, list);
+      admitted.set(record.sessionId, [...(admitted.get(record.sessionId) ?? []), handle]);
     } else {
       queued.set(record.runId, handle);
     }
   }
-  const requeued: string[] = [];
+  const steerFollowUps = await recoverSteers(deps, pendingSteers);
   const sessionIds = new Set([...steerFollowUps.keys(), ...admitted.keys(), ...[...queued.values()].map((h) => h.status.sessionId)]);
   for (const sessionId of sessionIds) {
     const lane = lanes[sessionId] ?? [];
@@ -82,39 +96,69 @@ export async function recover(deps: RecoveryDeps): Promise<Recovered> {
       model: h.request.model,
       workspace: h.workspace,
     }));
-    requeued.push(...entries.map((e) => e.runId));
+    result.requeued.push(...entries.map((e) => e.runId));
     sessions.restore(sessionId, entries);
   }
-  return { interrupted, requeued };
+  return result;
 }
 
-/** Steers accepted but never consumed become one queued run per target, for the lane front. */
-function restoreSteers({ table, ledger, steers, store, clock }: RecoveryDeps, open: RunRecord[]): Map<string, RunHandle[]> {
-  const byTarget = new Map<string, RunRecord[]>();
-  for (const record of open) {
-    if (record.queuedFor !== 'steer') continue;
-    const key = record.steeredInto ?? record.runId;
-    byTarget.set(key, [...(byTarget.get(key) ?? []), record]);
+/**
+ * Settles each pending steer from what is stored: read by its run (its `run.steered` event is
+ * in the run's log), carried by a follow-up whose record landed, or neither — then the steers
+ * of one run become one follow-up run, for the front of the session's lane.
+ */
+async function recoverSteers({ store, ledger, steers }: RecoveryDeps, pending: SteerRecord[]): Promise<Map<string, RunHandle[]>> {
+  const settled = new Set<string>();
+  for (const steer of pending) {
+    if (settled.has(steer.steerId)) continue;
+    const followUp = await store.getRun(steer.steerId);
+    if (followUp) {
+      for (const id of followUp.carries ?? [steer.steerId]) {
+        const carried = id === steer.steerId ? steer : pending.find((s) => s.steerId === id);
+        if (!carried) continue;
+        steers.settle({ ...carried, ...(id === steer.steerId ? { state: 'requeued' } : { state: 'merged' }), followUp: steer.steerId });
+        settled.add(id);
+      }
+      continue;
+    }
+    const read = (await store.readEvents(steer.into)).find((e) => e.type === 'run.steered' && e.steerId === steer.steerId);
+    if (read?.type === 'run.steered') {
+      steers.settle({ ...steer, state: 'consumed', ...(read.consumedAtTurn !== undefined ? { consumedAtTurn: read.consumedAtTurn } : {}) });
+      settled.add(steer.steerId);
+    }
+  }
+  const byTarget = new Map<string, SteerRecord[]>();
+  for (const steer of pending) {
+    if (settled.has(steer.steerId)) continue;
+    steers.remember(steer);
+    byTarget.set(steer.into, [...(byTarget.get(steer.into) ?? []), steer]);
   }
   const followUps = new Map<string, RunHandle[]>();
   for (const group of byTarget.values()) {
-    const [first, ...rest] = group.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    const request: AdmittedRequest = {
-      ...first!.request,
-      input: group.map((r) => r.request.input).join('\n\n'),
-      busyPolicy: 'queue',
-      expectedRunId: undefined,
-    };
-    const handle = table.newHandle(request, 0);
+    const [first] = group;
+    const handle = steers.followUpOf(first!.request, group.map((s) => ({ steerId: s.steerId, text: s.request.input })), 0);
     handle.status.createdAt = first!.createdAt;
-    table.add(handle);
-    ledger.markQueued(first!.runId, 1, 'session_busy');
-    for (const merged of rest) {
-      steers.restoreMerged(merged.runId, first!.runId);
-      const { queuedFor: _queuedFor, ...settled } = merged;
-      ledger.write(store.saveRun({ ...settled, state: 'completed', endedAt: isoNow(clock), reason: `merged into run ${first!.runId}` }));
-    }
-    followUps.set(request.sessionId, [...(followUps.get(request.sessionId) ?? []), handle]);
+    ledger.markQueued(handle.status.runId, 1, 'session_busy');
+    followUps.set(first!.sessionId, [...(followUps.get(first!.sessionId) ?? []), handle]);
   }
   return followUps;
+}
+
+function outcomeOf(record: RunRecord): RunOutcome {
+  if (record.state === 'completed') return { state: 'completed', output: record.output ?? '' };
+  if (record.state === 'cancelled') return { state: 'cancelled', reason: record.reason ?? 'cancelled' };
+  return { state: 'failed', error: record.error ?? { code: 'internal', message: 'the run failed before the engine stopped' } };
+}
+
+function recordFromTerminalEvent(record: RunRecord, event: RunEvent): RunRecord {
+  const { queuedFor: _queuedFor, ...rest } = record;
+  const ended = { ...rest, endedAt: event.at };
+  if (event.type === 'run.completed') return { ...ended, state: 'completed', output: event.output };
+  if (event.type === 'run.cancelled') return { ...ended, state: 'cancelled', reason: event.reason };
+  if (event.type === 'run.failed') return { ...ended, state: 'failed', error: event.error };
+  return record;
+}
+
+function count(events: RunEvent[], type: RunEvent['type']): number {
+  return events.filter((e) => e.type === type).length;
 }

@@ -59,8 +59,6 @@ export class RunTable {
     private readonly clock: Clock,
     /** Where a run without a workspace of its own works ([sandbox] workspace_root). */
     private readonly workspaceRoot: () => string,
-    /** Called with each run that leaves the finished ring. */
-    private readonly onForget: (runId: string) => void = () => {},
   ) {}
 
   get(runId: string): RunHandle | undefined {
@@ -162,9 +160,7 @@ export class RunTable {
     if (parent) this.children.get(parent)?.delete(runId);
     this.finished.push(runId);
     if (this.finished.length > FINISHED_RUNS_KEPT) {
-      const oldest = this.finished.shift()!;
-      this.runs.delete(oldest);
-      this.onForget(oldest);
+      this.runs.delete(this.finished.shift()!);
     }
   }
 
@@ -190,5 +186,6 @@ export function recordOf(handle: RunHandle): RunRecord {
     ...(s.reason ? { reason: s.reason } : {}),
     ...(s.queuedFor ? { queuedFor: s.queuedFor } : {}),
     ...(s.usage ? { usage: s.usage } : {}),
+    ...(s.carries ? { carries: s.carries } : {}),
   };
 }

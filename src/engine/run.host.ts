@@ -117,7 +117,7 @@ export class RunHost {
           for (const steer of consumed) {
             handle.inbox.push({ role: 'user', content: steer.text });
             ledger.append(handle, 'run.steered', { steerId: steer.steerId, text: steer.text, consumedAtTurn: turn });
-            steers.consumed(steer.steerId, context.runId);
+            steers.consumed(steer.steerId, turn);
           }
           sessions.steersConsumed(context.sessionId, context.runId, consumed.length);
         },

@@ -1,26 +1,23 @@
 /*
  * Steers: messages accepted into a running run, to be read at its next turn boundary. Each is
- * a record of its own — pending until the run consumes it, or, when the run ends first,
- * handed over to a follow-up run at the front of the lane. wait() on a steer's id follows it
- * to the run it went into. Every pending steer is stored, so a restart loses none.
+ * a record of its own (core/steer.ts), stored when accepted: pending until the run reads it,
+ * or — when the run ends first — handed over to one follow-up run at the front of the lane.
+ * A steer is settled in the store only after what settles it is durable (the `run.steered`
+ * event, the follow-up run's record), so a crash in between leaves it pending and recovery
+ * decides from the log: read exactly once, or re-queued exactly once.
  */
 import type { PendingSteer } from '../../machines/run.machine.js';
-import { isoNow, type Clock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { AdmittedRequest } from '../core/run-request.js';
-import type { RunRecord, Store } from '../store/types.js';
-import { recordOf, type RunHandle, type RunTable } from './run-table.js';
+import { runOfSteer } from '../core/steer.js';
+import type { SteerRecord, Store } from '../store/types.js';
+import type { RunHandle, RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
 
 /** Follow-ups of follow-ups (a model that keeps ignoring steers) start over at depth 0 after this. */
 const MAX_FOLLOW_UPS = 2;
-
-interface Steer {
-  steerId: string;
-  /** The run the steer went into: the running run, or the follow-up that took it over. */
-  into: string;
-  /** Its stored record while it is pending; undefined once consumed or merged. */
-  pending?: RunRecord;
-}
+/** Settled steers kept in memory for wait()/status(); older ones are read from the store. */
+const SETTLED_STEERS_KEPT = 10_000;
 
 export interface SteersDeps {
   table: RunTable;
@@ -34,27 +31,50 @@ export interface SteersDeps {
 }
 
 export class Steers {
-  private readonly steers = new Map<string, Steer>();
+  private readonly steers = new Map<string, SteerRecord>();
 
   constructor(private readonly deps: SteersDeps) {}
 
-  /** The run a steer's id now stands for, or undefined when the id is not a steer's. */
+  /** The steer with this id, while the engine remembers it. */
+  get(id: string): SteerRecord | undefined {
+    return this.steers.get(id);
+  }
+
+  /** The run a steer's id answers for (the run that read it, or the follow-up carrying it). */
   targetOf(id: string): string | undefined {
-    return this.steers.get(id)?.into;
+    const steer = this.steers.get(id);
+    return steer ? runOfSteer(steer) : undefined;
+  }
+
+  /** The steer with this id, from memory or from the store (a steer from before a restart). */
+  async find(id: string): Promise<SteerRecord | undefined> {
+    return this.steers.get(id) ?? this.deps.store.getSteer(id);
+  }
+
+  /** The run an id answers for: itself, or for a steer's id the run that read or carries it. */
+  async runOf(id: string): Promise<string> {
+    const known = this.targetOf(id);
+    if (known !== undefined || this.deps.table.has(id)) return known ?? id;
+    if (await this.deps.store.getRun(id)) return id;
+    const steer = await this.deps.store.getSteer(id);
+    return steer ? runOfSteer(steer) : id;
   }
 
   /** The session decided to steer this message into the running run `intoRunId`. */
   deliver(steerId: string, intoRunId: string): void {
     const { table } = this.deps;
     const steerHandle = table.get(steerId);
-    const text = steerHandle?.request.input ?? '';
-    const steer: Steer = { steerId, into: intoRunId };
-    if (steerHandle) {
-      steer.pending = { ...recordOf(steerHandle), state: 'queued', queuedFor: 'steer', steeredInto: intoRunId };
-      this.deps.write(this.deps.store.saveRun(steer.pending));
-    }
+    if (!steerHandle) return;
     table.delete(steerId);
-    this.steers.set(steerId, steer);
+    this.save({
+      steerId,
+      sessionId: steerHandle.status.sessionId,
+      into: intoRunId,
+      state: 'pending',
+      createdAt: steerHandle.status.createdAt,
+      request: steerHandle.request,
+    });
+    const text = steerHandle.request.input;
     const target = table.get(intoRunId);
     if (target?.actor && !target.ended) {
       target.actor.send({ type: 'STEER', steer: { steerId, text } });
@@ -63,9 +83,9 @@ export class Steers {
     }
   }
 
-  /** The run read the steer at a turn boundary: its stored record says so. */
-  consumed(steerId: string, byRunId: string): void {
-    this.settle(steerId, `consumed as a steer by run ${byRunId}`);
+  /** The run read the steer at `turn` (its `run.steered` event is appended just before). */
+  consumed(steerId: string, turn: number): void {
+    this.settleAfterDurable(steerId, { state: 'consumed', consumedAtTurn: turn });
   }
 
   /**
@@ -74,48 +94,74 @@ export class Steers {
    */
   handOver(handle: RunHandle, steers: PendingSteer[], completed: boolean): void {
     if (steers.length === 0 || this.deps.closing()) return;
-    const [first, ...rest] = steers;
     const depth = completed ? handle.followUpDepth + 1 : 0;
-    const request: AdmittedRequest = {
-      ...handle.request,
-      runId: first!.steerId,
-      input: steers.map((s) => s.text).join('\n\n'),
-      busyPolicy: 'queue',
-      parentRunId: undefined,
-      expectedRunId: undefined,
-    };
-    const followUp = this.deps.table.newHandle(request, depth > MAX_FOLLOW_UPS ? 0 : depth);
-    this.deps.table.add(followUp);
-    // The first steer is a run now; the others are merged into it.
-    this.steers.delete(first!.steerId);
-    for (const steer of rest) {
-      this.settle(steer.steerId, `merged into run ${request.runId}`);
-      this.steers.set(steer.steerId, { steerId: steer.steerId, into: request.runId });
-    }
+    const followUp = this.followUpOf(handle.request, steers, depth > MAX_FOLLOW_UPS ? 0 : depth);
+    // The follow-up's record is written as it is queued; the steers say so once it is durable.
     this.deps.sessions.requeueFront(handle.status.sessionId, {
-      runId: request.runId,
+      runId: followUp.status.runId,
       viaInterrupt: false,
-      model: request.model,
+      model: followUp.request.model,
       workspace: followUp.workspace,
     });
   }
 
-  /** After a restart: a steer merged into a restored follow-up run. */
-  restoreMerged(steerId: string, intoRunId: string): void {
-    this.steers.set(steerId, { steerId, into: intoRunId });
+  /**
+   * A follow-up run (a handle in the table, queued) carrying `steers`, with the first steer's
+   * id and the given request's settings; each steer is settled once the run's record is durable.
+   */
+  followUpOf(request: AdmittedRequest, steers: PendingSteer[], depth: number): RunHandle {
+    const [first] = steers;
+    const runId = first!.steerId;
+    const followUp = this.deps.table.newHandle(
+      {
+        ...request,
+        runId,
+        input: steers.map((s) => s.text).join('\n\n'),
+        busyPolicy: 'queue',
+        parentRunId: undefined,
+        expectedRunId: undefined,
+      },
+      depth,
+    );
+    followUp.status.carries = steers.map((s) => s.steerId);
+    this.deps.table.add(followUp);
+    for (const steer of steers) {
+      this.settleAfterDurable(steer.steerId, steer.steerId === runId ? { state: 'requeued', followUp: runId } : { state: 'merged', followUp: runId });
+    }
+    return followUp;
   }
 
-  /** The run left the finished ring: ids that stood for it are forgotten too. */
-  forgetInto(runId: string): void {
-    for (const [steerId, steer] of this.steers) if (steer.into === runId) this.steers.delete(steerId);
+  /** After a restart: a steer whose fate recovery decided, remembered for wait() and status(). */
+  remember(steer: SteerRecord): void {
+    this.keep(steer);
   }
 
-  private settle(steerId: string, reason: string): void {
+  /** Saves a steer settled by recovery (its stored record said pending). */
+  settle(steer: SteerRecord): void {
+    this.save(steer);
+  }
+
+  private settleAfterDurable(steerId: string, change: Partial<SteerRecord>): void {
     const steer = this.steers.get(steerId);
-    const record = steer?.pending;
-    if (!record) return;
-    delete steer.pending;
-    const { queuedFor: _queuedFor, ...rest } = record;
-    this.deps.write(this.deps.store.saveRun({ ...rest, state: 'completed', endedAt: isoNow(this.deps.clock), reason }));
+    if (!steer) return;
+    const settled = { ...steer, ...change };
+    this.keep(settled);
+    this.deps.write(this.deps.store.durable().then(() => this.deps.store.saveSteer(settled)));
+  }
+
+  private save(steer: SteerRecord): void {
+    this.keep(steer);
+    this.deps.write(this.deps.store.saveSteer(steer));
+  }
+
+  private keep(steer: SteerRecord): void {
+    this.steers.delete(steer.steerId);
+    this.steers.set(steer.steerId, steer);
+    if (this.steers.size > SETTLED_STEERS_KEPT) {
+      for (const [id, old] of this.steers) {
+        if (this.steers.size <= SETTLED_STEERS_KEPT) break;
+        if (old.state !== 'pending') this.steers.delete(id);
+      }
+    }
   }
 }

@@ -14,7 +14,7 @@ import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
 /** The engine as the gateway uses it. */
 export type GatewayEngine = Pick<
   Engine,
-  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'reconfigure' | 'snapshot' | 'inspect' | 'respondApproval'
+  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'reconfigure' | 'snapshot' | 'inspect' | 'respondApproval'
 >;
 
 /** What a method may do on the connection it was called on. */
@@ -43,9 +43,9 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     return engine.submit(request);
   },
   'run.wait': ({ runId }, { engine }) => engine.wait(runId),
-  'run.get': ({ runId }, { engine }) => {
-    const status = engine.status(runId);
-    if (!status) throw new EngineError('not_found', `no run "${runId}" is known to the engine (a long-finished run: use run.history)`, { runId });
+  'run.get': async ({ runId }, { engine }) => {
+    const status = await engine.getRun(runId);
+    if (!status) throw new EngineError('not_found', `no run "${runId}" is stored`, { runId });
     return status;
   },
   'run.history': ({ runId }, { engine }) => engine.history(runId),

@@ -26,6 +26,7 @@ options:
                        checks, violations } instead of the text report
   --no-shrink          on a violation, do not look for a smaller failing scenario
   --debug-lying-claim  deliberately break the setup (the write tool claims shared), to see a violation
+  --debug-early-answer deliberately break the setup (the store says writes are durable before they are), to see acknowledged messages lost at a crash
 `;
 
 /** Where the command writes (tests pass their own). */
@@ -79,6 +80,7 @@ function parseSimulateArgs(argv: string[]): ParsedArgs {
         json: { type: 'boolean' },
         'no-shrink': { type: 'boolean' },
         'debug-lying-claim': { type: 'boolean' },
+        'debug-early-answer': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -94,7 +96,9 @@ function parseSimulateArgs(argv: string[]): ParsedArgs {
     faults: faultsOption(values.faults),
     shrink: !values['no-shrink'],
     store: storeOption(values.store),
-    ...(values['debug-lying-claim'] ? { debug: { lyingWriteClaim: true } } : {}),
+    ...(values['debug-lying-claim'] || values['debug-early-answer']
+      ? { debug: { lyingWriteClaim: values['debug-lying-claim'] === true, earlyAnswer: values['debug-early-answer'] === true } }
+      : {}),
   };
   return { options, json: values.json === true };
 }

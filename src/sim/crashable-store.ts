@@ -1,17 +1,28 @@
 /*
  * The store one engine incarnation works through. It taps every appended event (so the
  * invariant monitor sees the log exactly as persisted, recovery included, in append order) and
- * can be crashed: from then on the abandoned engine's writes are dropped, so only the engine
- * that replaced it changes the shared store.
+ * can be crashed.
+ *
+ * Over the memory store it models a disk that is slower than memory: the engine reads and
+ * writes its own copy at once, and each write reaches the shared store (what the next
+ * incarnation starts from) only when the "disk" completes it, one macrotask later, in order.
+ * A crash loses every write not completed by then — exactly what a SIGKILL loses — so an
+ * engine that answers before its writes complete is caught by the restart invariants.
  *
  * Over a store that does real I/O (lowdb), every operation's promise is settled in the order
- * the engine asked for them, whenever the disk finishes them, and the simulator waits for the
- * store to be idle before it moves virtual time: the engine then sees the same sequence of
- * completions on every run of a seed.
+ * the engine asked for them, whenever the disk finishes them; a crash drops the abandoned
+ * engine's writes from then on. Either way the simulator waits for the store to be idle before
+ * it moves virtual time, so the engine sees the same sequence of completions on every run.
  */
 import type { RunEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
-import type { RunRecord, RunState, Store, StoredLaneEntry } from '../store/types.js';
+import { MemoryStore } from '../store/memory-store.js';
+import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from '../store/types.js';
+
+export interface CrashableStoreOptions {
+  /** Fault: durable() answers at once, as if every write had completed (an engine answering early). */
+  lyingDurable?: boolean;
+}
 
 export class CrashableStore implements Store {
   readonly kind: string;
@@ -19,18 +30,25 @@ export class CrashableStore implements Store {
   private pending = 0;
   private tail: Promise<unknown> = Promise.resolve();
   private wake: (() => void) | undefined;
+  /** Memory mode: the engine's own view; writes reach `inner` when the disk completes them. */
+  private readonly view: MemoryStore | undefined;
+  private diskQueue: { apply: () => void; done: () => void }[] = [];
+  private diskScheduled = false;
+  private lastDiskWrite: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly inner: Store,
     private readonly onEvent: (event: RunEvent) => void,
-    /** Settle the inner store's promises in the order they were asked for (for a store doing real I/O). */
-    private readonly ordered = false,
+    private readonly options: CrashableStoreOptions = {},
   ) {
     this.kind = inner.kind;
+    this.view = inner instanceof MemoryStore ? inner.copy() : undefined;
   }
 
   crash(): void {
     this.crashed = true;
+    // What the disk had not completed is lost.
+    this.diskQueue = [];
   }
 
   /** Operations whose promise has not settled yet. */
@@ -45,67 +63,88 @@ export class CrashableStore implements Store {
   }
 
   saveRun(record: RunRecord): void | Promise<void> {
-    if (!this.crashed) return this.order(this.inner.saveRun(record));
+    return this.write((store) => store.saveRun(record));
   }
 
   getRun(runId: string): Promise<RunRecord | undefined> {
-    return this.order(this.inner.getRun(runId));
+    return this.read((store) => store.getRun(runId));
   }
 
   appendEvent(event: RunEvent): void | Promise<void> {
     if (this.crashed) return;
-    const written = this.inner.appendEvent(event);
+    const written = this.write((store) => store.appendEvent(event));
     this.onEvent(event);
-    return this.order(written);
+    return written;
   }
 
   readEvents(runId: string, afterSeq?: number): Promise<RunEvent[]> {
-    return this.order(this.inner.readEvents(runId, afterSeq));
+    return this.read((store) => store.readEvents(runId, afterSeq));
   }
 
   readSessionEvents(sessionId: string, afterSessionSeq?: number): Promise<RunEvent[]> {
-    return this.order(this.inner.readSessionEvents(sessionId, afterSessionSeq));
+    return this.read((store) => store.readSessionEvents(sessionId, afterSessionSeq));
   }
 
   appendMessages(sessionId: string, messages: Message[]): void | Promise<void> {
-    if (!this.crashed) return this.order(this.inner.appendMessages(sessionId, messages));
+    return this.write((store) => store.appendMessages(sessionId, messages));
   }
 
   readConversation(sessionId: string): Promise<Message[]> {
-    return this.order(this.inner.readConversation(sessionId));
+    return this.read((store) => store.readConversation(sessionId));
   }
 
   saveLane(sessionId: string, entries: StoredLaneEntry[]): void | Promise<void> {
-    if (!this.crashed) return this.order(this.inner.saveLane(sessionId, entries));
+    return this.write((store) => store.saveLane(sessionId, entries));
   }
 
   listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
-    return this.order(this.inner.listRuns(states));
+    return this.read((store) => store.listRuns(states));
+  }
+
+  openRuns(): Promise<RunRecord[]> {
+    return this.read((store) => store.openRuns());
+  }
+
+  saveSteer(record: SteerRecord): void | Promise<void> {
+    return this.write((store) => store.saveSteer(record));
+  }
+
+  getSteer(steerId: string): Promise<SteerRecord | undefined> {
+    return this.read((store) => store.getSteer(steerId));
+  }
+
+  pendingSteers(): Promise<SteerRecord[]> {
+    return this.read((store) => store.pendingSteers());
   }
 
   readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
-    return this.order(this.inner.readLanes());
+    return this.read((store) => store.readLanes());
   }
 
   saveGrants(sessionId: string, fingerprints: string[]): void | Promise<void> {
-    if (!this.crashed) return this.order(this.inner.saveGrants?.(sessionId, fingerprints));
+    return this.write((store) => store.saveGrants?.(sessionId, fingerprints));
   }
 
   readGrants(): Promise<Record<string, string[]>> {
-    return this.order(this.inner.readGrants?.() ?? Promise.resolve({}));
+    return this.read((store) => store.readGrants?.() ?? Promise.resolve({}));
   }
 
   lastSessionSeq(sessionId: string): Promise<number> {
-    if (this.inner.lastSessionSeq) return this.order(this.inner.lastSessionSeq(sessionId));
-    return this.order(this.inner.readSessionEvents(sessionId)).then((events) => events.at(-1)?.sessionSeq ?? 0);
+    return this.read((store) =>
+      store.lastSessionSeq ? store.lastSessionSeq(sessionId) : store.readSessionEvents(sessionId).then((events) => events.at(-1)?.sessionSeq ?? 0),
+    );
   }
 
   durable(): Promise<void> {
-    return this.crashed ? Promise.resolve() : this.order(this.inner.durable());
+    if (this.crashed || this.options.lyingDurable) return Promise.resolve();
+    if (this.view) return this.lastDiskWrite;
+    return this.order(this.inner.durable());
   }
 
   flush(): Promise<void> {
-    return this.crashed ? Promise.resolve() : this.order(this.inner.flush());
+    if (this.crashed) return Promise.resolve();
+    if (this.view) return this.lastDiskWrite;
+    return this.order(this.inner.flush());
   }
 
   /** Closing an incarnation never closes the store the next one will use. */
@@ -113,19 +152,55 @@ export class CrashableStore implements Store {
     return Promise.resolve();
   }
 
+  private read<T>(op: (store: Store) => Promise<T>): Promise<T> {
+    return this.view ? op(this.view) : this.order(op(this.inner));
+  }
+
+  private write(op: (store: Store) => void | Promise<void>): void | Promise<void> {
+    if (this.crashed) return;
+    if (!this.view) return this.order(op(this.inner));
+    void op(this.view);
+    const written = new Promise<void>((resolve) => {
+      this.diskQueue.push({ apply: () => void op(this.inner), done: resolve });
+    });
+    this.lastDiskWrite = this.track(written);
+    this.scheduleDisk();
+    return this.lastDiskWrite;
+  }
+
+  /** The disk completes every queued write in order, one macrotask after it was asked for. */
+  private scheduleDisk(): void {
+    if (this.diskScheduled) return;
+    this.diskScheduled = true;
+    setImmediate(() => {
+      this.diskScheduled = false;
+      for (const write of this.diskQueue.splice(0)) {
+        write.apply();
+        write.done();
+      }
+    });
+  }
+
+  private track(promise: Promise<void>): Promise<void> {
+    this.pending += 1;
+    return promise.finally(() => this.settled());
+  }
+
+  private settled(): void {
+    this.pending -= 1;
+    if (this.pending === 0) {
+      const wake = this.wake;
+      this.wake = undefined;
+      wake?.();
+    }
+  }
+
   private order<T>(result: Promise<T>): Promise<T>;
   private order<T>(result: T | Promise<T>): T | Promise<T>;
   private order<T>(result: T | Promise<T>): T | Promise<T> {
-    if (!this.ordered || !(result instanceof Promise)) return result;
+    if (!(result instanceof Promise)) return result;
     this.pending += 1;
-    const settled = this.tail.then(() => result).finally(() => {
-      this.pending -= 1;
-      if (this.pending === 0) {
-        const wake = this.wake;
-        this.wake = undefined;
-        wake?.();
-      }
-    });
+    const settled = this.tail.then(() => result).finally(() => this.settled());
     this.tail = settled.catch(() => undefined);
     return settled;
   }

@@ -98,6 +98,8 @@ export interface SimulateOptions {
   debug?: {
     /** The write tool claims `shared` (reads its path) while it really writes it. */
     lyingWriteClaim?: boolean;
+    /** The store says every write is durable at once: the engine answers submits before its writes land. */
+    earlyAnswer?: boolean;
   };
   /** On a violation, look for a smaller failing simulation (default true). */
   shrink?: boolean;
@@ -143,6 +145,7 @@ export interface Scenario {
   /** Fault rates in force (0 = off). */
   rates: Record<FaultKind, number>;
   lyingWriteClaim: boolean;
+  earlyAnswer: boolean;
   /** In time order; ops at the same instant in the order they were drawn. */
   ops: SimOp[];
   /** Every message's plan by runId (the model looks its turns up here). */
@@ -260,7 +263,8 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
       push({ at: at + shrink.int(0, 1_000), op: 'reconfigure', kind: 'limitShrink', ...limits });
     }
     const crash = stream('crash');
-    if (crash.chance(rates.crash)) push({ at: at + crash.int(0, 3_000), op: 'crash' });
+    // A third of the crashes hit right after the burst was answered, before anything else ran.
+    if (crash.chance(rates.crash)) push({ at: crash.chance(1 / 3) ? at : at + crash.int(0, 3_000), op: 'crash' });
   }
 
   drawn.sort((a, b) => a.op.at - b.op.at || a.order - b.order);
@@ -272,6 +276,7 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
     dataDir,
     rates,
     lyingWriteClaim: options.debug?.lyingWriteClaim ?? false,
+    earlyAnswer: options.debug?.earlyAnswer ?? false,
     ops: drawn.map((d) => d.op),
     plans,
   };

@@ -66,9 +66,9 @@ class Incarnation {
   /** Per run: tool + canonical arguments of the calls of its batch that started (repeats never execute). */
   readonly batchKeys = new Map<string, Set<string>>();
 
-  constructor(base: SimulatedClock, store: Store, ordered: boolean, onEvent: (incarnation: Incarnation, event: RunEvent) => void) {
+  constructor(base: SimulatedClock, store: Store, earlyAnswer: boolean, onEvent: (incarnation: Incarnation, event: RunEvent) => void) {
     this.clock = new IncarnationClock(base);
-    this.store = new CrashableStore(store, (event) => onEvent(this, event), ordered);
+    this.store = new CrashableStore(store, (event) => onEvent(this, event), { lyingDurable: earlyAnswer });
   }
 }
 
@@ -123,12 +123,15 @@ class Simulation {
     this.current = await this.startEngine();
     await this.settle();
     this.checkStep();
-    for (const op of this.scenario.ops) {
+    for (const [i, op] of this.scenario.ops.entries()) {
       if (this.failed) break;
       await this.advanceTo(op.at);
       if (this.failed) break;
       this.applied.push(op);
       await this.apply(op);
+      // A crash at this very instant strikes before anything settles: writes still in flight are lost.
+      const next = this.scenario.ops[i + 1];
+      if (next?.op === 'crash' && next.at === op.at) continue;
       await this.settle();
       this.steps += 1;
       this.checkStep();
@@ -157,7 +160,7 @@ class Simulation {
   }
 
   private async startEngine(): Promise<Incarnation> {
-    const incarnation = new Incarnation(this.base, this.store, this.scenario.store === 'lowdb', (inc, event) => this.onEvent(inc, event));
+    const incarnation = new Incarnation(this.base, this.store, this.scenario.earlyAnswer, (inc, event) => this.onEvent(inc, event));
     const { clock, gate, store } = incarnation;
     incarnation.engine = await createEngine({
       config: this.config,

@@ -4,10 +4,12 @@
  *
  *   switchyard-store.json                      format marker {format, version}
  *   LOCK                                       pid of the process that has the store open
- *   open-runs.json                             ids of runs not yet ended (shrinks as runs end)
+ *   open-runs.json                             ids of runs whose end is not fully stored (shrinks as runs end)
+ *   open-steers.json                           ids of steers not yet consumed or handed over
  *   lanes.json                                 the non-empty wait lanes
  *   grants.json                                sessions' approval grants (action fingerprints)
  *   runs/<id>.json                             one run record per file
+ *   steers/<id>.json                           one steer record per file
  *   events/<id>/<first seq>.json               a run's event log, in segments
  *   sessions/<id>/events/<first sessionSeq>.json   the session's log: [sessionSeq, runId, seq] entries
  *   sessions/<id>/conversation/<first index>.json  the session's conversation, in segments
@@ -19,7 +21,7 @@
  * place (which survives the process being killed; surviving power loss would also take an
  * fsync, which lowdb's writer does not do). Writes are ordered so that a crash at any moment
  * leaves what is on disk consistent: a run's id is in open-runs.json before its record is
- * written; the run's record (and the lanes) as they were when an event was appended land
+ * written, and leaves it only once its terminal event is in its log and the session's log; the run's record (and the lanes) as they were when an event was appended land
  * before the event; a log's segment lands only after the one before it, so every log on disk
  * is a prefix of what was appended; an event is in its run's log before the session's log
  * points at it.
@@ -29,7 +31,7 @@
  * other runs and sessions carry on. open() fails only when open-runs.json or lanes.json is
  * damaged. Temp files of interrupted writes (`.<name>.tmp`) are never read.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { TextFile } from 'lowdb/node';
 import { z } from 'zod';
@@ -39,12 +41,13 @@ import type { Message } from '../model/types.js';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
 import { PendingWrites } from './pending-writes.js';
-import { errorCode, readJsonFile } from './read-json-file.js';
+import { readJsonFile } from './read-json-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
 import { StoreError } from './store-error.js';
 import { acquireStoreLock } from './store-lock.js';
 import { isTerminalState } from '../core/run-status.js';
-import type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';
+import { RecordFiles } from './record-files.js';
+import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
@@ -73,6 +76,7 @@ const RECORDS_KEPT = 1024;
 
 const FormatFile = z.object({ format: z.string(), version: z.number() });
 const OpenRunsFile = z.object({ runs: z.array(z.string()) });
+const OpenSteersFile = z.object({ steers: z.array(z.string()) });
 const LaneEntry = z.object({ runId: z.string(), viaInterrupt: z.boolean() });
 const LanesFile = z.object({ lanes: z.array(z.tuple([z.string(), z.array(LaneEntry)])) });
 const GrantsFile = z.object({ grants: z.array(z.tuple([z.string(), z.array(z.string())])) });
@@ -96,6 +100,15 @@ const RecordShape = z.looseObject({
   request: z.looseObject({}),
 });
 const StoredRecord = z.custom<RunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
+const SteerShape = z.looseObject({
+  steerId: z.string(),
+  sessionId: z.string(),
+  into: z.string(),
+  state: z.enum(['pending', 'consumed', 'requeued', 'merged']),
+  createdAt: z.string(),
+  request: z.looseObject({}),
+});
+const StoredSteer = z.custom<SteerRecord>((value) => SteerShape.safeParse(value).success, 'not a steer record');
 const MessageShape = z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string() });
 const StoredMessage = z.custom<Message>((value) => MessageShape.safeParse(value).success, 'not a message');
 
@@ -103,10 +116,6 @@ const StoredMessage = z.custom<Message>((value) => MessageShape.safeParse(value)
 type SessionEntry = [sessionSeq: number, runId: string, seq: number];
 const StoredSessionEntry = z.tuple([z.number().int(), z.string(), z.number().int()]);
 
-interface CachedRecord {
-  record: RunRecord;
-  path: string;
-}
 
 export class LowdbStore implements Store {
   readonly kind = 'lowdb';
@@ -133,9 +142,18 @@ export class LowdbStore implements Store {
         );
       }
       const openRuns = await readJsonFile(join(root, 'open-runs.json'), OpenRunsFile);
+      const openSteers = await readJsonFile(join(root, 'open-steers.json'), OpenSteersFile);
       const lanes = await readJsonFile(join(root, 'lanes.json'), LanesFile);
       const grants = await readJsonFile(join(root, 'grants.json'), GrantsFile);
-      return new LowdbStore(root, options, { openRuns: openRuns?.runs ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] }, release);
+      const store = new LowdbStore(
+        root,
+        options,
+        { openRuns: openRuns?.runs ?? [], openSteers: openSteers?.steers ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] },
+        release,
+      );
+      await store.repairAfterCrash();
+      await store.flush();
+      return store;
     } catch (error) {
       await release();
       throw error;
@@ -151,13 +169,8 @@ export class LowdbStore implements Store {
   private readonly eventSegments: LruMap<string, Promise<RunEvent[]>>;
   private readonly sessionSegments: LruMap<string, Promise<SessionEntry[]>>;
   private readonly messageSegments: LruMap<string, Promise<Message[]>>;
-  private readonly records: LruMap<string, CachedRecord>;
-  /** Runs not ended (and ended runs whose final record is not on disk yet), in first-save order. */
-  private readonly openRuns: Set<string>;
-  /** Open runs whose id is not yet on disk in open-runs.json. */
-  private readonly runsBeingIndexed = new Map<string, Promise<void>>();
-  /** A run's record write in flight: the run's next events wait for it. */
-  private readonly recordWrites = new Map<string, Promise<void>>();
+  private readonly runs: RecordFiles<RunRecord>;
+  private readonly steers: RecordFiles<SteerRecord>;
   private readonly lanes: Map<string, StoredLaneEntry[]>;
   private lanesWrite: Promise<void> | undefined;
   private readonly grants: Map<string, string[]>;
@@ -166,7 +179,7 @@ export class LowdbStore implements Store {
   private constructor(
     readonly dir: string,
     options: LowdbStoreOptions,
-    found: { openRuns: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
+    found: { openRuns: string[]; openSteers: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
     private readonly releaseLock: () => Promise<void>,
   ) {
     this.limits = { items: options.segmentItems ?? 256, bytes: options.segmentBytes ?? 1024 * 1024 };
@@ -178,8 +191,28 @@ export class LowdbStore implements Store {
     this.eventSegments = new LruMap(cachedSegments);
     this.sessionSegments = new LruMap(cachedSegments);
     this.messageSegments = new LruMap(cachedSegments);
-    this.records = new LruMap(RECORDS_KEPT, ({ record, path }) => isTerminalState(record.state) && !this.writer.has(path));
-    this.openRuns = new Set(found.openRuns);
+    this.runs = new RecordFiles({
+      dir: join(dir, 'runs'),
+      indexPath: join(dir, 'open-runs.json'),
+      indexKey: 'runs',
+      record: StoredRecord,
+      idOf: (record) => record.runId,
+      opens: (record) => !isTerminalState(record.state),
+      writer: this.writer,
+      open: found.openRuns,
+      cached: RECORDS_KEPT,
+    });
+    this.steers = new RecordFiles({
+      dir: join(dir, 'steers'),
+      indexPath: join(dir, 'open-steers.json'),
+      indexKey: 'steers',
+      record: StoredSteer,
+      idOf: (record) => record.steerId,
+      opens: (record) => record.state === 'pending',
+      writer: this.writer,
+      open: found.openSteers,
+      cached: RECORDS_KEPT,
+    });
     this.lanes = new Map(found.lanes);
     this.grants = new Map(found.grants);
   }
@@ -189,99 +222,70 @@ export class LowdbStore implements Store {
 
   saveRun(record: RunRecord): Promise<void> {
     if (this.closed) return closedError();
-    const { runId } = record;
-    const path = this.recordPath(runId);
-    this.records.set(runId, { record, path });
-    const ended = isTerminalState(record.state);
-    let indexed: Promise<void> | undefined;
-    if (!ended) {
-      if (!this.openRuns.has(runId)) {
-        this.openRuns.add(runId);
-        const written = this.writeOpenRuns();
-        this.runsBeingIndexed.set(runId, written);
-        const done = () => {
-          if (this.runsBeingIndexed.get(runId) === written) this.runsBeingIndexed.delete(runId);
-        };
-        written.then(done, done);
-      }
-      indexed = this.runsBeingIndexed.get(runId);
-    }
-    const text = `${JSON.stringify(record, null, 2)}\n`;
-    const written = this.writer.write(path, () => ({
-      text,
-      ready: indexed,
-      onWritten: ended ? () => this.runEnded(runId) : undefined,
-    }));
-    this.recordWrites.set(runId, written);
-    const done = () => {
-      if (this.recordWrites.get(runId) === written) this.recordWrites.delete(runId);
-    };
-    written.then(done, done);
-    return this.pendingWrites.track(written);
+    return this.pendingWrites.track(this.runs.save(record));
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     this.assertOpen();
-    const cached = this.records.get(runId);
-    if (cached) return cached.record;
-    const path = this.recordPath(runId);
-    const record = await readJsonFile(path, StoredRecord);
-    if (!record || record.runId !== runId) return undefined;
-    // A save that landed while the file was read is newer.
-    if (!this.records.peek(runId)) this.records.set(runId, { record, path });
-    return this.records.peek(runId)?.record ?? record;
+    return this.runs.get(runId);
   }
 
   /**
-   * Runs in any of `states`. Unended states are answered from open-runs.json (the only thing
-   * the engine asks for); asking for an ended state reads every run file, ordered by createdAt.
+   * Runs in any of `states`. Unended states are answered from open-runs.json, in the order the
+   * runs opened; asking for an ended state reads every run file, ordered by createdAt.
    */
   async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     this.assertOpen();
-    if (states.some(isTerminalState)) return this.scanRuns(states);
-    const candidates = await Promise.all([...this.openRuns].map(async (runId) => [runId, await this.getRun(runId)] as const));
-    let forgotten = false;
-    const found: RunRecord[] = [];
-    for (const [runId, record] of candidates) {
-      if (record && states.includes(record.state)) found.push(record);
-      // An id whose record never landed (a crash between the two writes) or whose end did.
-      if (!record || (isTerminalState(record.state) && !this.recordWrites.has(runId))) {
-        forgotten = this.openRuns.delete(runId) || forgotten;
-      }
-    }
-    if (forgotten) void this.writeOpenRuns();
-    return found;
-  }
-
-  private recordPath(runId: string): string {
-    return join(this.dir, 'runs', `${idPath(runId)}.json`);
-  }
-
-  private runEnded(runId: string): void {
-    const current = this.records.peek(runId);
-    if (current && isTerminalState(current.record.state) && this.openRuns.delete(runId)) void this.writeOpenRuns();
-  }
-
-  private writeOpenRuns(): Promise<void> {
-    return this.writer.write(join(this.dir, 'open-runs.json'), () => ({
-      text: `${JSON.stringify({ runs: [...this.openRuns] }, null, 2)}\n`,
-    }));
-  }
-
-  private async scanRuns(states: readonly RunState[]): Promise<RunRecord[]> {
-    const runsDir = join(this.dir, 'runs');
-    const byId = new Map<string, RunRecord>();
-    for (const shard of await readdirOrEmpty(runsDir)) {
-      for (const name of await readdirOrEmpty(join(runsDir, shard))) {
-        if (name.startsWith('.') || !name.endsWith('.json')) continue;
-        const record = await readJsonFile(join(runsDir, shard, name), StoredRecord);
-        if (record) byId.set(record.runId, record);
-      }
-    }
-    for (const { record } of this.records.values()) byId.set(record.runId, record);
-    return [...byId.values()]
+    if (!states.some(isTerminalState)) return (await this.runs.openRecords()).filter((record) => states.includes(record.state));
+    return (await this.runs.scan())
       .filter((record) => states.includes(record.state))
       .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  }
+
+  async openRuns(): Promise<RunRecord[]> {
+    this.assertOpen();
+    return this.runs.openRecords();
+  }
+
+  saveSteer(record: SteerRecord): Promise<void> {
+    if (this.closed) return closedError();
+    const { steerId } = record;
+    const settled = record.state !== 'pending';
+    return this.pendingWrites.track(this.steers.save(record, settled ? () => this.steers.close(steerId) : undefined));
+  }
+
+  async getSteer(steerId: string): Promise<SteerRecord | undefined> {
+    this.assertOpen();
+    return this.steers.get(steerId);
+  }
+
+  async pendingSteers(): Promise<SteerRecord[]> {
+    this.assertOpen();
+    const open = await this.steers.openRecords();
+    return open.filter((steer) => steer.state === 'pending').sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  }
+
+  /**
+   * Puts the store back together after a crash, at open. An event that landed in its run's
+   * log but not in its session's log gets its session entry (only open runs can have such
+   * events), so a session replay holds every event of its runs and numbering continues past
+   * them. A run whose end did land but was not yet taken out of open-runs.json is closed.
+   */
+  private async repairAfterCrash(): Promise<void> {
+    const bySession = new Map<string, RunEvent[]>();
+    for (const record of await this.runs.openRecords()) {
+      const events = await this.runLog(record.runId).readAfter(0);
+      for (const event of events) bySession.set(event.sessionId, [...(bySession.get(event.sessionId) ?? []), event]);
+      if (isTerminalState(record.state) && events.some(isTerminalEvent)) this.runs.close(record.runId);
+    }
+    const appended: Promise<void>[] = [];
+    for (const [sessionId, events] of bySession) {
+      const log = this.sessionLog(sessionId);
+      const last = (await log.last())?.[0] ?? 0;
+      const missing = events.filter((e) => e.sessionSeq > last).sort((a, b) => a.sessionSeq - b.sessionSeq);
+      for (const event of missing) appended.push(log.append([event.sessionSeq, event.runId, event.seq]));
+    }
+    await Promise.all(appended);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -289,20 +293,17 @@ export class LowdbStore implements Store {
 
   appendEvent(event: RunEvent): Promise<void> {
     if (this.closed) return closedError();
-    const before = [this.recordWrites.get(event.runId), this.lanesWrite].filter((p) => p !== undefined);
+    const before = [this.runs.writing(event.runId), this.lanesWrite].filter((p) => p !== undefined);
     const runLog = this.runLog(event.runId);
     const stored = runLog.append(event, before.length > 0 ? Promise.all(before) : undefined);
     const indexed = this.sessionLog(event.sessionId).append([event.sessionSeq, event.runId, event.seq], stored);
-    const done = Promise.all([stored, indexed]).then(() => {});
-    // An ended run's log leaves memory once it is on disk.
-    if (isTerminalEvent(event)) {
-      done.then(
-        () => {
-          if (this.runLogs.peek(event.runId) === runLog && runLog.idle) this.runLogs.delete(event.runId);
-        },
-        () => {},
-      );
-    }
+    const terminal = isTerminalEvent(event);
+    const done = Promise.all([stored, indexed]).then(() => {
+      // An ended run is closed once its terminal event is in both logs; its log leaves memory.
+      if (!terminal) return;
+      this.runs.close(event.runId);
+      if (this.runLogs.peek(event.runId) === runLog && runLog.idle) this.runLogs.delete(event.runId);
+    });
     return this.pendingWrites.track(done);
   }
 
@@ -422,12 +423,16 @@ export class LowdbStore implements Store {
 
   /** Resolves once everything written so far is on disk; rejects (`write_failed`) if a retried write still fails. */
   async flush(): Promise<void> {
+    // What a completed write starts (a run leaving open-runs.json) is started by then.
+    await this.pendingWrites.settled().catch(() => {});
     // Appends to a log still being loaded reach the writer once it is loaded.
     const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map((log) => log.ready);
     await Promise.allSettled(loading);
     await this.writer.flush();
     // What was busy when it fell out of use can go now.
-    for (const cache of [this.runLogs, this.sessionLogs, this.conversations, this.records]) cache.trim();
+    for (const cache of [this.runLogs, this.sessionLogs, this.conversations]) cache.trim();
+    this.runs.trim();
+    this.steers.trim();
   }
 
   /** Flushes, then releases the directory; every later call rejects with `store_closed`. */
@@ -448,7 +453,7 @@ export class LowdbStore implements Store {
       pendingFiles: this.writer.pendingFiles,
       openLogs: this.runLogs.size + this.sessionLogs.size + this.conversations.size,
       cachedSegments: this.eventSegments.size + this.sessionSegments.size + this.messageSegments.size,
-      cachedRecords: this.records.size,
+      cachedRecords: this.runs.cachedCount + this.steers.cachedCount,
     };
   }
 
@@ -468,13 +473,4 @@ function closedStoreError(): StoreError {
 
 function closedError(): Promise<never> {
   return Promise.reject(closedStoreError());
-}
-
-async function readdirOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return [];
-    throw error;
-  }
 }

@@ -4,7 +4,9 @@
  */
 import type { RunEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
-import type { RunRecord, RunState, Store, StoredLaneEntry } from './types.js';
+import { isTerminalEvent } from '../core/run-events.js';
+import { isTerminalState } from '../core/run-status.js';
+import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
 
 export class MemoryStore implements Store {
   readonly kind = 'memory';
@@ -14,6 +16,7 @@ export class MemoryStore implements Store {
   private readonly conversations = new Map<string, Message[]>();
   private readonly lanes = new Map<string, StoredLaneEntry[]>();
   private readonly grants = new Map<string, string[]>();
+  private readonly steers = new Map<string, SteerRecord>();
 
   saveRun(record: RunRecord): void {
     this.runs.set(record.runId, record);
@@ -57,6 +60,24 @@ export class MemoryStore implements Store {
     return Promise.resolve([...this.runs.values()].filter((run) => states.includes(run.state)));
   }
 
+  openRuns(): Promise<RunRecord[]> {
+    const ended = (run: RunRecord) => isTerminalState(run.state) && (this.runEvents.get(run.runId)?.some(isTerminalEvent) ?? false);
+    return Promise.resolve([...this.runs.values()].filter((run) => !ended(run)));
+  }
+
+  saveSteer(record: SteerRecord): void {
+    this.steers.set(record.steerId, record);
+  }
+
+  getSteer(steerId: string): Promise<SteerRecord | undefined> {
+    return Promise.resolve(this.steers.get(steerId));
+  }
+
+  pendingSteers(): Promise<SteerRecord[]> {
+    const pending = [...this.steers.values()].filter((steer) => steer.state === 'pending');
+    return Promise.resolve(pending.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0)));
+  }
+
   saveGrants(sessionId: string, fingerprints: string[]): void {
     this.grants.set(sessionId, [...fingerprints]);
   }
@@ -76,6 +97,22 @@ export class MemoryStore implements Store {
 
   flush(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /** A copy that shares no mutable state with this store (the simulator's picture of a disk). */
+  copy(): MemoryStore {
+    const copy = new MemoryStore();
+    const lists = <T>(from: Map<string, T[]>, to: Map<string, T[]>) => {
+      for (const [key, list] of from) to.set(key, [...list]);
+    };
+    for (const [key, value] of this.runs) copy.runs.set(key, value);
+    for (const [key, value] of this.steers) copy.steers.set(key, value);
+    lists(this.runEvents, copy.runEvents);
+    lists(this.sessionEvents, copy.sessionEvents);
+    lists(this.conversations, copy.conversations);
+    lists(this.lanes, copy.lanes);
+    lists(this.grants, copy.grants);
+    return copy;
   }
 
   close(): Promise<void> {

@@ -7,13 +7,18 @@ import type { RunEvent } from '../core/run-events.js';
 import type { AdmittedRequest } from '../core/run-request.js';
 import type { Message } from '../model/types.js';
 import type { RunFields, RunState } from '../core/run-status.js';
+import type { SteerFields } from '../core/steer.js';
 
 export type { RunState };
 
-/** A run as stored: its fields, the admitted request, and the run a pending steer went into. */
+/** A run as stored: its fields and the admitted request. */
 export interface RunRecord extends RunFields {
   request: AdmittedRequest;
-  steeredInto?: string;
+}
+
+/** A steer as stored: its fields and the admitted request (a follow-up run is made from it). */
+export interface SteerRecord extends SteerFields {
+  request: AdmittedRequest;
 }
 
 export interface StoredLaneEntry {
@@ -33,8 +38,18 @@ export interface Store {
   appendMessages(sessionId: string, messages: Message[]): void | Promise<void>;
   readConversation(sessionId: string): Promise<Message[]>;
   saveLane(sessionId: string, entries: StoredLaneEntry[]): void | Promise<void>;
-  /** Runs in any of these states (for restart recovery). */
+  /** Runs in any of these states, oldest first. */
   listRuns(states: readonly RunState[]): Promise<RunRecord[]>;
+  /**
+   * Runs whose end is not fully stored, for restart recovery: not terminal, or terminal while
+   * their terminal event is not yet durable in their log and the session's log (a crash in
+   * between leaves such a run for recovery to repair).
+   */
+  openRuns(): Promise<RunRecord[]>;
+  saveSteer(record: SteerRecord): void | Promise<void>;
+  getSteer(steerId: string): Promise<SteerRecord | undefined>;
+  /** Steers still pending (for restart recovery), oldest first. */
+  pendingSteers(): Promise<SteerRecord[]>;
   /** Every non-empty wait lane, by session, front first (for restart recovery). */
   readLanes(): Promise<Record<string, StoredLaneEntry[]>>;
   /** A session's `allow_session` approval grants (action fingerprints), replacing the old set. */

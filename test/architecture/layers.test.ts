@@ -61,6 +61,7 @@ const ENGINE_RANK: Record<string, number> = {
   'create-engine.ts': 1,
   'engine.ts': 2,
   'recovery.ts': 3,
+  'admission.ts': 3,
   'run.host.ts': 4,
   'act.host.ts': 5,
   'approvals.ts': 6,

@@ -45,6 +45,19 @@ describe('simulate()', () => {
     expect(report.completed).toBeGreaterThan(0);
   }, 60_000);
 
+  it('catches an engine that answers before its writes are durable: acknowledged messages lost at a crash', async () => {
+    // The simulated disk completes writes one macrotask after they are asked for and a crash
+    // loses the rest, as a SIGKILL does. With a store that claims durability at once, submit
+    // answers early — and the restart invariant sees acknowledged messages vanish.
+    const seeds = [1, 2, 3, 4, 5, 6];
+    const lying = await Promise.all(seeds.map((seed) => simulate({ seed, runs: 300, shrink: false, debug: { earlyAnswer: true } })));
+    const lost = lying.flatMap((r) => r.violations).filter((v) => v.invariant === 'restart-lost');
+    expect(lost.length, 'the early answer is caught').toBeGreaterThan(0);
+    const honest = await Promise.all(seeds.map((seed) => simulate({ seed, runs: 300, shrink: false })));
+    expect(honest.flatMap((r) => r.violations)).toEqual([]);
+    expect(honest.reduce((n, r) => n + r.faults.crash, 0)).toBeGreaterThan(0);
+  }, 120_000);
+
   it('catches a tool whose claim lies (a write that claims shared) and shrinks the failure to a short trace', async () => {
     const report = await simulate({ seed: 6, runs: 200, faults: 'none', debug: { lyingWriteClaim: true } });
     const first = report.violations[0];

@@ -206,7 +206,7 @@ describe('LowdbStore: segmented logs', () => {
 });
 
 describe('LowdbStore: open runs', () => {
-  it('open-runs.json holds only runs that have not ended', async () => {
+  it('open-runs.json holds the runs whose end is not fully stored: a run leaves once its terminal event is', async () => {
     const dir = await tempDir();
     await withStore(dir, {}, async (store) => {
       for (const runId of ['a', 'b', 'c']) void store.saveRun(runRecord(runId, 'queued'));
@@ -214,6 +214,13 @@ describe('LowdbStore: open runs', () => {
       await store.flush();
       void store.saveRun(runRecord('a', 'completed'));
       void store.saveRun(runRecord('c', 'cancelled'));
+      await store.flush();
+      // Ended records, but their logs have no terminal event yet: recovery must still see them.
+      expect(JSON.parse(await readFile(join(dir, 'open-runs.json'), 'utf8'))).toEqual({ runs: ['a', 'b', 'c'] });
+      expect((await store.openRuns()).map((r) => r.runId)).toEqual(['a', 'b', 'c']);
+      const at = '2026-01-01T00:00:00.000Z';
+      void store.appendEvent({ type: 'run.completed', runId: 'a', sessionId: 's1', seq: 1, sessionSeq: 1, at, output: 'done', usage: { turns: 1 }, toolCalls: 0 });
+      void store.appendEvent({ type: 'run.cancelled', runId: 'c', sessionId: 's1', seq: 1, sessionSeq: 2, at, reason: 'x' });
       await store.flush();
       expect(JSON.parse(await readFile(join(dir, 'open-runs.json'), 'utf8'))).toEqual({ runs: ['b'] });
     });

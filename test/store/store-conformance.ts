@@ -9,7 +9,7 @@ import { defaultConfig } from '../../src/config/index.js';
 import type { RunEvent } from '../../src/core/run-events.js';
 import { admitRequest } from '../../src/core/run-request.js';
 import type { Message } from '../../src/model/types.js';
-import type { RunRecord, RunState, Store } from '../../src/store/index.js';
+import type { RunRecord, RunState, SteerRecord, Store } from '../../src/store/index.js';
 
 export interface StoreHarness {
   /** A new, empty store. */
@@ -233,6 +233,69 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
         for (const [sessionId, fingerprints] of saves) void store.saveGrants(sessionId, fingerprints);
         expect(await (await reread()).readGrants?.()).toEqual(expected);
       });
+    });
+
+    describe('open runs (what recovery repairs)', () => {
+      const terminalEvent = (runId: string, seq: number, sessionSeq: number): RunEvent => ({
+        type: 'run.cancelled',
+        runId,
+        sessionId: 's1',
+        seq,
+        sessionSeq,
+        at: '2026-01-01T00:00:00.000Z',
+        reason: 'stopped',
+      });
+
+      it('a run is open until both its record and its log have ended', async () => {
+        void store.saveRun(runRecord('waiting', 'queued'));
+        void store.saveRun(runRecord('working', 'running'));
+        void store.saveRun(runRecord('record-only', 'queued'));
+        void store.saveRun(runRecord('record-only', 'cancelled'));
+        void store.saveRun(runRecord('done', 'queued'));
+        void store.saveRun(runRecord('done', 'cancelled'));
+        void store.appendEvent(terminalEvent('done', 1, 1));
+        // A run whose terminal event is still being written is open: a crash could lose the event.
+        await store.durable();
+        expect((await (await reread()).openRuns()).map((r) => r.runId).sort()).toEqual(['record-only', 'waiting', 'working']);
+      });
+    });
+
+    describe('steers', () => {
+      const steer = (steerId: string, state: SteerRecord['state'], createdAt = '2026-01-01T00:00:00.000Z'): SteerRecord => ({
+        steerId,
+        sessionId: 's1',
+        into: 'r1',
+        state,
+        createdAt,
+        request: runRecord(steerId, 'queued').request,
+      });
+
+      it('an unknown steer is undefined', async () => {
+        expect(await (await reread()).getSteer('nope')).toBeUndefined();
+      });
+
+      it('a steer reads back as saved, the latest save winning', async () => {
+        void store.saveSteer(steer('st1', 'pending'));
+        void store.saveSteer({ ...steer('st1', 'consumed'), consumedAtTurn: 2 });
+        expect(await (await reread()).getSteer('st1')).toEqual({ ...steer('st1', 'consumed'), consumedAtTurn: 2 });
+      });
+
+      it('pendingSteers lists the pending ones, oldest first', async () => {
+        void store.saveSteer(steer('late', 'pending', '2026-01-01T00:00:02.000Z'));
+        void store.saveSteer(steer('early', 'pending', '2026-01-01T00:00:01.000Z'));
+        void store.saveSteer(steer('read', 'pending'));
+        void store.saveSteer(steer('read', 'consumed'));
+        void store.saveSteer({ ...steer('carried', 'merged'), followUp: 'early' });
+        expect((await (await reread()).pendingSteers()).map((s) => s.steerId)).toEqual(['early', 'late']);
+      });
+    });
+
+    it('durable resolves once what was written before it is stored', async () => {
+      void store.saveRun(runRecord('r1', 'queued'));
+      void store.appendEvent(runEvent('r1', 's1', 1, 1));
+      await store.durable();
+      expect(await store.getRun('r1')).toBeDefined();
+      expect(await store.readEvents('r1')).toEqual([runEvent('r1', 's1', 1, 1)]);
     });
 
     it('flush resolves and kind names the store', async () => {

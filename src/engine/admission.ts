@@ -1,0 +1,123 @@
+/*
+ * Admission: the path of a message from submit() to its answer. The request is validated,
+ * its id checked free, its session's earlier messages decided first (arrival order), then the
+ * session (and, for a run it admits, the limiter) decides synchronously — and the answer goes
+ * out only once that decision is durable in the store.
+ */
+import { EngineError } from '../core/errors.js';
+import type { Config } from '../config/index.js';
+import { admitRequest, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
+import type { SubmitResult } from '../core/submit-result.js';
+import type { ModelProvider } from '../model/types.js';
+import type { Store } from '../store/types.js';
+import { AdmissionOrder } from './admission-order.js';
+import type { RunTable } from './run-table.js';
+import { splitModel } from './run.host.js';
+import type { SessionHost } from './session.host.js';
+import type { Steers } from './steers.js';
+
+export interface AdmissionDeps {
+  table: RunTable;
+  sessions: SessionHost;
+  steers: Steers;
+  store: Store;
+  models: ReadonlyMap<string, ModelProvider>;
+  config: () => Config;
+  /** Throws EngineError `closed` once the engine is closed. */
+  assertOpen: () => void;
+  /** Cancels a run whose admission could not be stored. Must not throw. */
+  cancel: (runId: string, reason: string) => void;
+}
+
+export class Admission {
+  private readonly order = new AdmissionOrder();
+
+  constructor(private readonly deps: AdmissionDeps) {}
+
+  async submit(raw: RunRequest): Promise<SubmitResult> {
+    const { assertOpen, store, sessions } = this.deps;
+    assertOpen();
+    const request = admitRequest(raw, this.deps.config());
+    this.assertFreeId(request.runId);
+    const [providerId] = splitModel(request.model);
+    if (!this.deps.models.has(providerId)) {
+      throw new EngineError('unknown_model', `no model provider "${providerId}"; known: ${[...this.deps.models.keys()].join(', ')}`, {
+        model: request.model,
+      });
+    }
+    const ticket = this.order.enter(request.sessionId);
+    let decided: SubmitResult;
+    try {
+      if (raw.runId !== undefined && (await store.getRun(request.runId))) throw duplicateRunId(request.runId);
+      if (ticket.ready) {
+        await ticket.ready;
+        assertOpen();
+      }
+      if (!sessions.seqReady(request.sessionId)) {
+        await sessions.loadSeq(request.sessionId);
+        assertOpen();
+      }
+      // Checked again after the awaits: another submit may have taken the id meanwhile.
+      this.assertFreeId(request.runId);
+      decided = this.decide(request);
+    } finally {
+      ticket.done();
+    }
+    try {
+      await store.durable();
+    } catch (error) {
+      this.deps.cancel(decided.runId, 'store_failed');
+      const why = error instanceof Error ? error.message : String(error);
+      throw new EngineError('store_failed', `the message could not be stored (${why}); it was not accepted: check the store, then submit it again`, {
+        runId: decided.runId,
+      });
+    }
+    return decided;
+  }
+
+  /** The session's (and the limiter's) decision on an admitted request, made synchronously. */
+  private decide(request: AdmittedRequest): SubmitResult {
+    const { table, sessions } = this.deps;
+    const handle = table.newHandle(request, 0);
+    table.add(handle);
+    sessions.submit(request.sessionId, {
+      runId: request.runId,
+      policy: request.busyPolicy,
+      plainText: request.plainText,
+      ...(request.modelOverride !== undefined ? { model: request.modelOverride } : {}),
+      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
+      runModel: request.model,
+      runWorkspace: handle.workspace,
+      ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
+    });
+    return this.decisionOf(request.runId, request.sessionId);
+  }
+
+  /** What the session (and, for an admitted run, the limiter) decided, read off the run's state. */
+  private decisionOf(runId: string, sessionId: string): SubmitResult {
+    const base = { runId, sessionId };
+    const into = this.deps.steers.targetOf(runId);
+    if (into !== undefined) return { ...base, outcome: 'steered', intoRunId: into };
+    const handle = this.deps.table.get(runId);
+    if (!handle) {
+      const capacity = this.deps.config().execution.wait_lane_capacity;
+      throw new EngineError('lane_full', `session "${sessionId}" has ${capacity} messages waiting; retry later or raise execution.wait_lane_capacity`, {
+        sessionId,
+      });
+    }
+    if (handle.status.state !== 'queued') return { ...base, outcome: 'started' };
+    if (handle.status.position === undefined) {
+      this.deps.table.delete(runId);
+      throw new Error(`session made no decision for run ${runId}`);
+    }
+    return { ...base, outcome: 'queued', position: handle.status.position };
+  }
+
+  private assertFreeId(runId: string): void {
+    if (this.deps.table.has(runId) || this.deps.steers.targetOf(runId) !== undefined) throw duplicateRunId(runId);
+  }
+}
+
+function duplicateRunId(runId: string): EngineError {
+  return new EngineError('duplicate_run_id', `runId "${runId}" is already in use; omit runId to get a generated one`, { runId });
+}

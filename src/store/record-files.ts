@@ -1,0 +1,152 @@
+/*
+ * Records kept one file each (runs/<id>.json, steers/<id>.json), with an index file of the
+ * ids still open (open-runs.json, open-steers.json) so recovery never scans the directory.
+ * An id is in the index on disk before its first record is written; it leaves the index only
+ * when the owner says the record is closed (for a run: its terminal event is durable).
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { idPath } from './file-names.js';
+import { LruMap } from './lru-map.js';
+import { errorCode, readJsonFile } from './read-json-file.js';
+import type { WriteCoalescer } from './write-coalescer.js';
+
+export interface RecordFilesOptions<T> {
+  /** Folder of the record files. */
+  dir: string;
+  /** The index file and the key of its id list ({ [indexKey]: string[] }). */
+  indexPath: string;
+  indexKey: string;
+  record: z.ZodType<T>;
+  idOf(record: T): string;
+  /** A record that opens its id (a run not ended, a steer pending). */
+  opens(record: T): boolean;
+  writer: WriteCoalescer;
+  /** Ids found in the index when the store was opened. */
+  open: string[];
+  cached: number;
+}
+
+interface Cached<T> {
+  record: T;
+  path: string;
+}
+
+export class RecordFiles<T> {
+  private readonly cache: LruMap<string, Cached<T>>;
+  private readonly open: Set<string>;
+  /** Open ids whose index entry is not on disk yet: their first record waits for it. */
+  private readonly beingIndexed = new Map<string, Promise<void>>();
+  /** Record writes in flight (what is appended about a record waits for it). */
+  private readonly writes = new Map<string, Promise<void>>();
+
+  constructor(private readonly options: RecordFilesOptions<T>) {
+    this.open = new Set(options.open);
+    this.cache = new LruMap(options.cached, ({ record, path }) => !options.opens(record) && !options.writer.has(path));
+  }
+
+  save(record: T, onWritten?: () => void): Promise<void> {
+    const id = this.options.idOf(record);
+    const path = this.pathOf(id);
+    this.cache.set(id, { record, path });
+    let indexed: Promise<void> | undefined;
+    if (this.options.opens(record)) {
+      if (!this.open.has(id)) {
+        this.open.add(id);
+        const written = this.writeIndex();
+        this.beingIndexed.set(id, written);
+        const done = () => {
+          if (this.beingIndexed.get(id) === written) this.beingIndexed.delete(id);
+        };
+        written.then(done, done);
+      }
+      indexed = this.beingIndexed.get(id);
+    }
+    const text = `${JSON.stringify(record, null, 2)}\n`;
+    const written = this.options.writer.write(path, () => ({ text, ready: indexed, ...(onWritten ? { onWritten } : {}) }));
+    this.writes.set(id, written);
+    const done = () => {
+      if (this.writes.get(id) === written) this.writes.delete(id);
+    };
+    written.then(done, done);
+    return written;
+  }
+
+  async get(id: string): Promise<T | undefined> {
+    const cached = this.cache.get(id);
+    if (cached) return cached.record;
+    const path = this.pathOf(id);
+    const record = await readJsonFile(path, this.options.record);
+    if (!record || this.options.idOf(record) !== id) return undefined;
+    // A save that landed while the file was read is newer.
+    if (!this.cache.peek(id)) this.cache.set(id, { record, path });
+    return this.cache.peek(id)?.record ?? record;
+  }
+
+  /** The record write in flight for `id`, if any. */
+  writing(id: string): Promise<void> | undefined {
+    return this.writes.get(id);
+  }
+
+  /** The records of the open ids, in the order they opened; ids whose record never landed are dropped. */
+  async openRecords(): Promise<T[]> {
+    const ids = [...this.open];
+    const records = await Promise.all(ids.map((id) => this.get(id)));
+    let dropped = false;
+    const found: T[] = [];
+    records.forEach((record, i) => {
+      if (record) found.push(record);
+      // A crash between the index write and the record's first write.
+      else if (!this.writes.has(ids[i]!)) dropped = this.open.delete(ids[i]!) || dropped;
+    });
+    if (dropped) void this.writeIndex();
+    return found;
+  }
+
+  /** The record is closed: its id leaves the index. */
+  close(id: string): void {
+    if (this.open.delete(id)) void this.writeIndex();
+  }
+
+  /** Every record on disk (and in memory), for queries over closed records. */
+  async scan(): Promise<T[]> {
+    const byId = new Map<string, T>();
+    for (const shard of await readdirOrEmpty(this.options.dir)) {
+      for (const name of await readdirOrEmpty(join(this.options.dir, shard))) {
+        if (name.startsWith('.') || !name.endsWith('.json')) continue;
+        const record = await readJsonFile(join(this.options.dir, shard, name), this.options.record);
+        if (record) byId.set(this.options.idOf(record), record);
+      }
+    }
+    for (const { record } of this.cache.values()) byId.set(this.options.idOf(record), record);
+    return [...byId.values()];
+  }
+
+  trim(): void {
+    this.cache.trim();
+  }
+
+  get cachedCount(): number {
+    return this.cache.size;
+  }
+
+  private pathOf(id: string): string {
+    return join(this.options.dir, `${idPath(id)}.json`);
+  }
+
+  private writeIndex(): Promise<void> {
+    return this.options.writer.write(this.options.indexPath, () => ({
+      text: `${JSON.stringify({ [this.options.indexKey]: [...this.open] }, null, 2)}\n`,
+    }));
+  }
+}
+
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return [];
+    throw error;
+  }
+}

@@ -1,6 +1,6 @@
 /*
  * startGateway(): one HTTP server on one port that serves a few HTTP routes and upgrades
- * authenticated requests to WebSocket connections speaking JSON-RPC 2.0 (SPEC §9). The
+ * authenticated requests to WebSocket connections speaking JSON-RPC 2.0 (docs/protocol.md). The
  * upgrade is handled here, not by ws, so a request without the token (401) or from a
  * foreign browser origin (403) is answered before any WebSocket exists.
  */
@@ -49,8 +49,9 @@ export interface GatewayOptions {
   /** How long a closing connection gets to finish its close handshake. Default 5 s. */
   closeTimeoutMs?: number;
   /**
-   * Where node clients (role node, SPEC §9) register, and the engine's node_invoke finds them;
-   * the same registry goes to createEngine({ nodes }). Without it node connections are refused.
+   * Where node clients (role node; docs/protocol.md, "Node clients") register, and the engine's
+   * node_invoke finds them; the same registry goes to createEngine({ nodes }). Without it node
+   * connections are refused.
    */
   nodes?: NodeRegistry;
   /** Extra HTTP GET routes by path (e.g. "/inspect"); each requires the token. */

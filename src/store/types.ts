@@ -1,7 +1,7 @@
 /*
- * The Store seam (SPEC §8): what the engine persists, shaped so a file store (lowdb) or a
- * shared backend can implement it. Writes may complete later (return a promise); the engine
- * publishes an event only once its append has completed. Reads are async.
+ * The Store seam (README, "Persistence and restart"): what the engine persists, shaped so a file
+ * store (lowdb) or a shared backend can implement it. Writes may complete later (return a promise);
+ * the engine publishes an event only once its append has completed. Reads are async.
  */
 import type { RunEvent } from '../engine/run-events.js';
 import type { AdmittedRequest } from '../engine/run-request.js';

@@ -1,13 +1,16 @@
 /*
- * The Tool interface (SPEC §5) and defineTool. A tool declares its input schema, its effect
- * profile and, when its effects are bounded, the resource claim of a concrete call; the
- * default is fail-closed (global) unless it says it is read-only.
+ * The Tool interface (README, "Builtin tools"; claims in docs/claims.md) and defineTool. A tool
+ * declares its input schema, its effect profile and, when its effects are bounded, the resource
+ * claim of a concrete call; the default is fail-closed (global) unless it says it is read-only.
  */
 import type { ZodType } from 'zod';
 import type { Claim } from '../concurrency/index.js';
 import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
 
-/** How commands of this call run (SPEC §7); filled from [sandbox] and the request's override. */
+/**
+ * How commands of this call run (README, "Approval, command policy and the sandbox"); filled
+ * from [sandbox] and the request's override.
+ */
 export interface SandboxSettings {
   backend: 'auto' | 'bwrap' | 'none';
   network: boolean;
@@ -56,7 +59,7 @@ export interface Tool<I = unknown> {
   destructive?: boolean;
   requiresConfirmation?: boolean;
   concurrencyClaim?(input: I, ctx: ClaimContext): Claim;
-  /** The shell command a call runs, if any: the command policy judges it before approval (SPEC §7). */
+  /** The shell command a call runs, if any: the command policy judges it before approval. */
   commandOf?(input: I): string | undefined;
   execute(input: I, ctx: ToolContext): Promise<unknown>;
 }

@@ -11,7 +11,7 @@ function configErrorOf(run: () => unknown): ConfigError {
   throw new Error('expected a ConfigError, but the config was accepted');
 }
 
-describe('defaults (SPEC §10)', () => {
+describe('defaults (README, Configuration)', () => {
   it('fills every key with its documented default', () => {
     expect(defaultConfig()).toStrictEqual({
       execution: {

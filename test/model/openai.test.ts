@@ -1,5 +1,5 @@
 /*
- * The OpenAI-compatible provider (SPEC §4) against a real HTTP server on 127.0.0.1 that
+ * The OpenAI-compatible provider (README, "Models") against a real HTTP server on 127.0.0.1 that
  * answers the way Chat Completions servers do: SSE chunks with text deltas and tool calls in
  * fragments, rate limits, server errors, client errors, and streams that never end.
  */

@@ -1,7 +1,7 @@
 /*
- * The node client (SPEC §9, `switchyard node`): connects to a gateway with role node and a
- * name, runs the node.invoke requests it receives (concurrently if asked: one node's calls
- * are kept apart by the engine's claim, not here), stops a command on node.cancel, and
+ * The node client (`switchyard node`; docs/protocol.md, "Node clients"): connects to a gateway with
+ * role node and a name, runs the node.invoke requests it receives (concurrently if asked: one
+ * node's calls are kept apart by the engine's claim, not here), stops a command on node.cancel, and
  * reconnects with backoff whenever the gateway goes away — until its signal aborts.
  */
 import WebSocket from 'ws';

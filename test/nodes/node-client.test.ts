@@ -94,7 +94,8 @@ describe('running commands', () => {
     const harness = await start();
     await startNode(harness, 'worker-1');
     await registered(harness, 'worker-1');
-    const result = await harness.nodes.invoke('worker-1', { command: 'echo started; sleep 30', timeoutMs: 300 });
+    // Long enough for the shell to start and print before the timeout, also on a loaded machine.
+    const result = await harness.nodes.invoke('worker-1', { command: 'echo started; sleep 30', timeoutMs: 2_000 });
     expect(result).toMatchObject({ timedOut: true, output: 'started\n' });
   });
 

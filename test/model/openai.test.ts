@@ -58,6 +58,8 @@ async function chatServer(...handlers: Handler[]) {
 }
 
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 5));
+/** How long a local HTTP round trip may take on a loaded machine before a wait gives up (vi.waitFor's default is 1 s). */
+const PATIENCE = { timeout: 15_000 };
 
 /** A chat.completion.chunk as OpenAI streams it. */
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null) {
@@ -364,12 +366,12 @@ describe('retries', () => {
     const onRetry = vi.fn();
     const done = collect({ baseURL, model: 'm', retryBaseDelayMs: 1000 }, modelRequest({ clock, onRetry }));
 
-    await vi.waitFor(() => expect(onRetry).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(onRetry).toHaveBeenCalledTimes(1), PATIENCE);
     clock.increment(999);
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(requests).toHaveLength(1);
     clock.increment(1);
-    await vi.waitFor(() => expect(onRetry).toHaveBeenCalledTimes(2));
+    await vi.waitFor(() => expect(onRetry).toHaveBeenCalledTimes(2), PATIENCE);
     expect(requests).toHaveLength(2);
 
     clock.increment(1999);

@@ -147,7 +147,8 @@ class TableWalker {
       key,
       isTable: false,
       type: this.typeOf(node),
-      default: value === undefined ? fallback : `\`${tomlValue(value)}\``,
+      // TOML has no null: a null default means the key is left out.
+      default: value === undefined || value === null ? fallback : `\`${tomlValue(value)}\``,
       applies: this.applies(path.join('.')),
       description: this.describe(raw),
     };
@@ -155,19 +156,38 @@ class TableWalker {
 
   /** A property that is itself a TOML table: an object with keys, a table of such objects, or an array of them. */
   private tableKind(node: JsonSchema): 'object' | 'record' | 'array' | undefined {
-    if (Object.keys(this.propertiesOf(node)).length > 0) return 'object';
-    if (typeof node.additionalProperties === 'object' && Object.keys(this.propertiesOf(this.resolve(node.additionalProperties))).length > 0) {
-      return 'record';
-    }
-    if (node.items && Object.keys(this.propertiesOf(this.resolve(node.items))).length > 0) return 'array';
+    if (this.isObjectWithKeys(node)) return 'object';
+    if (typeof node.additionalProperties === 'object' && this.isObjectWithKeys(this.resolve(node.additionalProperties))) return 'record';
+    if (node.items && this.isObjectWithKeys(this.resolve(node.items))) return 'array';
     return undefined;
   }
 
-  /** Keys of an object schema; the alternatives of a union are merged, the first description winning. */
+  /** An object with named keys; a union only when every alternative is one (a discriminated union of tables). */
+  private isObjectWithKeys(node: JsonSchema): boolean {
+    if (node.properties && Object.keys(node.properties).length > 0) return true;
+    const alternatives = this.alternativesOf(node);
+    return alternatives.length > 0 && alternatives.every((a) => this.isObjectWithKeys(a));
+  }
+
+  private alternativesOf(node: JsonSchema): JsonSchema[] {
+    return [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])].map((a) => this.resolve(a)).filter((a) => a.type !== 'null');
+  }
+
+  /**
+   * Keys of an object schema. The alternatives of a union are merged: a key several of them
+   * name becomes the union of its schemas there (so `kind` lists every kind), the first
+   * description winning.
+   */
   private propertiesOf(node: JsonSchema): Record<string, JsonSchema> {
     const merged: Record<string, JsonSchema> = { ...(node.properties ?? {}) };
-    for (const alternative of [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])]) {
-      for (const [key, value] of Object.entries(this.propertiesOf(this.resolve(alternative)))) merged[key] ??= value;
+    for (const alternative of this.alternativesOf(node)) {
+      for (const [key, value] of Object.entries(this.propertiesOf(alternative))) {
+        const earlier = merged[key];
+        if (earlier === undefined) merged[key] = value;
+        else if (this.typeOf(this.resolve(earlier)) !== this.typeOf(this.resolve(value))) {
+          merged[key] = { anyOf: [earlier, value], ...(this.describe(earlier) ? { description: this.describe(earlier) } : {}) };
+        }
+      }
     }
     return merged;
   }
@@ -181,16 +201,23 @@ class TableWalker {
   }
 
   private typeOf(node: JsonSchema): string {
-    const alternatives = node.anyOf ?? node.oneOf;
-    if (alternatives) {
-      return alternatives
-        .map((a) => this.resolve(a))
-        .filter((a) => a.type !== 'null')
-        .map((a) => this.typeOf(a))
-        .join(' or ');
+    if (node.anyOf ?? node.oneOf) {
+      const types = this.flatAlternatives(node).filter((a) => a.type !== 'null');
+      // Alternatives that are all fixed values read as one list of values.
+      if (types.every((a) => a.enum !== undefined || a.const !== undefined)) {
+        return this.typeOf({ enum: [...new Set(types.flatMap((a) => a.enum ?? [a.const]))] });
+      }
+      return [...new Set(types.map((a) => this.typeOf(a)))].join(' or ');
     }
     if (node.enum) return node.enum.map((value) => `\`${tomlValue(value)}\``).join(', ');
     if (node.const !== undefined) return `\`${tomlValue(node.const)}\``;
+    // A nullable scalar: TOML has no null, so the key is simply left out.
+    if (Array.isArray(node.type)) {
+      return node.type
+        .filter((type) => type !== 'null')
+        .map((type) => this.typeOf({ ...node, type }))
+        .join(' or ');
+    }
     switch (node.type) {
       case 'integer':
       case 'number':
@@ -209,6 +236,13 @@ class TableWalker {
       default:
         return 'any';
     }
+  }
+
+  /** The alternatives of a union, with unions inside it opened up. */
+  private flatAlternatives(node: JsonSchema): JsonSchema[] {
+    const alternatives = node.anyOf ?? node.oneOf;
+    if (!alternatives) return [node];
+    return alternatives.flatMap((a) => this.flatAlternatives(this.resolve(a)));
   }
 
   private describe(raw: JsonSchema): string {

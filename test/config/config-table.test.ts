@@ -111,6 +111,46 @@ describe('renderConfigTable on a small schema', () => {
     ]);
   });
 
+  it('merges the tables of a discriminated union: every key once, every kind in one list', () => {
+    const provider = z
+      .record(
+        z.string(),
+        z.discriminatedUnion('kind', [
+          z.object({ kind: z.literal('http').describe('Which.'), url: z.string().describe('Where.') }).strict(),
+          z.object({ kind: z.literal('file').describe('Which.'), path: z.string().optional().describe('What.') }).strict(),
+          z.object({ kind: z.enum(['a', 'b']).describe('Which.'), url: z.string().describe('Where.') }).strict(),
+        ]),
+      )
+      .default({})
+      .describe('Providers.');
+    const rows = configKeyRows(z.object({ providers: provider }).strict(), []).map((row) => [row.key, row.type, row.default]);
+    expect(rows).toEqual([
+      ['', 'tables by id', ''],
+      ['kind', '`"http"`, `"file"`, `"a"`, `"b"`', 'required'],
+      ['url', 'string', '—'],
+      ['path', 'string', '—'],
+    ]);
+  });
+
+  it('renders a nullable key without its null, and a key that takes a value or a table as such', () => {
+    const schema = z
+      .object({
+        s: z
+          .object({
+            maybe: z.string().nullable().default(null).describe('Unset unless given.'),
+            choice: z.union([z.enum(['auto', 'none']), z.object({ name: z.string() })]).optional().describe('A mode or a named one.'),
+          })
+          .strict()
+          .describe('S.'),
+      })
+      .strict();
+    expect(configKeyRows(schema, []).map((row) => [row.key, row.type, row.default])).toEqual([
+      ['', 'table', ''],
+      ['maybe', 'string', '—'],
+      ['choice', '`"auto"`, `"none"` or table', '—'],
+    ]);
+  });
+
   it('renders headers in bold and escapes pipes, so no cell breaks its row', () => {
     const table = renderConfigTable(z.object({ s: z.object({ k: z.string().default('a|b').describe('x | y') }).strict() }).strict());
     expect(table.split('\n')).toEqual([

@@ -1,4 +1,4 @@
-// The public API (README "Quick tour"; docs/architecture.md). Names may grow; these keep their meanings.
+// The public API (README, "Quick tour: the library"). Names may grow; these keep their meanings.
 
 // pure concurrency
 export {

@@ -1,6 +1,7 @@
 /*
- * The fingerprint of a concrete action (SPEC §6): grants are keyed on it, so "allow for this
- * session" covers exactly the call the person saw — same tool, same canonical arguments.
+ * The fingerprint of a concrete action (README, "Approval, command policy and the sandbox"): grants
+ * are keyed on it, so "allow for this session" covers exactly the call the person saw — same tool,
+ * same canonical arguments.
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../concurrency/index.js';

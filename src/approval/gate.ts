@@ -1,9 +1,9 @@
 /*
- * The approval gate (SPEC §6): where a call that must be confirmed waits for a person or a
- * programmatic approver. One gate serves the whole engine; pending approvals are keyed by
- * approval id and indexed by run and call id, so parallel gated calls wait side by side. The
- * first answer wins — `respond`, the approver, the timeout on the engine clock, or the run's
- * AbortSignal — and every later one is refused.
+ * The approval gate (README, "Approval, command policy and the sandbox"): where a call that must be
+ * confirmed waits for a person or a programmatic approver. One gate serves the whole engine;
+ * pending approvals are keyed by approval id and indexed by run and call id, so parallel gated
+ * calls wait side by side. The first answer wins — `respond`, the approver, the timeout on the
+ * engine clock, or the run's AbortSignal — and every later one is refused.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

@@ -1,7 +1,8 @@
 /*
- * What an approval prompt shows (SPEC §6): the concrete action in a few lines — the command in
- * full, the paths it touches, long contents cut with a marker — with secrets redacted first, so
- * neither the prompt nor the `approval.requested` event carries them.
+ * What an approval prompt shows (README, "Approval, command policy and the sandbox"): the concrete
+ * action in a few lines — the command in full, the paths it touches, long contents cut with a
+ * marker — with secrets redacted first, so neither the prompt nor the `approval.requested` event
+ * carries them.
  */
 import { canonicalJson } from '../concurrency/index.js';
 import { redactValue } from './redact.js';

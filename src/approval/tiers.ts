@@ -1,8 +1,9 @@
 /*
- * The approval decision for one call (SPEC §6, order per call in §7): floors first (a command
- * the policy blocks is refused; a tool's own requiresConfirmation is at least "ask"), then the
- * per-tool override from [approval.tools], then the execution tier. Pure: the caller reads the
- * config at decision time, so a reload applies to the next call.
+ * The approval decision for one call (README, "Approval, command policy and the sandbox", which
+ * gives the order per call): floors first (a command the policy blocks is refused; a tool's own
+ * requiresConfirmation is at least "ask"), then the per-tool override from [approval.tools], then
+ * the execution tier. Pure: the caller reads the config at decision time, so a reload applies to
+ * the next call.
  */
 
 import type { CommandVerdict } from '../sandbox/index.js';
@@ -10,7 +11,7 @@ import type { CommandVerdict } from '../sandbox/index.js';
 export type ApprovalTier = 'plan' | 'ask' | 'auto' | 'full';
 export type ToolOverride = 'allow' | 'ask' | 'deny';
 
-/** A tool's effect profile, as far as approval cares (SPEC §5). */
+/** A tool's effect profile, as far as approval cares (README, "Builtin tools"). */
 export interface ToolEffects {
   name: string;
   readOnly?: boolean;
@@ -82,7 +83,7 @@ function tierDecision({ tier, tool, destructiveOperation, commandVerdict }: Appr
       if (destructive) return decided('ask', destructiveWhy());
       if (warned) return decided('ask', warning());
       if (readOnly) return decided('allow', 'it is read-only');
-      // SPEC §5: idempotentHint alone counts as read-only-like for this tier's prompts only.
+      // idempotentHint alone counts as read-only-like for this tier's prompts only.
       if (tool.idempotent === true) return decided('allow', 'it is idempotent');
       return decided('ask', 'it is not read-only');
     case 'auto':

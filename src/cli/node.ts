@@ -1,8 +1,8 @@
 /*
- * `switchyard node`: a node client for node_invoke (SPEC §9). Connects to a gateway with role
- * node under --name, runs the commands it is sent in its workspace and sandbox, reconnects
- * with backoff when the gateway goes away, and exits 0 on SIGINT/SIGTERM (1 when the gateway
- * refuses it: the name is taken, the token is wrong).
+ * `switchyard node`: a node client for node_invoke (docs/protocol.md, "Node clients"). Connects to
+ * a gateway with role node under --name, runs the commands it is sent in its workspace and sandbox,
+ * reconnects with backoff when the gateway goes away, and exits 0 on SIGINT/SIGTERM (1 when the
+ * gateway refuses it: the name is taken, the token is wrong).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-/** Resource claims (SPEC §2): what a tool call may touch, and the constructors that build them. */
+/** Resource claims (docs/claims.md): what a tool call may touch, and the constructors that build them. */
 
 import { normalizePath } from './normalize-path.js';
 

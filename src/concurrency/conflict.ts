@@ -1,6 +1,6 @@
 /**
- * The conflict rules of SPEC §2.2, and the resource that made two claims conflict.
- * Claims are assumed normalized (built by `Claims` or passed through `normalizeClaim`).
+ * The conflict rules of docs/claims.md ("Conflict rules"), and the resource that made two claims
+ * conflict. Claims are assumed normalized (built by `Claims` or passed through `normalizeClaim`).
  */
 
 import type { Claim, Scope } from './claims.js';

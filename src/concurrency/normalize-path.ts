@@ -1,4 +1,4 @@
-/** Lexical path normalization (SPEC §2.1): the same answer on every platform, and no I/O. */
+/** Lexical path normalization (docs/claims.md): the same answer on every platform, and no I/O. */
 
 const SEPARATOR = /[\\/]/;
 

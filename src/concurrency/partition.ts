@@ -1,4 +1,4 @@
-/** Ordered bucketing of a batch of tool calls into groups that may run concurrently (SPEC §2.3). */
+/** Ordered bucketing of a batch of tool calls into groups that may run concurrently (docs/claims.md). */
 
 import type { Claim } from './claims.js';
 import { GroupFootprint } from './group-footprint.js';

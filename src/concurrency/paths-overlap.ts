@@ -1,4 +1,4 @@
-/** Whether two paths may name the same file or one may contain the other (SPEC §2.1). */
+/** Whether two paths may name the same file or one may contain the other (docs/claims.md). */
 
 import { normalizePath } from './normalize-path.js';
 

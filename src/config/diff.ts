@@ -1,7 +1,10 @@
 /* Which keys changed between two configs, and which of them apply without a restart. */
 import type { Config } from './schema.js';
 
-/** Sections the engine reads at each decision, so a reload applies to the next one (SPEC §10). */
+/**
+ * Sections the engine reads at each decision, so a reload applies to the next one (the
+ * "applies" column of the README's configuration table is drawn from this list).
+ */
 export const HOT_SECTIONS = ['execution', 'tool_service', 'approval', 'sandbox.command_policy'] as const;
 
 // Tables keyed by user-chosen names: a change anywhere inside is reported as the whole table.

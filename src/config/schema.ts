@@ -1,7 +1,10 @@
 /*
  * The whole Switchyard configuration as one zod schema, in the TOML vocabulary (snake_case).
- * Every key has its default (SPEC §10) and every table is strict, so a typo is an error rather
- * than a silently ignored key.
+ * Every key has its default here and only here, and a `.describe()` saying what it does and in
+ * which unit: the README's configuration table is generated from this file
+ * (`npm run docs:config`, see config-table.ts), with the bounds and defaults read from the
+ * schema itself, so a description never repeats them. Every table is strict, so a typo is an
+ * error rather than a silently ignored key.
  */
 import { z } from 'zod';
 
@@ -13,31 +16,48 @@ const recordKey = z.string().min(1);
 
 const ExecutionSchema = z
   .object({
-    max_runs_global: positiveInt.default(8),
-    max_runs_per_agent: positiveInt.default(3),
-    busy_policy: z.enum(['steer', 'interrupt', 'queue']).default('steer'),
-    wait_lane_capacity: positiveInt.default(32),
-    wait_lane_max_wait_seconds: positiveSeconds.default(1800),
-    max_pending_steers: nonNegativeInt.default(16),
-    default_timeout_seconds: positiveSeconds.default(172800),
-    max_iterations: positiveInt.default(1000),
-    default_model: nonEmpty.default('scripted'),
+    max_runs_global: positiveInt.default(8)
+      .describe('Runs that may hold a permit at once, across all agents. A run keeps its permit from start to end; a run that cannot get one waits.'),
+    max_runs_per_agent: positiveInt.default(3)
+      .describe('Runs of one agent (`RunRequest.agentId`) that may hold a permit at once. Waiters are granted in arrival order, skipping one whose agent is at this cap.'),
+    busy_policy: z.enum(['steer', 'interrupt', 'queue']).default('steer')
+      .describe('What a message for a busy session does when its request names no `busyPolicy`: join the running run at its next turn, cancel it and run next, or wait in the lane.'),
+    wait_lane_capacity: positiveInt.default(32)
+      .describe('Messages the wait lane of one session holds. When it is full, the newest message is rejected with `lane_full`.'),
+    wait_lane_max_wait_seconds: positiveSeconds.default(1800)
+      .describe('Seconds a message may wait in the lane; then it ends `failed` with `lane_timeout`.'),
+    max_pending_steers: nonNegativeInt.default(16)
+      .describe('Unconsumed steers one run may hold; a steer beyond it is queued instead. `0` turns steering off.'),
+    default_timeout_seconds: positiveSeconds.default(172800)
+      .describe('Seconds a run may take from its start (time queued does not count) when its request sets no `timeoutMs`; then it ends `failed` with `timeout`.'),
+    max_iterations: positiveInt.default(1000)
+      .describe('Model turns a run may take when its request sets no `maxIterations`; then it ends `failed` with `max_iterations`.'),
+    default_model: nonEmpty.default('scripted')
+      .describe('The model of a run whose request names none: a provider id (`scripted` is built in, `[models.<id>]` adds more), optionally as `<id>:<model>`.'),
   })
   .strict();
 
 const ToolServiceSchema = z
   .object({
-    parallel_tool_concurrency: nonNegativeInt.default(8),
-    scheduling: z.enum(['groups', 'dag']).default('groups'),
-    default_timeout_seconds: positiveSeconds.default(60),
+    parallel_tool_concurrency: nonNegativeInt.default(8)
+      .describe('Tool calls of one batch that may run at once. `0` or `1` runs every batch serially.'),
+    scheduling: z.enum(['groups', 'dag']).default('groups')
+      .describe('How a batch is ordered: contiguous groups of non-conflicting calls, one group after another, or `dag`, where a call waits only for the earlier calls it conflicts with.'),
+    default_timeout_seconds: positiveSeconds.default(60)
+      .describe('Seconds one tool call may take, clipped to the run\'s remaining deadline; then it is an error result with code `timeout`.'),
   })
   .strict();
 
 const ApprovalSchema = z
   .object({
-    tier: z.enum(['plan', 'ask', 'auto', 'full']).default('auto'),
-    timeout_seconds: positiveSeconds.default(120),
-    tools: z.record(recordKey, z.enum(['allow', 'ask', 'deny'])).default({}),
+    tier: z.enum(['plan', 'ask', 'auto', 'full']).default('auto')
+      .describe('The execution tier, strictest first: `plan` denies every tool that is not read-only, `ask` asks before every one that is not, `auto` asks before destructive ones and commands the policy marks `warn`, `full` asks nothing. No tier lifts a command-policy block or a tool\'s own `requiresConfirmation`.'),
+    timeout_seconds: positiveSeconds.default(120)
+      .describe('Seconds an approval request waits for an answer; then the call is denied (`approval_denied`).'),
+    tools: z
+      .record(recordKey, z.enum(['allow', 'ask', 'deny']))
+      .default({})
+      .describe('Per-tool overrides of the tier: a tool name or glob, mapped to `allow`, `ask` or `deny`. The exact name wins over the longest matching glob; floors still apply.'),
   })
   .strict();
 
@@ -52,48 +72,65 @@ function regExpSyntaxError(pattern: string): string | undefined {
 
 const CommandRuleSchema = z
   .object({
-    name: nonEmpty,
-    pattern: z.string().superRefine((pattern, ctx) => {
-      const reason = regExpSyntaxError(pattern);
-      if (reason !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `not a valid regular expression (${reason})` });
-      }
-    }),
-    action: z.enum(['allow', 'warn', 'block']),
+    name: nonEmpty.describe('The rule\'s name, shown in a `command_blocked` error and in approval prompts.'),
+    pattern: z
+      .string()
+      .superRefine((pattern, ctx) => {
+        const reason = regExpSyntaxError(pattern);
+        if (reason !== undefined) {
+          ctx.addIssue({ code: 'custom', message: `not a valid regular expression (${reason})` });
+        }
+      })
+      .describe('A JavaScript regular expression, matched against every command the line may run.'),
+    action: z
+      .enum(['allow', 'warn', 'block'])
+      .describe('`block` refuses the call, `warn` asks for approval, `allow` exempts the command from the tunable rules (never from the floor).'),
   })
   .strict();
 
 const CommandPolicySchema = z
   .object({
-    enforcement: z.enum(['block', 'warn', 'off']).default('warn'),
-    rules: z.array(CommandRuleSchema).default([]),
+    enforcement: z.enum(['block', 'warn', 'off']).default('warn')
+      .describe('What the tunable built-in rules do when they match (download piped into a shell, sudo, shutdown, …). The floor blocks whatever this says.'),
+    rules: z.array(CommandRuleSchema).default([])
+      .describe('Operator rules, weighed with the built-in ones: an operator `block` is stronger than the tunable rules, an operator `warn` weaker.'),
   })
   .strict();
 
 const SandboxSchema = z
   .object({
-    backend: z.enum(['auto', 'bwrap', 'none']).default('auto'),
-    workspace_root: nonEmpty.default('.switchyard/workspaces'),
-    max_output_bytes: positiveInt.default(1048576),
-    default_timeout_seconds: positiveSeconds.default(60),
-    network: z.boolean().default(false),
+    backend: z.enum(['auto', 'bwrap', 'none']).default('auto')
+      .describe('Where commands run: `bwrap` (bubblewrap, refusing to run without it), `auto` (bubblewrap when it works, else unsandboxed with a `sandbox.warning` event) or `none`.'),
+    workspace_root: nonEmpty.default('.switchyard/workspaces')
+      .describe('The directory under which a run without `RunRequest.workspace` gets its session\'s workspace (a subdirectory per session, created on demand).'),
+    max_output_bytes: positiveInt.default(1048576)
+      .describe('Bytes of stdout and stderr a command keeps; the rest is cut on a UTF-8 boundary with a visible marker.'),
+    default_timeout_seconds: positiveSeconds.default(60)
+      .describe('Seconds one command may run, clipped to the tool call\'s timeout; then its whole process group is killed.'),
+    network: z.boolean().default(false)
+      .describe('Whether sandboxed commands may use the network; a request\'s `sandbox.network` overrides it.'),
     // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
-    command_policy: CommandPolicySchema.prefault({}),
+    command_policy: CommandPolicySchema.prefault({}).describe('The command policy every shell command passes before approval.'),
   })
   .strict();
 
 const GatewaySchema = z
   .object({
-    host: nonEmpty.default('127.0.0.1'),
-    port: z.number().int().min(0).max(65535).default(7420),
-    max_payload_bytes: positiveInt.default(1048576),
+    host: nonEmpty.default('127.0.0.1')
+      .describe('The address the gateway listens on (`switchyard serve --host`).'),
+    port: z.number().int().min(0).max(65535).default(7420)
+      .describe('The port the gateway listens on; `0` picks a free one (`switchyard serve --port`).'),
+    max_payload_bytes: positiveInt.default(1048576)
+      .describe('Bytes one WebSocket frame may hold; a larger frame closes the connection with code 1009.'),
   })
   .strict();
 
 const StoreSchema = z
   .object({
-    kind: z.enum(['lowdb', 'memory']).default('lowdb'),
-    dir: nonEmpty.default('.switchyard'),
+    kind: z.enum(['lowdb', 'memory']).default('lowdb')
+      .describe('Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, or memory (nothing survives a restart).'),
+    dir: nonEmpty.default('.switchyard')
+      .describe('The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its token file here too.'),
   })
   .strict();
 
@@ -128,17 +165,20 @@ const ModelSchema = z
       .describe('false asks for at most one tool call per turn ("openai" and "anthropic"; Gemini has no such switch). Default: the server\'s.'),
     headers: z.record(z.string(), z.string()).optional().describe('Extra request headers, e.g. { "api-key" = "..." } for Azure or OpenRouter\'s HTTP-Referer.'),
     max_retry_wait_seconds: positiveSeconds
-      .optional()
-      .describe('Longest wait a server may ask for (Retry-After, rate-limit reset) before the turn fails with rate_limited instead. Default 60.'),
+      .default(60)
+      .describe('Longest wait a server may ask for (Retry-After, rate-limit reset) before the turn fails with rate_limited instead.'),
   })
   .strict();
 
 const McpServerSchema = z
   .object({
-    command: nonEmpty.optional(),
-    args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).optional(),
-    url: nonEmpty.optional(),
+    command: nonEmpty.optional()
+      .describe('A local MCP server: the program to start, spoken to over stdio. Exactly one of `command` and `url`.'),
+    args: z.array(z.string()).default([]).describe('The arguments of `command`.'),
+    env: z.record(z.string(), z.string()).optional()
+      .describe('Variables merged over the engine\'s own environment for `command`.'),
+    url: nonEmpty.optional()
+      .describe('A remote MCP server, reached over Streamable HTTP. Exactly one of `command` and `url`.'),
   })
   .strict()
   .refine((s) => s.command !== undefined || s.url !== undefined, {
@@ -150,14 +190,20 @@ const McpServerSchema = z
 
 export const ConfigSchema = z
   .object({
-    execution: ExecutionSchema.prefault({}),
-    tool_service: ToolServiceSchema.prefault({}),
-    approval: ApprovalSchema.prefault({}),
-    sandbox: SandboxSchema.prefault({}),
-    gateway: GatewaySchema.prefault({}),
-    store: StoreSchema.prefault({}),
-    models: z.record(recordKey, ModelSchema).default({}),
-    mcp: z.record(recordKey, McpServerSchema).default({}),
+    execution: ExecutionSchema.prefault({}).describe('Admission, limits and the run loop.'),
+    tool_service: ToolServiceSchema.prefault({}).describe('How the tool calls of one model turn are scheduled and timed.'),
+    approval: ApprovalSchema.prefault({}).describe('When a person must confirm a tool call.'),
+    sandbox: SandboxSchema.prefault({}).describe('Workspaces and how commands run.'),
+    gateway: GatewaySchema.prefault({}).describe('The WebSocket gateway of `switchyard serve`.'),
+    store: StoreSchema.prefault({}).describe('Persistence.'),
+    models: z
+      .record(recordKey, ModelSchema)
+      .default({})
+      .describe('Model providers by id; a run names one with `RunRequest.model = "<id>"` or `"<id>:<model>"`.'),
+    mcp: z
+      .record(recordKey, McpServerSchema)
+      .default({})
+      .describe('MCP servers by id, connected at start; their tools are named `<id>__<tool>`.'),
   })
   .strict();
 

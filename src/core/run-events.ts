@@ -1,5 +1,5 @@
 /*
- * The event vocabulary (SPEC §3.7). Every run event carries runId, sessionId, a per-run seq
+ * The event vocabulary (docs/events.md). Every run event carries runId, sessionId, a per-run seq
  * and a per-session sessionSeq (both 1, 2, 3 … without gaps) and an ISO timestamp from the
  * engine clock. Engine-wide events (no run) go only to unfiltered subscribers.
  */

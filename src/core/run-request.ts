@@ -80,7 +80,7 @@ export function admitRequest(raw: unknown, config: Config): AdmittedRequest {
   };
 }
 
-/** Only plain text may steer a running run (SPEC §3.5). */
+/** Only plain text may steer a running run (docs/runs.md, "Busy sessions"). */
 function isPlainText(req: RunRequest): boolean {
   return (
     (req.attachments?.length ?? 0) === 0 &&

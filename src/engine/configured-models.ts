@@ -58,7 +58,7 @@ function providerOptions(id: string, model: ModelConfig): Omit<ProviderOptions, 
     ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
     ...(model.tool_choice !== undefined ? { toolChoice: model.tool_choice } : {}),
     ...(model.parallel_tool_calls !== undefined ? { parallelToolCalls: model.parallel_tool_calls } : {}),
-    maxRetryWaitMs: (model.max_retry_wait_seconds ?? 60) * 1000,
+    maxRetryWaitMs: model.max_retry_wait_seconds * 1000,
   };
 }
 

@@ -38,7 +38,7 @@ export interface EngineOptions {
   /** The clock for deadlines, lane expiry and model latency; e.g. new SimulatedClock(). */
   clock?: Clock;
   /**
-   * Answers approval requests programmatically (SPEC §6); it races with respondApproval().
+   * Answers approval requests programmatically (README, "Approval, command policy and the sandbox"); it races with respondApproval().
    * Without it, a gated call waits for respondApproval() (e.g. from the gateway) until
    * [approval] timeout_seconds, then is denied.
    */

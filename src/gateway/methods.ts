@@ -1,7 +1,6 @@
 /*
- * The gateway's method table (README, "The gateway"): each method's params as a zod schema,
- * its result type, and the notifications the server pushes. The client types its calls from
- * here.
+ * The gateway's method table (docs/protocol.md, "Methods"): each method's params as a zod schema,
+ * its result type, and the notifications the server pushes. The client types its calls from here.
  */
 import { z } from 'zod';
 import { ApprovalDecisionSchema } from '../approval/index.js';

@@ -1,8 +1,8 @@
 /*
- * Planning a tool batch (SPEC §2.4): admit every call once (validation and claim), find
- * duplicates, split the batch into ordered groups (or a conflict DAG), and explain the
- * schedule — which groups, each call's claim, and for each group boundary the two calls and
- * the resource that conflicted.
+ * Planning a tool batch (docs/claims.md, "Dispatch rules of the Act phase"): admit every call once
+ * (validation and claim), find duplicates, split the batch into ordered groups (or a conflict DAG),
+ * and explain the schedule — which groups, each call's claim, and for each group boundary the two
+ * calls and the resource that conflicted.
  */
 import type { ActInput, PlannedCall } from '../../machines/act.machine.js';
 import type { ToolCallRequest } from '../../machines/run.machine.js';

@@ -1,7 +1,7 @@
 /*
- * The bubblewrap platform sandbox (SPEC §7): the argument list that confines a command, and a
- * probe that checks once whether bwrap actually works here (installed is not enough: a
- * container may forbid the namespaces it needs).
+ * The bubblewrap platform sandbox (README, "Approval, command policy and the sandbox"): the
+ * argument list that confines a command, and a probe that checks once whether bwrap actually works
+ * here (installed is not enough: a container may forbid the namespaces it needs).
  */
 import { execa } from 'execa';
 

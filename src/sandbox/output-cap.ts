@@ -1,7 +1,7 @@
 /*
- * A byte budget for command output (SPEC §7): keeps the first `limit` bytes of UTF-8 text,
- * cut on a character boundary, and counts what it dropped so the reader sees a marker
- * instead of a silent cut.
+ * A byte budget for command output (README, "Approval, command policy and the sandbox"): keeps the
+ * first `limit` bytes of UTF-8 text, cut on a character boundary, and counts what it dropped so the
+ * reader sees a marker instead of a silent cut.
  */
 
 export class OutputCap {

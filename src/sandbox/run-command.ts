@@ -1,7 +1,7 @@
 /*
- * The command runner (SPEC §7): one shell command through execa, optionally inside
- * bubblewrap, with a timeout and cancellation that kill the whole process group and an
- * output budget that never blocks the child.
+ * The command runner (README, "Approval, command policy and the sandbox"): one shell command
+ * through execa, optionally inside bubblewrap, with a timeout and cancellation that kill the whole
+ * process group and an output budget that never blocks the child.
  */
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /*
- * Workspace scope (SPEC §5): every file path a tool touches must resolve inside the run's
- * workspace, after `..` and after following symlinks (realpath of the deepest existing
+ * Workspace scope (README, "Builtin tools"): every file path a tool touches must resolve inside the
+ * run's workspace, after `..` and after following symlinks (realpath of the deepest existing
  * ancestor). Claims use the lexical form, because they are computed before any I/O.
  */
 import { lstat, readlink, realpath } from 'node:fs/promises';

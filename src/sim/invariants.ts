@@ -1,11 +1,11 @@
 /*
- * The engine's invariants as a checker (SPEC §3, §11): fed every event of an unfiltered live
- * `engine.events()` stream (or every event as the store receives it) plus what each submit
- * returned, it reports every breach of session exclusivity, of the limits in force, of the
- * accounting of accepted messages, of the numbering of the event log, of claim-aware tool
- * dispatch (conflicting calls of a batch never overlap and run in model order) and of restart
- * recovery. Pure bookkeeping — no clock, no timers, no I/O — so a test and the deterministic
- * simulator can both drive it.
+ * The engine's invariants as a checker (docs/runs.md, docs/events.md; README, "Deterministic
+ * simulation"): fed every event of an unfiltered live `engine.events()` stream (or every event as
+ * the store receives it) plus what each submit returned, it reports every breach of session
+ * exclusivity, of the limits in force, of the accounting of accepted messages, of the numbering of
+ * the event log, of claim-aware tool dispatch (conflicting calls of a batch never overlap and run
+ * in model order) and of restart recovery. Pure bookkeeping — no clock, no timers, no I/O — so a
+ * test and the deterministic simulator can both drive it.
  */
 import { claimsConflict, type Claim } from '../concurrency/index.js';
 

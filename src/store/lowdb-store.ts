@@ -1,6 +1,7 @@
 /*
- * The file store (SPEC §8): JSON files under a data directory, each replaced atomically by
- * lowdb's writer (temp file + rename), none growing without bound. Layout under `dir`:
+ * The file store (README, "Persistence and restart"): JSON files under a data directory, each
+ * replaced atomically by lowdb's writer (temp file + rename), none growing without bound. Layout
+ * under `dir`:
  *
  *   switchyard-store.json                      format marker {format, version}
  *   LOCK                                       pid of the process that has the store open

@@ -1,7 +1,7 @@
 /*
- * The Store seam (SPEC §8): what the engine persists, shaped so a file store (lowdb) or a
- * shared backend can implement it. Writes may complete later (return a promise); the engine
- * publishes an event only once its append has completed. Reads are async.
+ * The Store seam (README, "Persistence and restart"): what the engine persists, shaped so a file
+ * store (lowdb) or a shared backend can implement it. Writes may complete later (return a promise);
+ * the engine publishes an event only once its append has completed. Reads are async.
  */
 import type { RunEvent } from '../core/run-events.js';
 import type { AdmittedRequest } from '../core/run-request.js';

@@ -1,9 +1,10 @@
 /*
- * The per-request ToolService: the one choke point every tool call of a run passes through.
- * Built for each run from the registry, the run's workspace and sandbox settings, the approval
- * gate and settings and its unattended flag; it validates a call, computes its claim (from the
- * admitted arguments, paths resolved against the workspace), judges its command and whether it
- * needs approval (SPEC §7 order: command policy -> approval), asks for approval and executes it.
+ * The per-request ToolService: the one choke point every tool call of a run passes through. Built
+ * for each run from the registry, the run's workspace and sandbox settings, the approval gate and
+ * settings and its unattended flag; it validates a call, computes its claim (from the admitted
+ * arguments, paths resolved against the workspace), judges its command and whether it needs
+ * approval (in the order of docs/architecture.md: command policy -> approval), asks for approval
+ * and executes it.
  */
 import { mkdir } from 'node:fs/promises';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
@@ -149,7 +150,7 @@ export class ToolService {
     return tool.execute(call.input, ctx);
   }
 
-  /** SPEC §7 order: the command policy first (a block refuses the call), then the approval ruling. */
+  /** The gate's order: the command policy first (a block refuses the call), then the approval ruling. */
   private judge(tool: AnyTool, call: AdmittedCall): AdmittedCall {
     const commandVerdict = this.commandVerdictOf(tool, call.input);
     const judged: AdmittedCall = commandVerdict ? { ...call, commandVerdict } : call;

@@ -1,7 +1,7 @@
 /*
- * The Tool interface (SPEC §5) and defineTool. A tool declares its input schema, its effect
- * profile and, when its effects are bounded, the resource claim of a concrete call; the
- * default is fail-closed (global) unless it says it is read-only.
+ * The Tool interface (README, "Builtin tools"; claims in docs/claims.md) and defineTool. A tool
+ * declares its input schema, its effect profile and, when its effects are bounded, the resource
+ * claim of a concrete call; the default is fail-closed (global) unless it says it is read-only.
  */
 import type { ZodType } from 'zod';
 import type { ActionDescription } from '../approval/index.js';
@@ -9,7 +9,10 @@ import type { CodedError } from '../core/errors.js';
 import type { Claim, ClaimContext } from '../concurrency/index.js';
 import type { NodeInvoker } from './node-invoker.js';
 
-/** How commands of this call run (SPEC §7); filled from [sandbox] and the request's override. */
+/**
+ * How commands of this call run (README, "Approval, command policy and the sandbox"); filled
+ * from [sandbox] and the request's override.
+ */
 export interface SandboxSettings {
   backend: 'auto' | 'bwrap' | 'none';
   network: boolean;
@@ -57,7 +60,7 @@ export interface Tool<I = unknown> {
   destructiveFor?(input: I): boolean;
   /** What an approval prompt shows of this call beyond its plain arguments (apply_patch: its files). */
   describe?(input: I): ActionDescription | undefined;
-  /** The shell command a call runs, if any: the command policy judges it before approval (SPEC §7). */
+  /** The shell command a call runs, if any: the command policy judges it before approval. */
   commandOf?(input: I): string | undefined;
   execute(input: I, ctx: ToolContext): Promise<unknown>;
 }

@@ -1,8 +1,8 @@
 /*
- * The Act statechart on its own (SPEC §2.4): nextStep() as a table of rules, then real batch
- * actors whose tool calls the test settles — order of starts and finishes, the checkpoint
- * rules, CLOSE, and the fatal path (a tool-call actor that crashes), also through the run
- * machine, which ends the run failed with tool_fatal.
+ * The Act statechart on its own (docs/claims.md, "Dispatch rules of the Act phase"): nextStep() as
+ * a table of rules, then real batch actors whose tool calls the test settles — order of starts and
+ * finishes, the checkpoint rules, CLOSE, and the fatal path (a tool-call actor that crashes), also
+ * through the run machine, which ends the run failed with tool_fatal.
  */
 import { describe, expect, it } from 'vitest';
 import { assign, createActor, fromPromise, SimulatedClock } from 'xstate';

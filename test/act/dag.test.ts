@@ -1,8 +1,8 @@
 /*
- * `[tool_service] scheduling = "dag"` (SPEC §2.4): a call starts as soon as every earlier call
- * it conflicts with has finished, at most parallel_tool_concurrency at once; conflicting calls
- * keep model order, unrelated work is never held back by a group boundary, and the steer check
- * happens before each call rather than before each group.
+ * `[tool_service] scheduling = "dag"` (docs/claims.md, "DAG mode"): a call starts as soon as every
+ * earlier call it conflicts with has finished, at most parallel_tool_concurrency at once;
+ * conflicting calls keep model order, unrelated work is never held back by a group boundary, and
+ * the steer check happens before each call rather than before each group.
  */
 import { describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';

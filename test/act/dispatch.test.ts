@@ -1,7 +1,7 @@
 /*
- * The dispatch rules of the Act phase (SPEC §2.4), through a real engine: probe tools whose
- * claims and durations each call chooses, a SimulatedClock, and the recorded order (and
- * virtual time) of every start and finish.
+ * The dispatch rules of the Act phase (docs/claims.md, "Dispatch rules of the Act phase"), through
+ * a real engine: probe tools whose claims and durations each call chooses, a SimulatedClock, and
+ * the recorded order (and virtual time) of every start and finish.
  */
 import { describe, expect, it } from 'vitest';
 import type { EngineOptions } from '../../src/engine/index.js';

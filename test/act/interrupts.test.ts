@@ -1,7 +1,7 @@
 /*
- * A batch interrupted (SPEC §2.4, §3.6): a steer defers what has not started and ends the
- * turn; a cancel or the run deadline closes every open call — running ones are aborted down to
- * their signal — with all the synthetic results logged before the run's terminal event, and
+ * A batch interrupted (docs/claims.md, dispatch rules 7 and 8): a steer defers what has not started
+ * and ends the turn; a cancel or the run deadline closes every open call — running ones are aborted
+ * down to their signal — with all the synthetic results logged before the run's terminal event, and
  * the session's conversation left well-formed for its next run.
  */
 import { describe, expect, it } from 'vitest';

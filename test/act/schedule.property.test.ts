@@ -1,9 +1,9 @@
 /*
- * Dispatch invariants for all batches (SPEC §2.3, §2.4), through a real engine on a
- * SimulatedClock: random batches of probe calls over a small universe of paths, nodes and
- * sessions (plus shared and global claims), random durations and a random cap, in both
- * scheduling modes. Order is checked on the probe's own record sequence, which is stricter
- * than comparing virtual times.
+ * Dispatch invariants for all batches (docs/claims.md, "Ordered bucketing", "Dispatch rules of the
+ * Act phase"), through a real engine on a SimulatedClock: random batches of probe calls over a
+ * small universe of paths, nodes and sessions (plus shared and global claims), random durations and
+ * a random cap, in both scheduling modes. Order is checked on the probe's own record sequence,
+ * which is stricter than comparing virtual times.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

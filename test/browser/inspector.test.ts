@@ -22,6 +22,8 @@ import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/mo
 import { defineTool } from '../../src/tools/tool.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+/** How long the page may take to catch up with the engine: a browser on a loaded machine is slow, never wrong. */
+const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`[inspector browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
@@ -144,7 +146,7 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
 
     let seen: string[] = [];
     const shots = new Set<string>();
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + PATIENCE.timeout;
     while (Date.now() < deadline) {
       seen = (await page.evaluate('window.__seen')) as string[];
       const leaf = seen.at(-1)?.split('.').pop() ?? '';
@@ -170,12 +172,12 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect(seen).toContain('run.live.running.acting');
     expect(seen.indexOf('run.live.running.acting')).toBeGreaterThan(seen.indexOf('run.live.running.thinking'));
     expect(seen.at(-1)).toBe('run.completed');
-    await expect.poll(() => chart.locator('svg .sc-current').getAttribute('data-state-id')).toBe('run.completed');
+    await expect.poll(() => chart.locator('svg .sc-current').getAttribute('data-state-id'), PATIENCE).toBe('run.completed');
 
     // The batch: group 1 holds the three reads, running side by side; group 2 the global call, after them.
     const bars = page.locator('[data-testid="timeline-bar"]');
-    await expect.poll(() => bars.count()).toBe(4);
-    await expect.poll(() => page.locator('[data-testid="timeline-bar"][data-outcome="ok"]').count()).toBe(4);
+    await expect.poll(() => bars.count(), PATIENCE).toBe(4);
+    await expect.poll(() => page.locator('[data-testid="timeline-bar"][data-outcome="ok"]').count(), PATIENCE).toBe(4);
     // One script, so every bar is measured in the same frame (the test's tsconfig has no DOM types).
     const boxes = (await page.evaluate(`[...document.querySelectorAll('[data-testid="timeline-bar"]')].map((el) => {
       const rect = el.getBoundingClientRect();
@@ -195,18 +197,18 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect(global.left).toBeGreaterThanOrEqual(Math.max(...reads.map((b) => b.right)) - 1);
 
     const boundary = page.locator('[data-testid="timeline-boundary"]');
-    await expect.poll(() => boundary.count()).toBe(1);
+    await expect.poll(() => boundary.count(), PATIENCE).toBe(1);
     expect(await boundary.getAttribute('data-reason')).toBe('global');
     expect(await boundary.getAttribute('title')).toMatch(/publish-1 conflicts with read-\d — global/);
 
     // The event log and the gauges follow along.
     const log = page.locator('[data-testid="event-log"] [data-testid="event-row"]');
-    await expect.poll(() => log.last().getAttribute('data-type')).toBe('run.completed');
-    await expect.poll(() => page.locator('[data-testid="gauge-global"]').getAttribute('data-in-use')).toBe('0');
+    await expect.poll(() => log.last().getAttribute('data-type'), PATIENCE).toBe('run.completed');
+    await expect.poll(() => page.locator('[data-testid="gauge-global"]').getAttribute('data-in-use'), PATIENCE).toBe('0');
 
     await boundary.hover();
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-2-completed.png') });
     expect(pageErrors).toEqual([]);
     expect(external).toEqual([]);
-  });
+  }, 120_000);
 });

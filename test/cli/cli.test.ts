@@ -44,7 +44,9 @@ function cli(args: string[]): Cli {
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': a child can exit before its stdout and stderr are drained, and the
+  // tests read the whole output once it has exited.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
@@ -60,9 +62,14 @@ interface Server extends Cli {
   client(): Promise<SwitchyardClient>;
 }
 
+/** The last line of serve's start-up banner: once it is out, the whole banner is (url, inspector, token). */
+const BANNER_END = /^token\b.*\n/m;
+
 async function serve(dataDir: string, extra: string[] = []): Promise<Server> {
   const server = cli(['serve', '--port', '0', '--data-dir', dataDir, ...extra]);
-  await until(() => /listening on ws:\/\/\S+/.test(server.stdout()) || server.child.exitCode !== null, 'serve listens', 90_000);
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  await until(() => BANNER_END.test(server.stdout()) || exited, 'serve prints its banner', 90_000);
   const url = /listening on (ws:\/\/\S+)/.exec(server.stdout())?.[1];
   if (!url) throw new Error(`serve did not start:\n${server.stdout()}\n${server.stderr()}`);
   const tokenFile = join(dataDir, 'token');
@@ -213,13 +220,15 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
 describe('a crash (SIGKILL) and a restart on the same data dir', { timeout: SPAWN_TIMEOUT }, () => {
   it('ends the running run failed/interrupted, runs the queued message, keeps seq gapless and the token', async () => {
     const dataDir = await tempDir();
-    const config = await slowModelConfig(dataDir, 1_000);
+    // The first run's model never answers before the kill, however slow the machine; the queued
+    // message asks the built-in scripted model, which answers at once after the restart.
+    const config = await slowModelConfig(dataDir, 600_000);
     const first = await serve(dataDir, ['--config', config]);
     const { readToken } = await import('../../src/gateway/index.js');
     const token = await readToken(first.tokenFile);
     const client = await first.client();
     const slow = await client.submit({ sessionId: 'chat', input: 'a slow question' });
-    const queued = await client.submit({ sessionId: 'chat', input: 'and then this', busyPolicy: 'queue' });
+    const queued = await client.submit({ sessionId: 'chat', input: 'and then this', busyPolicy: 'queue', model: 'scripted' });
     expect(queued).toMatchObject({ outcome: 'queued', position: 1 });
     // history() answers once the store has every event so far: both runs are on disk.
     expect((await client.history(slow.runId)).map((e) => e.type)).toEqual(['run.started', 'turn.started']);
@@ -237,7 +246,7 @@ describe('a crash (SIGKILL) and a restart on the same data dir', { timeout: SPAW
     expect(slowHistory.map((e) => e.seq)).toEqual(slowHistory.map((_, i) => i + 1));
     expect(slowHistory.at(-1)).toMatchObject({ type: 'run.failed', error: { code: 'interrupted' } });
 
-    expect(await after.wait(queued.runId)).toMatchObject({ state: 'completed', output: 'slow answer' });
+    expect(await after.wait(queued.runId)).toMatchObject({ state: 'completed', output: 'done' });
     const queuedHistory = await after.history(queued.runId);
     expect(queuedHistory.map((e) => e.seq)).toEqual(queuedHistory.map((_, i) => i + 1));
     expect(queuedHistory.map((e) => e.type)).toContain('run.started');

@@ -9,8 +9,9 @@ const writes = (...paths: string[]): Claim => Claims.paths(paths);
 const nodes = (...ids: string[]): Claim => Claims.nodes(ids);
 const sessions = (...keys: string[]): Claim => Claims.sessions(keys);
 
-// One row per cell of SPEC §2.2 (upper triangle; every row also runs with a and b swapped),
-// with overlapping and disjoint variants for the cells that depend on what the claims name.
+// One row per cell of the table in docs/claims.md, "Conflict rules" (upper triangle; every row
+// also runs with a and b swapped), with overlapping and disjoint variants for the cells that
+// depend on what the claims name.
 const table: [description: string, a: Claim, b: Claim, expected: boolean][] = [
   ['shared / shared', shared, shared, false],
   ['shared / shared reads', shared, reads('/w/a'), false],
@@ -68,7 +69,7 @@ const mirrored = table.map(([description, a, b, expected]): [string, Claim, Clai
   expected,
 ]);
 
-describe('claimsConflict (SPEC §2.2)', () => {
+describe('claimsConflict (docs/claims.md, conflict rules)', () => {
   it.each([...table, ...mirrored])('%s -> %s', (_description, a, b, expected) => {
     expect(claimsConflict(a, b)).toBe(expected);
   });

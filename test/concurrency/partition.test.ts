@@ -12,7 +12,7 @@ import { batch, claim } from './arbitraries.js';
 const S = Claims.shared();
 const G = Claims.global();
 
-describe('partitionParallelGroups (SPEC §2.3 examples)', () => {
+describe('partitionParallelGroups (docs/claims.md, ordered bucketing examples)', () => {
   const cases: [description: string, claims: Claim[], groups: [number, number][]][] = [
     ['empty batch', [], []],
     ['single call', [G], [[0, 1]]],

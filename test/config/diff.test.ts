@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultConfig, diffConfig, HOT_SECTIONS, mergeConfig, parseConfig } from '../../src/config/index.js';
 import type { PartialConfig } from '../../src/config/index.js';
 
-describe('diffConfig classifies each changed key (SPEC §10 hot reload)', () => {
+describe('diffConfig classifies each changed key (hot reload, README: Configuration)', () => {
   it('hot sections are the ones the engine reads per decision', () => {
     expect(HOT_SECTIONS).toEqual(['execution', 'tool_service', 'approval', 'sandbox.command_policy']);
   });

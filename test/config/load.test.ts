@@ -97,8 +97,8 @@ describe('mergeConfig', () => {
     });
     expect(merged.approval.tools).toStrictEqual({ shell: 'deny', 'mcp_*': 'ask' });
     expect(merged.models).toStrictEqual({
-      local: { kind: 'openai', model: 'qwen', base_url: 'http://localhost:1/v1' },
-      other: { kind: 'scripted' },
+      local: { kind: 'openai', model: 'qwen', base_url: 'http://localhost:1/v1', max_retry_wait_seconds: 60 },
+      other: { kind: 'scripted', max_retry_wait_seconds: 60 },
     });
     expect(merged.mcp).toStrictEqual({
       fs: { command: 'npx', args: ['server'] },

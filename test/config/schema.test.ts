@@ -11,7 +11,7 @@ function configErrorOf(run: () => unknown): ConfigError {
   throw new Error('expected a ConfigError, but the config was accepted');
 }
 
-describe('defaults (SPEC §10)', () => {
+describe('defaults (README, Configuration)', () => {
   it('fills every key with its documented default', () => {
     expect(defaultConfig()).toStrictEqual({
       execution: {
@@ -137,7 +137,7 @@ url = "http://localhost:9000/mcp"
       gateway: { ...defaults.gateway, port: 0 },
       store: { ...defaults.store, kind: 'memory' },
       models: {
-        local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY' },
+        local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY', max_retry_wait_seconds: 60 },
       },
       mcp: {
         fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'], env: { DEBUG: '1' } },

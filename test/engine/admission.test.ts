@@ -1,5 +1,5 @@
 /*
- * Session exclusivity and the wait lane's order (SPEC §3.3, §3.5): one running run per
+ * Session exclusivity and the wait lane's order (docs/runs.md): one running run per
  * session whatever arrives at once, admission in arrival order, and `queue` never disturbs
  * the running run.
  */

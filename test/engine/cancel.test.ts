@@ -1,7 +1,7 @@
 /*
- * cancel(runId) and stopSession(sessionId) (SPEC §3.5, §3.6): a running run is aborted all
- * the way down to its tool's AbortSignal, a queued one ends without ever starting, and both
- * calls return only once the slot and the permits are free.
+ * cancel(runId) and stopSession(sessionId) (docs/runs.md, "The wait lane", "Deadlines and
+ * cancellation"): a running run is aborted all the way down to its tool's AbortSignal, a queued one
+ * ends without ever starting, and both calls return only once the slot and the permits are free.
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';

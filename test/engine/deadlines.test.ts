@@ -1,7 +1,7 @@
 /*
- * Run deadlines (SPEC §3.6) on a SimulatedClock: expiry ends the run failed/timeout and
- * aborts what it was waiting on; the clock starts when the run starts, so time spent queued
- * (in the lane or for permits) does not count.
+ * Run deadlines (docs/runs.md, "Deadlines and cancellation") on a SimulatedClock: expiry ends the
+ * run failed/timeout and aborts what it was waiting on; the clock starts when the run starts, so
+ * time spent queued (in the lane or for permits) does not count.
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';

@@ -1,5 +1,5 @@
 /*
- * engine.events() and history() (SPEC §3.7): replay past fromSeq then live with no gap and
+ * engine.events() and history() (docs/events.md): replay past fromSeq then live with no gap and
  * no duplicate, by run (seq) or by session (sessionSeq); live only without fromSeq; every
  * run's events with events({}); close() ends an iteration, also a waiting one.
  */

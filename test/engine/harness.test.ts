@@ -1,7 +1,7 @@
 /*
- * The agent loop as the engine runs it (SPEC §3.2, §4, §5): the session's conversation
- * carries over between runs, tool failures become error results the model sees while the
- * run goes on, and the loop ends at the iteration cap or on a model error.
+ * The agent loop as the engine runs it (docs/runs.md, "The states of a run"; README, "Builtin
+ * tools"): the session's conversation carries over between runs, tool failures become error results
+ * the model sees while the run goes on, and the loop ends at the iteration cap or on a model error.
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';

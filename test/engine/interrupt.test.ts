@@ -1,7 +1,7 @@
 /*
- * busyPolicy "interrupt" (SPEC §3.5): the running run is cancelled and the message runs as a
- * fresh run once the slot frees; a burst of interrupts leaves only the last one to run, and an
- * interrupt never cancels a run that had not started yet.
+ * busyPolicy "interrupt" (docs/runs.md, "Busy sessions"): the running run is cancelled and the
+ * message runs as a fresh run once the slot frees; a burst of interrupts leaves only the last one
+ * to run, and an interrupt never cancels a run that had not started yet.
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';

@@ -1,7 +1,7 @@
 /*
- * The wait lane's bounds (SPEC §3.5): a full lane rejects the newest message with lane_full
- * and drops nothing already queued; a message waits at most wait_lane_max_wait_seconds and
- * then ends failed/lane_timeout. Time comes from a SimulatedClock.
+ * The wait lane's bounds (docs/runs.md, "The wait lane"): a full lane rejects the newest message
+ * with lane_full and drops nothing already queued; a message waits at most
+ * wait_lane_max_wait_seconds and then ends failed/lane_timeout. Time comes from a SimulatedClock.
  */
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engine/index.js';

@@ -1,9 +1,9 @@
 /*
- * Release by construction and the log invariants (SPEC §3.2, §3.5, §3.7): wait() resolves
- * only after the run's slot and permits are free, and under any mix of submits, steers,
- * interrupts, cancels, stops, expiries, deadlines and limit reloads every run's log is
- * seq 1..n with one terminal event last, every session's sessionSeq is gapless, no session
- * ever runs two runs, and every accepted message reaches exactly one outcome.
+ * Release by construction and the log invariants (docs/runs.md, "Release by construction";
+ * docs/events.md): wait() resolves only after the run's slot and permits are free, and under any
+ * mix of submits, steers, interrupts, cancels, stops, expiries, deadlines and limit reloads every
+ * run's log is seq 1..n with one terminal event last, every session's sessionSeq is gapless, no
+ * session ever runs two runs, and every accepted message reaches exactly one outcome.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /*
- * The limiter (SPEC §3.4): max_runs_global and max_runs_per_agent held for a run's lifetime,
- * waiters granted in arrival order skipping an agent at its cap, and hot reconfiguration:
+ * The limiter (docs/runs.md, "Limits"): max_runs_global and max_runs_per_agent held for a run's
+ * lifetime, waiters granted in arrival order skipping an agent at its cap, and hot reconfiguration:
  * raising admits at once, shrinking preempts nothing.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /*
- * busyPolicy "steer" (SPEC §3.5, §4): a plain-text message for a busy session joins the
- * running run's conversation at its next turn boundary; anything more than plain text, a
- * full steer inbox, or a stale expectedRunId queues instead.
+ * busyPolicy "steer" (docs/runs.md, "Busy sessions"): a plain-text message for a busy session joins
+ * the running run's conversation at its next turn boundary; anything more than plain text, a full
+ * steer inbox, or a stale expectedRunId queues instead.
  */
 import { describe, expect, it } from 'vitest';
 import type { Engine, RunRequest } from '../../src/engine/index.js';

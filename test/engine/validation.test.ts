@@ -1,7 +1,7 @@
 /*
- * Bad requests (SPEC §3.1): every one is rejected at submit with a typed EngineError —
- * invalid_request with the zod issue paths, duplicate_run_id, unknown_model — and changes
- * nothing: same snapshot, no event, no run.
+ * Bad requests (docs/runs.md, "The request"): every one is rejected at submit with a typed
+ * EngineError — invalid_request with the zod issue paths, duplicate_run_id, unknown_model — and
+ * changes nothing: same snapshot, no event, no run.
  */
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engine/index.js';

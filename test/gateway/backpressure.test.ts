@@ -23,7 +23,9 @@ describe('a slow consumer', () => {
   it('is closed with 4008 while server memory stays bounded; a normal client gets everything', async () => {
     const h = await harness({
       engine: { models: { scripted: scriptedModel([{ text: TEXT }]) }, config: { execution: { max_runs_global: 8 } } },
-      gateway: { sendBufferLimitBytes: LIMIT, drainTimeoutMs: 1_000, closeTimeoutMs: 30_000 },
+      // The drain timeout is also how long the normal client (in this same, possibly loaded,
+      // process) may take to read a quarter of the limit: room for that, not a race.
+      gateway: { sendBufferLimitBytes: LIMIT, drainTimeoutMs: 3_000, closeTimeoutMs: 30_000 },
     });
 
     let slowSocket: WebSocket | undefined;

@@ -1,7 +1,8 @@
 /*
- * The run statechart (SPEC §3.2, §3.6) as a model: every path xstate/graph finds is replayed on a
- * real actor with recording effects, and every path that ends checks the release-by-construction
- * contract. Explicit tests below pin the rules a path walk cannot name (deadline, cap, steers).
+ * The run statechart (docs/runs.md, "The states of a run", "Deadlines and cancellation") as a
+ * model: every path xstate/graph finds is replayed on a real actor with recording effects, and
+ * every path that ends checks the release-by-construction contract. Explicit tests below pin the
+ * rules a path walk cannot name (deadline, cap, steers).
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
@@ -286,7 +287,7 @@ describe('run machine, model-based (xstate/graph)', () => {
 // ---------------------------------------------------------------------------------------------
 // Explicit rules.
 
-describe('run machine, deadline (SPEC §3.6)', () => {
+describe('run machine, deadline (docs/runs.md, deadlines)', () => {
   it('expires timeoutMs after GRANTED and ends failed/timeout', () => {
     const h = harness();
     h.send({ type: 'GRANTED' });
@@ -325,7 +326,7 @@ describe('run machine, deadline (SPEC §3.6)', () => {
   });
 });
 
-describe('run machine, turns and the iteration cap (SPEC §3.2)', () => {
+describe('run machine, turns and the iteration cap (docs/runs.md, run states)', () => {
   it('completes when the model answers without tool calls, with its text as output', () => {
     const h = harness();
     h.send({ type: 'GRANTED' });

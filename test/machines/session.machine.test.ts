@@ -1,8 +1,9 @@
 /*
- * The session statechart (SPEC §3.3, §3.5) as a model: xstate/graph finds a shortest path to every
- * reachable state under small limits, each path is extended by every event of the alphabet (so every
- * transition is taken once), and each is replayed on a real actor against a reference bookkeeping of
- * slot and lane. Explicit tables below pin the steer, interrupt, lane and purge rules.
+ * The session statechart (docs/runs.md, "One active run per session", "Busy sessions") as a model:
+ * xstate/graph finds a shortest path to every reachable state under small limits, each path is
+ * extended by every event of the alphabet (so every transition is taken once), and each is replayed
+ * on a real actor against a reference bookkeeping of slot and lane. Explicit tables below pin the
+ * steer, interrupt, lane and purge rules.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -287,7 +288,7 @@ describe('session machine, model-based (xstate/graph)', () => {
 // ---------------------------------------------------------------------------------------------
 // Explicit rules.
 
-describe('steer or queue (SPEC §3.5 steer)', () => {
+describe('steer or queue (docs/runs.md, busy sessions: steer)', () => {
   /** The active run was admitted from `activeMessage` and has started; `candidate` arrives. */
   const rows: {
     case: string;
@@ -345,7 +346,7 @@ describe('steer or queue (SPEC §3.5 steer)', () => {
   });
 });
 
-describe('interrupt (SPEC §3.5 interrupt)', () => {
+describe('interrupt (docs/runs.md, busy sessions: interrupt)', () => {
   it('cancels the active run once it has started, and waits in the lane', () => {
     const s = session();
     s.send(submit('a', 'queue'));
@@ -411,7 +412,7 @@ describe('interrupt (SPEC §3.5 interrupt)', () => {
   });
 });
 
-describe('the wait lane (SPEC §3.5 wait lane)', () => {
+describe('the wait lane (docs/runs.md, the wait lane)', () => {
   it('lane_full rejects the newest message and keeps what is queued', () => {
     const s = session();
     s.send(submit('a', 'queue'));

@@ -1,7 +1,8 @@
 /*
- * The limiter (SPEC §3.4): global and per-agent permits, granted in arrival order skipping a waiter
- * whose agent is at its cap; hot-reloadable limits that admit at once when raised and preempt
- * nothing when lowered. Unit tables first, then properties over random ACQUIRE/RELEASE/RECONFIGURE.
+ * The limiter (docs/runs.md, "Limits"): global and per-agent permits, granted in arrival order
+ * skipping a waiter whose agent is at its cap; hot-reloadable limits that admit at once when raised
+ * and preempt nothing when lowered. Unit tables first, then properties over random
+ * ACQUIRE/RELEASE/RECONFIGURE.
  */
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';

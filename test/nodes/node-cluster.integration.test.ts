@@ -1,12 +1,14 @@
 /*
  * node_invoke end to end, all real: a gateway on 127.0.0.1 (port 0) in front of an engine
  * sharing its NodeRegistry, and two `switchyard node` child processes. One model turn calls
- * node_invoke four times — twice on each node — with commands that print when they start and
- * end: calls to different nodes overlap, calls to the same node never do, and tool.scheduled
- * shows the nodes claims that made it so.
+ * node_invoke four times — twice on each node. The two calls of a group meet at a barrier
+ * (each marks that it started, then waits for its partner's mark), so they can only both
+ * finish if they ran at the same time, however slow the machine; calls to the same node print
+ * when they start and end, and never overlap; tool.scheduled shows the nodes claims that made
+ * it so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,20 +43,38 @@ function nodeProcess(gateway: Gateway, name: string): NodeProcess {
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the tests read the whole output once the process is gone.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { name, child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Prints its tag, then the wall clock (ms) when it starts and when it ends. */
-const timed = (tag: string) => `echo ${tag}; date +%s%3N; sleep 0.5; date +%s%3N`;
-
 // Model order w1 w2 w1 w2: the claims make two groups of one call per node.
 const CALLS = [
-  { id: 'w1-a', node: 'worker-1' },
-  { id: 'w2-a', node: 'worker-2' },
-  { id: 'w1-b', node: 'worker-1' },
-  { id: 'w2-b', node: 'worker-2' },
+  { id: 'w1-a', node: 'worker-1', partner: 'w2-a' },
+  { id: 'w2-a', node: 'worker-2', partner: 'w1-a' },
+  { id: 'w1-b', node: 'worker-1', partner: 'w2-b' },
+  { id: 'w2-b', node: 'worker-2', partner: 'w1-b' },
 ];
+
+/** Long enough that only a serial run gives up waiting: then it prints "alone" and the test fails. */
+const BARRIER_GIVE_UP_SECONDS = 20;
+
+/**
+ * Prints its tag and the wall clock (ms) when it starts, marks its start in the barrier
+ * directory, waits for its partner's mark, prints "met" (or "alone" after giving up), and
+ * prints the wall clock when it ends.
+ */
+function meet(barrier: string, tag: string, partner: string): string {
+  const polls = BARRIER_GIVE_UP_SECONDS * 50;
+  return [
+    `echo ${tag}`,
+    'date +%s%3N',
+    `touch ${barrier}/${tag}`,
+    `i=0; while [ ! -e ${barrier}/${partner} ] && [ $i -lt ${polls} ]; do sleep 0.02; i=$((i+1)); done`,
+    `if [ -e ${barrier}/${partner} ]; then echo met; else echo alone; fi`,
+    'date +%s%3N',
+  ].join('; ');
+}
 
 let dataDir: string;
 let nodes: NodeRegistry;
@@ -65,12 +85,14 @@ const workers: NodeProcess[] = [];
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'switchyard-nodes-it-'));
+  const barrier = join(dataDir, 'barrier');
+  await mkdir(barrier);
   nodes = new NodeRegistry();
   engine = await createEngine({
     nodes,
     models: {
       scripted: scriptedModel([
-        { toolCalls: CALLS.map(({ id, node }) => ({ id, name: 'node_invoke', args: { node, command: timed(id) } })) },
+        { toolCalls: CALLS.map(({ id, node, partner }) => ({ id, name: 'node_invoke', args: { node, command: meet(barrier, id, partner) } })) },
         { text: 'all four ran' },
       ]),
     },
@@ -114,16 +136,15 @@ describe('two node processes', () => {
     expect(finished.map((e) => [e.callId, e.ok])).toEqual(expect.arrayContaining(CALLS.map(({ id }) => [id, true])));
     const span = new Map(
       finished.map((e) => {
-        const [tag, start, end] = (e.output as { output: string }).output.trim().split('\n');
+        const [tag, start, met, end] = (e.output as { output: string }).output.trim().split('\n');
         expect(tag).toBe(e.callId);
-        return [e.callId, { start: Number(start), end: Number(end) }] as const;
+        return [e.callId, { start: Number(start), met, end: Number(end) }] as const;
       }),
     );
+    // Different nodes, same group: every call saw its partner's mark while it was still running,
+    // so the two ran at the same time.
+    expect(CALLS.map(({ id }) => [id, span.get(id)!.met])).toEqual(CALLS.map(({ id }) => [id, 'met']));
     const [w1a, w2a, w1b, w2b] = CALLS.map(({ id }) => span.get(id)!);
-    const overlap = (a: typeof w1a, b: typeof w1a) => Math.min(a!.end, b!.end) - Math.max(a!.start, b!.start);
-    // Different nodes, same group: they ran at the same time (each sleeps 500 ms).
-    expect(overlap(w1a, w2a)).toBeGreaterThan(250);
-    expect(overlap(w1b, w2b)).toBeGreaterThan(250);
     // The same node: the second call started only after the first had ended.
     expect(w1b!.start).toBeGreaterThanOrEqual(w1a!.end);
     expect(w2b!.start).toBeGreaterThanOrEqual(w2a!.end);

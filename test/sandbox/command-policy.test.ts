@@ -12,9 +12,10 @@ import {
 import { ANALYSIS_LIMITS } from '../../src/sandbox/command-policy/command-sites.js';
 
 /*
- * The command policy as a table (SPEC §7): each row is a command and what the policy says about
- * it. Floor rows block under every enforcement and whatever the operator allows; tunable rows
- * take the enforcement's action; benign rows pass under every enforcement.
+ * The command policy as a table (README, "Approval, command policy and the sandbox"): each row is a
+ * command and what the policy says about it. Floor rows block under every enforcement and whatever
+ * the operator allows; tunable rows take the enforcement's action; benign rows pass under every
+ * enforcement.
  */
 
 const ENFORCEMENTS = ['block', 'warn', 'off'] as const;

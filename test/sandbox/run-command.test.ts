@@ -33,13 +33,23 @@ function alive(pid: number): boolean {
   }
 }
 
-async function eventuallyGone(pid: number, withinMs = 4_000): Promise<boolean> {
+/** Polls until the process is gone; the wall-clock limit only turns a hang into a failure. */
+async function eventuallyGone(pid: number, withinMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
     if (!alive(pid)) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return !alive(pid);
+}
+
+/** Polls until `file` exists (a command may still be starting on a loaded machine). */
+async function fileAppears(file: string, withinMs = 15_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`${file} never appeared`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function readPid(file: string): Promise<number> {
@@ -89,16 +99,18 @@ describe('runCommand: results', () => {
 describe('runCommand: timeout and cancellation kill the whole process group', () => {
   it('a timeout kills a backgrounded grandchild', async () => {
     const pidfile = path.join(dir, 'pid');
-    const result = await run(`sleep 30 & echo $! > ${pidfile}; echo started; wait`, { timeoutMs: 300 });
+    // Long enough for the shell to start and print before the timeout, also on a loaded machine.
+    const result = await run(`sleep 30 & echo $! > ${pidfile}; echo started; wait`, { timeoutMs: 2_000 });
     expect(result).toMatchObject({ timedOut: true, cancelled: false, exitCode: null, signal: 'SIGTERM', output: 'started\n' });
-    expect(result.durationMs).toBeLessThan(3_000);
+    expect(result.durationMs).toBeLessThan(20_000);
     expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
   });
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const pidfile = path.join(dir, 'pid');
     // An ignored signal stays ignored across fork and exec, so the sleep ignores it too.
-    const result = await run(`trap '' TERM; sleep 30 & echo $! > ${pidfile}; wait`, { timeoutMs: 200, killGraceMs: 300 });
+    // The trap must be set before the timeout fires: give the shell time to start.
+    const result = await run(`trap '' TERM; sleep 30 & echo $! > ${pidfile}; wait`, { timeoutMs: 2_000, killGraceMs: 300 });
     expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
     expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
   });
@@ -106,8 +118,11 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
   it('an abort kills a backgrounded grandchild', async () => {
     const pidfile = path.join(dir, 'pid');
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 200);
-    const result = await run(`sleep 30 & echo $! > ${pidfile}; wait`, { signal: controller.signal });
+    const pending = run(`sleep 30 & echo $! > ${pidfile}; wait`, { signal: controller.signal });
+    // Abort once the grandchild exists, not after a guessed delay.
+    await fileAppears(pidfile);
+    controller.abort();
+    const result = await pending;
     expect(result).toMatchObject({ cancelled: true, timedOut: false, exitCode: null, signal: 'SIGTERM' });
     expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
   });
@@ -123,17 +138,19 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
     const pidfile = path.join(dir, 'pid');
     const result = await run(`sleep 30 & echo $! > ${pidfile}; echo done`);
     expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'done\n' });
-    expect(result.durationMs).toBeLessThan(2_000);
+    // The leftover sleeps 30 s; the call ended with its own command.
+    expect(result.durationMs).toBeLessThan(20_000);
     expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
   });
 
   it('a process that left the group (setsid) cannot hold the call open past the grace period', async () => {
     const pidfile = path.join(dir, 'pid');
-    const result = await run(`setsid sh -c 'echo $$ > ${pidfile}; exec sleep 30' & sleep 0.2; echo done`, { killGraceMs: 200 });
+    // The command ends once the escaped process has written its pid, however slow the machine.
+    const result = await run(`setsid sh -c 'echo $$ > ${pidfile}.tmp; mv ${pidfile}.tmp ${pidfile}; exec sleep 30' & while [ ! -e ${pidfile} ]; do sleep 0.02; done; echo done`, { killGraceMs: 200 });
     const escaped = await readPid(pidfile);
     try {
       expect(result).toMatchObject({ exitCode: 0, output: 'done\n' });
-      expect(result.durationMs).toBeLessThan(3_000);
+      expect(result.durationMs).toBeLessThan(20_000);
     } finally {
       process.kill(escaped, 'SIGKILL');
     }

@@ -112,8 +112,8 @@ describe('engine bugs found by the simulator', () => {
     try {
       await settle();
       expect(second.status('r1')?.state).toBe('failed');
-      // SPEC §3.5: the unconsumed steers of a run that ended failed are queued again as one run;
-      // SPEC §8: after a restart no accepted message is lost.
+      // docs/runs.md: the unconsumed steers of a run that ended failed are queued again as one run;
+      // README, "Persistence and restart": after a restart no accepted message is lost.
       expect(second.status('x1'), 'the restarted engine does not know the accepted steer x1').toBeDefined();
       clock.increment(1_000);
       await settle();

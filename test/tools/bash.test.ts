@@ -130,7 +130,8 @@ describe('bash tool: limits', () => {
   });
 
   it('a timed-out command is a timeout error carrying the partial output', async () => {
-    const attempt = bash({ command: 'echo "  started  "; sleep 30' }, { sandbox: { ...unsandboxed, commandTimeoutMs: 300 } });
+    // Long enough for the shell to start and print before the timeout, also on a loaded machine.
+    const attempt = bash({ command: 'echo "  started  "; sleep 30' }, { sandbox: { ...unsandboxed, commandTimeoutMs: 2_000 } });
     await expect(attempt).rejects.toMatchObject({ name: 'ToolError', code: 'timeout' });
     await expect(attempt).rejects.toThrow(/timed out after \d+ ms and was killed; output so far:\nstarted$/);
   });

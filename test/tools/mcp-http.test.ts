@@ -125,13 +125,12 @@ describe('an MCP server over Streamable HTTP', () => {
     expect(error).toMatchObject({ code: 'mcp_error', message: expect.stringContaining('the backend said no') });
   });
 
-  it('cancellation rejects with the signal reason, promptly', async () => {
+  it('cancellation rejects with the signal reason', async () => {
     const controller = new AbortController();
     const reason = new ToolError('cancelled', 'run cancelled');
     setTimeout(() => controller.abort(reason), 50);
-    const started = Date.now();
+    // 'slow' never answers by itself: only the abort can end this call (else the test times out).
     await expect(tool('slow').execute({}, context({ signal: controller.signal }))).rejects.toBe(reason);
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('ctx.timeoutMs bounds the call: ToolError timeout', async () => {

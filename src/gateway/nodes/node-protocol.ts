@@ -1,8 +1,8 @@
 /*
- * What the gateway and a node client (SPEC §9, `switchyard node`) say to each other, in the
- * gateway's JSON-RPC 2.0 framing but in the other direction: the server sends `node.invoke`
- * requests (with an id) and `node.cancel` / `node.registered` notifications; the node answers
- * each request with a result or an error frame. Every frame is validated with these schemas
+ * What the gateway and a node client (`switchyard node`; docs/protocol.md, "Node clients") say to
+ * each other, in the gateway's JSON-RPC 2.0 framing but in the other direction: the server sends
+ * `node.invoke` requests (with an id) and `node.cancel` / `node.registered` notifications; the node
+ * answers each request with a result or an error frame. Every frame is validated with these schemas
  * on the side that receives it.
  */
 import { z } from 'zod';

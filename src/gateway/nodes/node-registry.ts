@@ -1,9 +1,9 @@
 /*
- * NodeRegistry: the node clients connected to a gateway, by name (README, "Node clients").
- * It is created before the engine and the gateway and handed to both: the engine's
- * node_invoke calls go through invoke(), the gateway attaches each node connection as it
- * arrives. It does no scheduling of its own: the engine's claim on `nodes [name]` keeps one
- * node's calls apart.
+ * NodeRegistry: the node clients connected to a gateway, by name (docs/protocol.md, "Node
+ * clients"). It is created before the engine and the gateway and handed to both: the engine's
+ * node_invoke calls go through invoke(), the gateway attaches each node connection as it arrives.
+ * It does no scheduling of its own: the engine's claim on `nodes [name]` keeps one node's calls
+ * apart.
  */
 import type { WebSocket } from 'ws';
 import { ToolError } from '../../tools/tool.js';

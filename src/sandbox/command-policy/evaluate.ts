@@ -1,6 +1,7 @@
 /*
- * The command policy verdict (SPEC §7): `block` refuses the call before anyone is asked, `warn`
- * feeds the approval decision (SPEC §6), `allow` lets it through. Precedence, strongest first:
+ * The command policy verdict (README, "Approval, command policy and the sandbox"): `block` refuses
+ * the call before anyone is asked, `warn` feeds the approval decision (the approval tiers), `allow`
+ * lets it through. Precedence, strongest first:
  *
  *   1. the floor (`floor:*`): always `block`, even with enforcement `off`; nothing lifts it;
  *   2. an operator `block` rule, tried on every reading: the whole line as written,

@@ -1,9 +1,10 @@
 /*
- * The built-in command rules, as data (SPEC §7). The floor always blocks; the tunable rules
- * take the action of `[sandbox.command_policy] enforcement`. Each rule judges one CommandSite:
- * a simple command with the views through its wrappers, so `sudo env X=1 rm -rf /` is judged
- * as `sudo …` and as `rm -rf /`. Rules are tried in table order; the first match names the
- * verdict. test/sandbox/command-policy.test.ts holds the table of cases beside this one.
+ * The built-in command rules, as data (README, "Approval, command policy and the sandbox"). The
+ * floor always blocks; the tunable rules take the action of `[sandbox.command_policy] enforcement`.
+ * Each rule judges one CommandSite: a simple command with the views through its wrappers, so `sudo
+ * env X=1 rm -rf /` is judged as `sudo …` and as `rm -rf /`. Rules are tried in table order; the
+ * first match names the verdict. test/sandbox/command-policy.test.ts holds the table of cases
+ * beside this one.
  */
 import type { CommandSite } from './command-sites.js';
 import { DOWNLOADERS, readsProgramFromStdin, runsCode } from './programs.js';

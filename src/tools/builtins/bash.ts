@@ -1,6 +1,7 @@
 /*
- * The `bash` builtin (SPEC §5, §7): one shell command in the run's workspace, through the
- * sandboxed command runner. Its effects are unbounded, so it claims global.
+ * The `bash` builtin (README, "Builtin tools" and "Approval, command policy and the sandbox"): one
+ * shell command in the run's workspace, through the sandboxed command runner. Its effects are
+ * unbounded, so it claims global.
  */
 import path from 'node:path';
 import { z } from 'zod';

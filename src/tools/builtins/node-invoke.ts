@@ -1,8 +1,8 @@
 /*
- * The `node_invoke` builtin (SPEC §5, §9): one shell command on a connected node client, in
- * that node's workspace and sandbox. It claims the node: calls to distinct nodes run side by
- * side, calls to the same node one after another. Its command passes the command policy and
- * approval like bash's.
+ * The `node_invoke` builtin (docs/protocol.md, "Node clients"): one shell command on a connected
+ * node client, in that node's workspace and sandbox. It claims the node: calls to distinct nodes
+ * run side by side, calls to the same node one after another. Its command passes the command policy
+ * and approval like bash's.
  */
 import { z } from 'zod';
 import { Claims } from '../../concurrency/index.js';

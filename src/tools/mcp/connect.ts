@@ -1,6 +1,6 @@
 /**
- * Connects to one configured MCP server (`[mcp.<id>]`, SPEC §10) over stdio or Streamable HTTP
- * and lists its tools as Switchyard tools.
+ * Connects to one configured MCP server (`[mcp.<id>]`, README "Configuration") over stdio or
+ * Streamable HTTP and lists its tools as Switchyard tools.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';

@@ -1,7 +1,8 @@
 /**
- * The resource claim of one call to an MCP tool (SPEC §2, §5). Read-only tools whose input
- * schema has a `path` (string) or `paths` (string[]) argument declare those paths as reads;
- * every other read-only tool is plainly shared and every other tool is global.
+ * The resource claim of one call to an MCP tool (docs/claims.md, "Claims of the builtin tools").
+ * Read-only tools whose input schema has a `path` (string) or `paths` (string[]) argument declare
+ * those paths as reads; every other read-only tool is plainly shared and every other tool is
+ * global.
  */
 import type { Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
 import { Claims, type Claim } from '../../concurrency/index.js';

@@ -1,4 +1,4 @@
-/** How an MCP tool's annotations map onto Switchyard's effect profile (SPEC §5). */
+/** How an MCP tool's annotations map onto Switchyard's effect profile (README, "Builtin tools"). */
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 
 export interface McpToolProfile {
@@ -13,7 +13,7 @@ export interface McpToolProfile {
  * retry and nothing more. A tool that may write is destructive unless it says
  * `destructiveHint: false`, because MCP's own default for that hint is `true` — so the `auto`
  * tier asks before it. Only an explicit `destructiveHint: true` is a floor no tier lifts
- * (SPEC §5: "destructiveHint: true requires confirmation").
+ * (README, "Builtin tools": "destructiveHint: true requires confirmation").
  */
 export function profileFromAnnotations(annotations: ToolAnnotations | undefined): McpToolProfile {
   const readOnly = annotations?.readOnlyHint === true;

@@ -10,7 +10,7 @@
  */
 import { deobfuscate, withoutQuotes } from './deobfuscate.js';
 import { readsProgramFromStdin } from './programs.js';
-import { readScript } from './read-script.js';
+import { avoidingMisreadings, readScript } from './read-script.js';
 import { renderScript, type Pipeline, type Redirect, type Script, type ShellNode, type SimpleCommand, type Word, type WordPart } from './shell-script.js';
 import { resolvePath } from './targets.js';
 import { expandWord, FRESH_SHELL, isEnvironmentParameter, knownText, type ShellVariables } from './word-expansion.js';
@@ -103,6 +103,9 @@ export function analyzeCommand(command: string): CommandAnalysis {
   const walker = new CommandWalker();
   const asWritten = walker.bounded(command);
   walker.read(asWritten, ROOT_CONTEXT, true);
+  // Where the grammar failed, also read the text with its known misreadings avoided, so the floor still sees what bash would run.
+  const repaired = walker.unparseable ? avoidingMisreadings(asWritten) : asWritten;
+  if (repaired !== asWritten) walker.read(repaired, ROOT_CONTEXT, false);
   const deobfuscated = walker.bounded(deobfuscate(asWritten));
   if (deobfuscated !== asWritten) walker.read(deobfuscated, ROOT_CONTEXT, false);
   return {

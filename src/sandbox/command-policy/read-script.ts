@@ -20,7 +20,31 @@ export function readScript(source: string): ReadScript {
   const parsed = parseBash(source);
   const reader = new ScriptReader();
   const script = reader.statements(parsed.root.children);
-  return { script, unparseable: parsed.hasError, truncated: parsed.truncated || reader.truncated };
+  return { script, unparseable: parsed.hasError || misreadsNewline(parsed.root), truncated: parsed.truncated || reader.truncated };
+}
+
+/**
+ * An unquoted newline always ends a command in bash, but tree-sitter-bash lexes a newline
+ * followed by a backslash (`ls⏎\rm -rf /`) into the next word, and lets a redirection's target
+ * follow on the next line (`>>⏎bash`): where it did, the grammar read the line otherwise than
+ * bash will.
+ */
+function misreadsNewline(node: SyntaxNode): boolean {
+  if (node.type === 'word' && /(?:^|[^\\])\n/.test(node.text)) return true;
+  if (node.type === 'file_redirect') {
+    // It also takes the words after a target (`> out a b`) as more targets; bash passes them to the command.
+    const targets = node.children.filter((c) => c.field === 'destination');
+    const operator = node.children.find((c) => !c.named && c.field !== 'descriptor');
+    const first = targets[0];
+    if (targets.length > 1) return true;
+    if (operator && first && node.text.slice(operator.end - node.start, first.start - node.start).includes('\n')) return true;
+  }
+  return node.children.some(misreadsNewline);
+}
+
+/** The text with the grammar's known misreadings avoided, meaning unchanged outside quotes: a blank before a backslash that starts a line. */
+export function avoidingMisreadings(source: string): string {
+  return source.replace(/\n(?=\\)/g, '\n ');
 }
 
 /** Node types that are commands or compound commands. */
@@ -156,7 +180,7 @@ class ScriptReader {
       for (const child of n.children) {
         if (WORDS.has(child.type)) leaves.push(child);
         else if (child.children.length > 0) collect(child);
-        else if (!child.named && child.type !== ']]' && child.type !== ']') leaves.push(child);
+        else if (!child.named && !['[[', ']]', '[', ']'].includes(child.type)) leaves.push(child);
       }
     };
     collect(node);
@@ -233,15 +257,17 @@ class ScriptReader {
   private redirect(node: SyntaxNode): Redirect[] {
     const fd = node.children.find((c) => c.field === 'descriptor')?.text;
     const withFd = fd === undefined ? {} : { fd };
-    if (node.type === 'heredoc_redirect') return [{ op: node.children.find((c) => !c.named)?.type ?? '<<', ...withFd, hereDocument: this.hereDocument(node) }];
+    if (node.type === 'heredoc_redirect') {
+      // `cat <<EOF > out`: the grammar hangs redirections after a here-document inside it.
+      const after = node.children.filter((c) => c.type.endsWith('_redirect')).flatMap((c) => this.redirect(c));
+      return [{ op: node.children.find((c) => !c.named)?.type ?? '<<', ...withFd, hereDocument: this.hereDocument(node) }, ...after];
+    }
     if (node.type === 'herestring_redirect') {
       return [{ op: '<<<', ...withFd, target: this.word(node.children.filter((c) => WORDS.has(c.type))) }];
     }
     const op = node.children.find((c) => !c.named && c.field !== 'descriptor')?.type ?? '>';
     const targetNodes = node.children.filter((c) => c.field === 'destination' || (c.named && WORDS.has(c.type) && c.field !== 'descriptor'));
-    const redirect: Redirect = targetNodes.length > 0 ? { op, ...withFd, target: this.word(targetNodes) } : { op, ...withFd };
-    // `cat <<EOF > out`: the grammar hangs redirections after a here-document inside it.
-    return [redirect, ...node.children.filter((c) => c.type.endsWith('_redirect')).flatMap((c) => this.redirect(c))];
+    return [targetNodes.length > 0 ? { op, ...withFd, target: this.word(targetNodes) } : { op, ...withFd }];
   }
 
   private hereDocument(node: SyntaxNode): HereDocument {

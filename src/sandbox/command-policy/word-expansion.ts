@@ -70,7 +70,7 @@ export function expandWord(word: Word, variables: ShellVariables): ExpandedWord 
         current += part.value;
         if (part.quoted) open = true;
         else {
-          glob ||= /[*?[]/.test(part.value);
+          glob ||= /[*?]|\[[^\]]+\]/.test(part.value);
           braces ||= /\{[^{}]*(?:,|\.\.)[^{}]*\}/.test(part.value);
         }
         break;

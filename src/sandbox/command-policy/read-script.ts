@@ -33,10 +33,11 @@ function misreadsNewline(node: SyntaxNode): boolean {
   if (node.type === 'word' && /(?:^|[^\\])\n/.test(node.text)) return true;
   if (node.type === 'file_redirect') {
     // It also takes the words after a target (`> out a b`) as more targets; bash passes them to the command.
+    // A number after the target is the descriptor of the next redirection (`>& f 0>&1`), not a word.
     const targets = node.children.filter((c) => c.field === 'destination');
     const operator = node.children.find((c) => !c.named && c.field !== 'descriptor');
     const first = targets[0];
-    if (targets.length > 1) return true;
+    if (targets.slice(1).some((target, i) => target.type !== 'number' && target.start !== targets[i]?.end)) return true;
     if (operator && first && node.text.slice(operator.end - node.start, first.start - node.start).includes('\n')) return true;
   }
   return node.children.some(misreadsNewline);
@@ -266,7 +267,7 @@ class ScriptReader {
       return [{ op: '<<<', ...withFd, target: this.word(node.children.filter((c) => WORDS.has(c.type))) }];
     }
     const op = node.children.find((c) => !c.named && c.field !== 'descriptor')?.type ?? '>';
-    const targetNodes = node.children.filter((c) => c.field === 'destination' || (c.named && WORDS.has(c.type) && c.field !== 'descriptor'));
+    const targetNodes = adjacentRun(node.children.filter((c) => c.field === 'destination' || (c.named && WORDS.has(c.type) && c.field !== 'descriptor')));
     return [targetNodes.length > 0 ? { op, ...withFd, target: this.word(targetNodes) } : { op, ...withFd }];
   }
 
@@ -321,7 +322,9 @@ class ScriptReader {
   }
 
   private word(nodes: readonly SyntaxNode[]): Word {
-    const parts = nodes.flatMap((node) => this.parts(node, false));
+    // `$"text"` (a translated string) comes as a `$` token and a string: bash reads it as the string.
+    const translated = nodes.filter((node, i) => !(node.type === '$' && nodes[i + 1]?.type === 'string' && nodes[i + 1]?.start === node.end));
+    const parts = translated.flatMap((node) => this.parts(node, false));
     const first = nodes[0];
     const last = nodes.at(-1);
     const raw = first && last ? nodes.map((n) => n.text).join('') : '';
@@ -402,6 +405,17 @@ class ScriptReader {
     // `{rm,-rf,/}` fails to parse; read the words as one run so brace expansion sees them whole.
     return { kind: 'simple', assignments: [], words: [{ parts: [{ kind: 'text', value: node.text, quoted: false }], raw: node.text }], redirects: [] };
   }
+}
+
+/** The first node and those that follow it with nothing between: one word to bash. */
+function adjacentRun(nodes: readonly SyntaxNode[]): SyntaxNode[] {
+  const run: SyntaxNode[] = [];
+  for (const node of nodes) {
+    const last = run.at(-1);
+    if (last && last.end !== node.start) break;
+    run.push(node);
+  }
+  return run;
 }
 
 function withRedirectsOn(node: ShellNode, redirects: readonly Redirect[]): ShellNode {

@@ -21,8 +21,8 @@ export interface CommandClaimContext {
   readonly cwd: string;
 }
 
-/** Why a command is global, for the tests and the docs' table. */
-export class Unbounded extends Error {
+/** Thrown inside the walk when a command's footprint cannot be bounded: the claim is global. */
+class Unbounded extends Error {
   override readonly name = 'Unbounded';
 }
 

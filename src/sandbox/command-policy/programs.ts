@@ -1,8 +1,7 @@
 /*
- * Which programs run code they are handed (shells, script interpreters, `eval`, `source`), which
- * reach the network, and which turn data into other data (decoders): for the rules on code fed
- * to a shell, on what goes out over the network, and for reading `echo '…' | sh` and
- * here-documents fed to a shell as shell text.
+ * Which programs run code they are handed (shells, script interpreters, `eval`, `source`) and
+ * which reach the network: for the rules on code fed to a shell, on what goes out over the
+ * network, and for reading `echo '…' | sh` and here-documents fed to a shell as shell text.
  */
 import { SHELLS, programName } from './wrappers.js';
 
@@ -26,16 +25,6 @@ export const NETWORK_SENDERS: ReadonlySet<string> = new Set([
 
 /** Programs that resolve or reach a host they are given: a host name can carry data out (DNS). */
 export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent']);
-
-/**
- * Programs that turn their input into other text: what they print cannot be read before they
- * run (base64, hex, rot13, reversal, decompression, decryption, character games).
- */
-export const DECODERS: ReadonlySet<string> = new Set([
-  'base64', 'base32', 'basenc', 'b64decode', 'xxd', 'od', 'hexdump', 'openssl', 'rev', 'tr', 'sed', 'awk', 'gawk', 'mawk',
-  'perl', 'python', 'python3', 'ruby', 'node', 'php', 'gzip', 'gunzip', 'zcat', 'bzcat', 'bunzip2', 'xz', 'xzcat', 'unxz',
-  'zstd', 'zstdcat', 'unzstd', 'lzcat', 'uudecode', 'iconv', 'recode', 'gpg', 'cut', 'tac', 'fold', 'dd', 'printf', 'xargs',
-]);
 
 /** Programs that read their program from the command line: `bash -c`, `python -c`, `perl -e`, `eval`. */
 export function isScriptInterpreter(program: string): boolean {

@@ -429,7 +429,7 @@ function textWord(text: string): Word {
 }
 
 /** The word's text when it is only literal text. */
-export function plainText(word: Word | undefined): string | undefined {
+function plainText(word: Word | undefined): string | undefined {
   if (!word || !word.parts.every((p) => p.kind === 'text')) return undefined;
   return word.parts.map((p) => (p.kind === 'text' ? p.value : '')).join('');
 }
@@ -459,7 +459,7 @@ const ANSI_C_ESCAPES: Record<string, string> = {
 };
 
 /** `$'…'`: `\x72`, `\u00e9`, `\162`, `\cA`, `\n`… */
-export function decodeAnsiC(text: string): string {
+function decodeAnsiC(text: string): string {
   return text.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (match, escape: string) => {
     const head = escape.charAt(0);
     if (head === 'x' || head === 'u' || head === 'U') {

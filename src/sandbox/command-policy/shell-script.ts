@@ -102,8 +102,6 @@ export interface Script {
   readonly pipelines: readonly Pipeline[];
 }
 
-export const EMPTY_SCRIPT: Script = { pipelines: [] };
-
 /** A word with quotes removed and expansions as written: the "without quotes" reading. */
 export function renderWord(word: Word): string {
   return word.parts.map((part) => (part.kind === 'text' ? part.value : part.raw)).join('');

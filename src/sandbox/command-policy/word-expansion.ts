@@ -279,7 +279,7 @@ function range(from: number, to: number): number[] {
 const MAX_BRACE_ITEMS = 64;
 
 /** One level of brace expansion, `{rm,-rf,/}` → `rm -rf /`, `/{bin,etc}` → `/bin /etc`. */
-export function expandBraces(word: string): string[] {
+function expandBraces(word: string): string[] {
   const open = word.indexOf('{');
   const close = word.indexOf('}', open);
   if (open < 0 || close < 0) return [word];

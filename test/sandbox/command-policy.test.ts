@@ -10,12 +10,13 @@ import {
   type OperatorRule,
 } from '../../src/sandbox/index.js';
 import { ANALYSIS_LIMITS } from '../../src/sandbox/command-policy/command-sites.js';
+import { readScript } from '../../src/sandbox/command-policy/read-script.js';
+import { CORPUS } from './command-policy.corpus.js';
 
 /*
- * The command policy as a table (README, "Approval, command policy and the sandbox"): each row is a
- * command and what the policy says about it. Floor rows block under every enforcement and whatever
- * the operator allows; tunable rows take the enforcement's action; benign rows pass under every
- * enforcement.
+ * The command policy as a table (docs/command-policy.md): each row is a command and what the policy says about
+ * it. Floor rows block under every enforcement and whatever the operator allows; tunable rows
+ * take the enforcement's action; benign rows pass under every enforcement.
  */
 
 const ENFORCEMENTS = ['block', 'warn', 'off'] as const;
@@ -385,9 +386,9 @@ describe('operator rules', () => {
   });
 });
 
-describe('every built-in rule has rows in the table', () => {
+describe('every built-in rule has rows in the tables (here or in the corpus)', () => {
   it.each([...FLOOR_RULES, ...TUNABLE_RULES].map((r) => r.name))('%s', (name) => {
-    expect([...FLOOR, ...TUNABLE].some(([, rule]) => rule === name)).toBe(true);
+    expect([...FLOOR, ...TUNABLE].some(([, rule]) => rule === name) || CORPUS.some((row) => row.rule === name)).toBe(true);
   });
 });
 
@@ -417,19 +418,24 @@ describe('bounded work', () => {
     expect(evaluateCommand(quoted)).toMatchObject({ action: 'block', rule: 'floor:rm-root' });
   });
 
-  it('flags what it cannot read as too-complex (warn), whatever the enforcement', () => {
+  it('flags what it cannot read as too-complex or unparseable (warn), whatever the enforcement', () => {
     let deep = 'ls';
     for (let level = 0; level <= ANALYSIS_LIMITS.maxShellTextDepth; level++) deep = `sh -c '${deep.replaceAll("'", `'\\''`)}'`;
-    const cases = [
-      'x'.repeat(ANALYSIS_LIMITS.maxLength + 1),
-      '$('.repeat(ANALYSIS_LIMITS.maxNesting + 1),
-      '('.repeat(50_000),
-      deep,
-      `${'nice '.repeat(ANALYSIS_LIMITS.maxWrappers + 1)}ls`,
+    let nested = 'ls';
+    for (let level = 0; level <= ANALYSIS_LIMITS.maxNesting; level++) nested = `echo "$(${nested})"`;
+    const cases: [command: string, rule: string][] = [
+      ['x'.repeat(ANALYSIS_LIMITS.maxLength + 1), 'too-complex'],
+      [nested, 'too-complex'],
+      [deep, 'too-complex'],
+      [`${'nice '.repeat(ANALYSIS_LIMITS.maxWrappers + 1)}ls`, 'too-complex'],
+      // Not shell at all: bash refuses them, and so does the grammar.
+      ['$('.repeat(ANALYSIS_LIMITS.maxNesting + 1), 'unparseable'],
+      ['('.repeat(50_000), 'unparseable'],
+      ['echo "unterminated', 'unparseable'],
     ];
-    for (const command of cases) {
+    for (const [command, rule] of cases) {
       for (const enforcement of ENFORCEMENTS) {
-        expect(evaluateCommand(command, policy(enforcement))).toMatchObject({ action: 'warn', rule: 'too-complex' });
+        expect(evaluateCommand(command, policy(enforcement))).toMatchObject({ action: 'warn', rule });
       }
     }
   });
@@ -476,21 +482,40 @@ describe('properties', () => {
     );
   });
 
-  it('any benign prefix followed by `; rm -rf /` still blocks', () => {
+  // A prefix bash cannot parse makes the whole line a syntax error, so nothing of it runs; the
+  // policy then says `unparseable` unless it still sees the floor. It never allows.
+  const blockedOrUnparseable = (command: string, rule: string): void => {
+    const verdict = evaluateCommand(command);
+    if (readScript(command).unparseable && verdict.action === 'warn') expect(verdict.rule).toBe('unparseable');
+    else expect(verdict).toMatchObject({ action: 'block', rule, floor: true });
+  };
+
+  it('any benign prefix followed by `; rm -rf /` still blocks (or, when it breaks the syntax, warns)', () => {
     fc.assert(
-      fc.property(benignPrefix, (prefix) => {
-        expect(evaluateCommand(`${prefix}; rm -rf /`)).toMatchObject({ action: 'block', rule: 'floor:rm-root', floor: true });
-      }),
+      fc.property(benignPrefix, (prefix) => blockedOrUnparseable(`${prefix}; rm -rf /`, 'floor:rm-root')),
       { numRuns: 1_000 },
     );
   });
 
-  it('a floor command stays blocked whatever benign commands surround it', () => {
+  it('a floor command stays blocked whatever benign commands surround it (or, when they break the syntax, warns)', () => {
     fc.assert(
-      fc.property(benignPrefix, fc.constantFrom(...FLOOR), benignCommand, (prefix, [command, rule], suffix) => {
-        expect(evaluateCommand(`${prefix}; ${command}\n${suffix}`)).toMatchObject({ action: 'block', rule });
-      }),
+      fc.property(benignPrefix, fc.constantFrom(...FLOOR), benignCommand, (prefix, [command, rule], suffix) =>
+        blockedOrUnparseable(`${prefix}; ${command}\n${suffix}`, rule),
+      ),
       { numRuns: 500 },
+    );
+  });
+
+  it('a benign prefix that parses never hides the floor', () => {
+    // `a | cd /` changes no directory (a pipeline member runs in a subshell): those rows depend on their start.
+    const contextFree = FLOOR.filter(([command]) => !command.startsWith('cd ') && !readScript(command).unparseable);
+    fc.assert(
+      fc.property(benignPrefix, fc.constantFrom(...contextFree), (prefix, [command, rule]) => {
+        // A newline may follow any separator, so only the prefix itself can break the syntax.
+        fc.pre(!readScript(`${prefix}\n${command}`).unparseable);
+        expect(evaluateCommand(`${prefix}\n${command}`)).toMatchObject({ action: 'block', rule });
+      }),
+      { numRuns: 300 },
     );
   });
 });

@@ -37,9 +37,16 @@ function bash(input: { command: string; cwd?: string; timeoutMs?: number }, over
 }
 
 describe('bash tool: declaration', () => {
-  it('claims global: its effects are unbounded', () => {
+  it('claims what the command touches, derived from it (docs/bash-claims.md)', () => {
     expect(bashTool.name).toBe('bash');
-    expect(bashTool.concurrencyClaim?.({ command: 'ls' }, { workspace, sessionId: 's' })).toEqual(Claims.global());
+    const claim = (command: string, cwd?: string) => bashTool.concurrencyClaim?.({ command, ...(cwd ? { cwd } : {}) }, { workspace, sessionId: 's' });
+    expect(claim('ls')).toEqual(Claims.shared([workspace]));
+    expect(claim('rg -n TODO src')).toEqual(Claims.shared([path.join(workspace, 'src')]));
+    expect(claim('ls', 'sub')).toEqual(Claims.shared([path.join(workspace, 'sub')]));
+    expect(claim('echo hi > out.txt')).toEqual(Claims.paths([path.join(workspace, 'out.txt')]));
+    expect(claim('npm test')).toEqual(Claims.global());
+    // A cwd outside the workspace fails when the call runs; until then it could be anywhere.
+    expect(claim('ls', '..')).toEqual(Claims.global());
   });
 
   it('rejects an empty command and a non-positive timeout', () => {
@@ -67,10 +74,10 @@ describe('bash tool: running', () => {
     try {
       const result = (await bash({ command: 'env | cut -d= -f1 | sort' })) as { output: string };
       const names = result.output.trim().split('\n');
-      expect(names).toEqual(expect.arrayContaining(['HOME', 'LANG', 'PATH']));
+      expect(names).toEqual(expect.arrayContaining(['GIT_OPTIONAL_LOCKS', 'HOME', 'LANG', 'PATH']));
       expect(names).not.toContain('SWITCHYARD_TEST_SECRET');
-      // The shell adds PWD, SHLVL and _ itself.
-      expect(names.filter((name) => !['HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', '_'].includes(name))).toEqual([]);
+      // The shell adds PWD, SHLVL and _ itself; GIT_OPTIONAL_LOCKS keeps `git status` a read, as its claim says.
+      expect(names.filter((name) => !['GIT_OPTIONAL_LOCKS', 'HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', '_'].includes(name))).toEqual([]);
     } finally {
       delete process.env.SWITCHYARD_TEST_SECRET;
     }

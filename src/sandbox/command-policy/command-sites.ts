@@ -1,25 +1,20 @@
 /*
  * Every simple command a command line may run, wherever it sits: in a pipeline, after `&&`,
- * `;` or `||`, in a subshell, in $(…), backticks or <(…), in a function body, behind
+ * `;` or `||`, in a subshell, in $(…), backticks or <(…), in a function body or a loop, behind
  * `sudo`/`env`/`nice`, or in shell text handed to `sh -c`, `eval`, `su -c`, `ssh`, or fed to a
- * shell's stdin (`echo '…' | sh`, here-documents). Each becomes a CommandSite, with the context
- * the rules need: the views through its wrappers, what feeds its stdin, what it substitutes.
- * The command line is read twice, as written and de-obfuscated; the work is bounded, and
- * whatever overflows a bound makes the analysis `tooComplex`.
+ * shell's stdin (`echo '…' | sh`, here-documents). Each becomes a CommandSite with the context
+ * the rules need: its argv as bash will expand it (src/sandbox/command-policy/word-expansion.ts)
+ * and through its wrappers, what feeds its stdin, what it substitutes, and whether the code it
+ * runs can be read at all. The command line is read twice, as written and de-obfuscated; the
+ * work is bounded, and whatever overflows a bound makes the analysis `tooComplex`.
  */
 import { deobfuscate, withoutQuotes } from './deobfuscate.js';
 import { readsProgramFromStdin } from './programs.js';
-import {
-  parseShell,
-  renderScript,
-  type Pipeline,
-  type Redirect,
-  type Script,
-  type ShellNode,
-  type SimpleCommand,
-} from './shell-syntax.js';
+import { avoidingMisreadings, readScript } from './read-script.js';
+import { renderScript, type Pipeline, type Redirect, type Script, type ShellNode, type SimpleCommand, type Word, type WordPart } from './shell-script.js';
 import { resolvePath } from './targets.js';
-import { peelWrapper, programName, stripPrelude } from './wrappers.js';
+import { expandWord, FRESH_SHELL, isEnvironmentParameter, knownText, type ShellVariables } from './word-expansion.js';
+import { globCandidates, peelWrapper, programName, SHELLS, stripPrelude } from './wrappers.js';
 
 /** A command's argv as seen through zero or more wrappers. */
 export interface CommandView {
@@ -30,11 +25,20 @@ export interface CommandView {
   readonly args: readonly string[];
 }
 
+/** A redirection with its target expanded. */
+export interface SiteRedirect {
+  readonly op: string;
+  readonly fd?: string;
+  readonly target?: string;
+  /** A here-document's or here-string's text. */
+  readonly text?: string;
+}
+
 export interface CommandSite {
   /** The argv as written, then as seen through each wrapper (`sudo env X=1 rm` → … → `rm`). */
   readonly views: readonly CommandView[];
   /** Its own redirections and those of the groups around it. */
-  readonly redirects: readonly Redirect[];
+  readonly redirects: readonly SiteRedirect[];
   /**
    * The nearest commands earlier in its pipeline (and in the pipelines around its group): what
    * feeds its stdin. A function, because few rules ask and building it for every command costs.
@@ -42,10 +46,16 @@ export interface CommandSite {
   readonly upstream: () => readonly CommandSite[];
   /** Commands run to expand its words: $(…), `…`, <(…), >(…), here-document bodies. */
   readonly substituted: readonly CommandSite[];
+  /** Arguments whose value is known only at run time (a substitution's output, an unknown variable). */
+  readonly dynamic: ReadonlySet<string>;
+  /** The code it runs cannot be read before it runs: a program name, `sh -c`/`eval` text or a shell's stdin made at run time. */
+  readonly unreadableCode: boolean;
   /** Names of the shell functions whose bodies hold it. */
   readonly functions: readonly string[];
   /** Runs beside its caller: in a pipeline of two or more, or in the background. */
   readonly concurrent: boolean;
+  /** Sits in the body of a loop nothing in its header ends (`while true`, `for ((;;))`). */
+  readonly unboundedLoop: boolean;
   /** An earlier `cd /` made the root its working directory. */
   readonly cwdIsRoot: boolean;
   readonly pipeline: PipelineSite;
@@ -66,6 +76,8 @@ export interface CommandAnalysis {
   readonly wholeTexts: () => readonly string[];
   /** Some part was too long or too deeply nested to read. */
   readonly tooComplex: boolean;
+  /** The shell grammar could not parse the command line, or a shell text inside it. */
+  readonly unparseable: boolean;
 }
 
 export const ANALYSIS_LIMITS = {
@@ -75,7 +87,7 @@ export const ANALYSIS_LIMITS = {
    * longer than 128 KiB (MAX_ARG_STRLEN), so every command that can run is read whole.
    */
   maxLength: 131_072,
-  /** Nesting of (), {}, $(), `` and <() within one text. */
+  /** Nesting of groups, substitutions and function bodies within one text. */
   maxNesting: 16,
   /** Shell text within shell text: `bash -c "sh -c '…'"`. */
   maxShellTextDepth: 8,
@@ -90,39 +102,76 @@ export const ANALYSIS_LIMITS = {
 export function analyzeCommand(command: string): CommandAnalysis {
   const walker = new CommandWalker();
   const asWritten = walker.bounded(command);
+  walker.read(asWritten, ROOT_CONTEXT, true);
+  // Where the grammar failed, also read the text with its known misreadings avoided, so the floor still sees what bash would run.
+  const repaired = walker.unparseable ? avoidingMisreadings(asWritten) : asWritten;
+  if (repaired !== asWritten) walker.read(repaired, ROOT_CONTEXT, false);
   const deobfuscated = walker.bounded(deobfuscate(asWritten));
-  for (const reading of new Set([asWritten, deobfuscated])) walker.read(reading, ROOT_CONTEXT);
+  if (deobfuscated !== asWritten) walker.read(deobfuscated, ROOT_CONTEXT, false);
   return {
     commands: walker.commands,
     pipelines: walker.pipelines,
     wholeTexts: () => [...walker.texts, withoutQuotes(deobfuscated), ...walker.scripts.map(renderScript)],
     tooComplex: walker.tooComplex,
+    unparseable: walker.unparseable,
   };
 }
 
 interface WalkContext {
   readonly shellTextDepth: number;
+  readonly nesting: number;
   readonly functions: readonly string[];
   /** Computed only when a rule asks: most commands never need it. */
   readonly upstream: () => readonly CommandSite[];
   /** The simple command piped straight into this one. */
   readonly feeder: CommandSite | undefined;
-  readonly redirects: readonly Redirect[];
+  /** A group (a loop, a subshell) is piped into this command: what it prints cannot be read. */
+  readonly fedByGroup: boolean;
+  readonly redirects: readonly SiteRedirect[];
   readonly concurrent: boolean;
+  readonly unboundedLoop: boolean;
   readonly cwdIsRoot: boolean;
+  /** Whether a parse failure here means the policy cannot read the command (not for our own re-readings). */
+  readonly strict: boolean;
 }
 
 const NOTHING_UPSTREAM = (): readonly CommandSite[] => [];
 
 const ROOT_CONTEXT: WalkContext = {
   shellTextDepth: 0,
+  nesting: 0,
   functions: [],
   upstream: NOTHING_UPSTREAM,
   feeder: undefined,
+  fedByGroup: false,
   redirects: [],
   concurrent: false,
+  unboundedLoop: false,
   cwdIsRoot: false,
+  strict: true,
 };
+
+/** The variables a walk has learned, mutable within one scope. */
+class Scope implements ShellVariables {
+  constructor(
+    readonly values: Map<string, string>,
+    readonly positional: readonly string[] | undefined,
+  ) {}
+
+  static fresh(positional: readonly string[] | undefined = FRESH_SHELL.positional): Scope {
+    return new Scope(new Map(FRESH_SHELL.values), positional);
+  }
+
+  /** Subshells, substitutions and pipeline members: what they assign does not come back. */
+  child(): Scope {
+    return new Scope(new Map(this.values), this.positional);
+  }
+
+  assign(name: string, value: string | undefined): void {
+    if (value === undefined) this.values.delete(name);
+    else this.values.set(name, value);
+  }
+}
 
 class CommandWalker {
   readonly commands: CommandSite[] = [];
@@ -131,6 +180,7 @@ class CommandWalker {
   readonly texts: string[] = [];
   readonly scripts: Script[] = [];
   tooComplex = false;
+  unparseable = false;
   private readonly shellTextsRead = new Set<string>();
   private charactersRead = 0;
 
@@ -141,20 +191,25 @@ class CommandWalker {
     return text.slice(0, lastBlankBefore(text, ANALYSIS_LIMITS.maxLength));
   }
 
-  read(text: string, context: WalkContext): CommandSite[] {
+  read(text: string, context: WalkContext, strict: boolean, scope: Scope = Scope.fresh()): CommandSite[] {
     this.charactersRead += text.length;
     if (this.charactersRead > ANALYSIS_LIMITS.maxCharactersRead) {
       this.tooComplex = true;
       return [];
     }
-    const { script, truncated } = parseShell(text, ANALYSIS_LIMITS.maxNesting);
-    this.tooComplex ||= truncated;
+    const read = readScript(text);
+    if (strict && read.unparseable) this.unparseable = true;
+    this.tooComplex ||= read.truncated;
     this.texts.push(text);
-    this.scripts.push(script);
-    return this.script(script, context);
+    this.scripts.push(read.script);
+    return this.script(read.script, { ...context, strict }, scope);
   }
 
-  private script(script: Script, context: WalkContext): CommandSite[] {
+  private script(script: Script, context: WalkContext, scope: Scope): CommandSite[] {
+    if (context.nesting > ANALYSIS_LIMITS.maxNesting) {
+      this.tooComplex = true;
+      return [];
+    }
     const sites: CommandSite[] = [];
     let cwdIsRoot = context.cwdIsRoot;
     for (const pipeline of script.pipelines) {
@@ -163,64 +218,119 @@ class CommandWalker {
       const concurrent = context.concurrent || pipeline.background || pipeline.nodes.length > 1;
       const members: CommandSite[] = [];
       let feeder = context.feeder;
+      let fedByGroup = context.fedByGroup;
       for (const node of pipeline.nodes) {
         const upstream = earlierMembers(context.upstream, members, members.length);
-        const nodeSites = this.node(node, { ...context, upstream, feeder, concurrent, cwdIsRoot }, pipelineSite);
+        const memberScope = pipeline.nodes.length > 1 ? scope.child() : scope;
+        const nodeSites = this.node(node, { ...context, upstream, feeder, fedByGroup, concurrent, cwdIsRoot }, pipelineSite, memberScope);
         append(sites, nodeSites);
         append(members, nodeSites);
         feeder = node.kind === 'simple' ? nodeSites[0] : undefined;
+        fedByGroup = node.kind !== 'simple';
       }
       if (pipeline.nodes.length === 1) cwdIsRoot = workingDirectoryIsRootAfter(feeder, cwdIsRoot);
     }
     return sites;
   }
 
-  private node(node: ShellNode, context: WalkContext, pipeline: PipelineSite): CommandSite[] {
+  private node(node: ShellNode, context: WalkContext, pipeline: PipelineSite, scope: Scope): CommandSite[] {
     switch (node.kind) {
       case 'simple':
-        return this.simple(node, context, pipeline);
-      case 'group':
-        return this.script(node.body, { ...context, redirects: [...context.redirects, ...node.redirects] });
+        return this.simple(node, context, pipeline, scope);
+      case 'group': {
+        const inner: WalkContext = {
+          ...context,
+          nesting: context.nesting + 1,
+          redirects: [...context.redirects, ...node.redirects.map((r) => siteRedirect(r, scope))],
+          unboundedLoop: context.unboundedLoop || node.loop?.unbounded === true,
+        };
+        const headerSites = this.expansionSites(node.header.flatMap(wordScripts), inner, scope);
+        // The loop variable takes values this reading does not follow.
+        if (node.loop?.variable !== undefined) scope.assign(node.loop.variable, undefined);
+        return [...headerSites, ...this.script(node.body, inner, node.subshell ? scope.child() : scope)];
+      }
       case 'function':
-        return this.node(node.body, { ...context, functions: [...context.functions, node.name] }, pipeline);
+        // Positional parameters in a function body are its arguments: unknown here.
+        return this.node(node.body, { ...context, nesting: context.nesting + 1, functions: [...context.functions, node.name] }, pipeline, new Scope(new Map(scope.values), undefined));
     }
   }
 
-  private simple(command: SimpleCommand, context: WalkContext, pipeline: PipelineSite): CommandSite[] {
-    const substituted: CommandSite[] = [];
-    const nestedScripts = scriptsNestedIn(command);
-    if (nestedScripts.length > 0) {
-      const expansion: WalkContext = { ...context, upstream: NOTHING_UPSTREAM, feeder: undefined, redirects: [] };
-      for (const nested of nestedScripts) append(substituted, this.script(nested, expansion));
-    }
+  private simple(command: SimpleCommand, context: WalkContext, pipeline: PipelineSite, scope: Scope): CommandSite[] {
+    const nested = [
+      ...command.words.flatMap(wordScripts),
+      ...command.assignments.flatMap((a) => [...(a.value ? wordScripts(a.value) : []), ...(a.array ?? []).flatMap(wordScripts)]),
+      ...command.redirects.flatMap((r) => [...(r.target ? wordScripts(r.target) : []), ...(r.hereDocument?.parts ?? []).flatMap(partScripts)]),
+    ];
+    const substituted = this.expansionSites(nested, context, scope);
 
-    const argv = command.words.some((w) => w.text.includes('{')) ? command.words.flatMap((w) => expandBraces(w.text)) : command.words.map((w) => w.text);
-    const { views, shellTexts } = this.views(argv);
+    const commandScope = command.words.length > 0 && command.assignments.length > 0 ? scope.child() : scope;
+    for (const assignment of command.assignments) commandScope.assign(assignment.name, assignmentValue(assignment, scope));
+
+    const dynamic = new Set<string>();
+    const globbed = new Set<string>();
+    const argv: string[] = [];
+    for (const word of command.words) {
+      const expanded = expandWord(word, commandScope);
+      for (const field of expanded.fields) {
+        argv.push(field);
+        if (expanded.dynamic) dynamic.add(field);
+        if (expanded.glob) globbed.add(field);
+      }
+    }
+    const redirects = command.redirects.map((r) => siteRedirect(r, commandScope));
+    const { views, shellTexts } = this.views(argv, globbed);
+    const last = views[views.length - 1] ?? [];
+    const hereDocumentDynamic = command.redirects.some((r) => r.hereDocument?.expands && r.hereDocument.parts.some((p) => p.kind !== 'text' && !isWellKnownParameter(p)));
+    const stdinProgram = readsProgramFromStdin(last);
+    const stdin = stdinProgram ? stdinShellTexts(redirects, context.feeder, context.fedByGroup) : { texts: [], unreadable: false };
+    const unreadableCode =
+      views.some((view) => isDynamicProgram(view[0], dynamic)) ||
+      shellTexts.some((text) => [...dynamic].some((field) => field !== '' && text.includes(field))) ||
+      (stdinProgram && (stdin.unreadable || hereDocumentDynamic)) ||
+      sourcesRunTimeText(last, dynamic);
+
     const site: CommandSite = {
       views: views.map((view) => ({ argv: view, program: programName(view[0]), args: view.slice(1) })),
-      redirects: context.redirects.length === 0 ? command.redirects : [...context.redirects, ...command.redirects],
+      redirects: context.redirects.length === 0 ? redirects : [...context.redirects, ...redirects],
       upstream: context.upstream,
       substituted,
+      dynamic,
+      unreadableCode,
       functions: context.functions,
       concurrent: context.concurrent,
+      unboundedLoop: context.unboundedLoop,
       cwdIsRoot: context.cwdIsRoot,
       pipeline,
     };
     this.commands.push(site);
+    if (command.words.length === 0) return [site, ...substituted];
+    if (command.assignments.length === 0) learnFrom(last, scope);
 
-    if (readsProgramFromStdin(views[views.length - 1] ?? [])) shellTexts.push(...stdinShellTexts(command, context.feeder));
     const sites = [site, ...substituted];
-    for (const text of shellTexts) append(sites, this.shellText(text, context));
+    const positional = shellPositional(last);
+    for (const text of [...shellTexts, ...stdin.texts]) append(sites, this.shellText(text, context, positional));
     return sites;
   }
 
+  /** The commands run to expand words: substitutions, here-document bodies. */
+  private expansionSites(scripts: readonly Script[], context: WalkContext, scope: Scope): CommandSite[] {
+    if (scripts.length === 0) return [];
+    const expansion: WalkContext = { ...context, nesting: context.nesting + 1, upstream: NOTHING_UPSTREAM, feeder: undefined, fedByGroup: false, redirects: [] };
+    return scripts.flatMap((nested) => this.script(nested, expansion, scope.child()));
+  }
+
   /** The argv and what each wrapper runs, plus the shell texts wrappers hand to a shell. */
-  private views(argv: readonly string[]): { views: (readonly string[])[]; shellTexts: string[] } {
+  private views(argv: readonly string[], globbed: ReadonlySet<string>): { views: (readonly string[])[]; shellTexts: string[] } {
     const views: (readonly string[])[] = [argv];
     const shellTexts: string[] = [];
     let current = stripPrelude(argv);
     if (current !== argv) views.push(current);
     for (let peeled = 0; ; peeled++) {
+      // `/bin/r?` names every program its pattern matches: read the command as each of them.
+      const program = current[0];
+      if (program !== undefined && globbed.has(program)) {
+        for (const candidate of globCandidates(program)) views.push([candidate, ...current.slice(1)]);
+      }
       const layer = peelWrapper(current);
       if (!layer) break;
       if (peeled >= ANALYSIS_LIMITS.maxWrappers) {
@@ -235,7 +345,7 @@ class CommandWalker {
     return { views, shellTexts };
   }
 
-  private shellText(text: string, context: WalkContext): CommandSite[] {
+  private shellText(text: string, context: WalkContext, positional: readonly string[] | undefined): CommandSite[] {
     if (context.shellTextDepth >= ANALYSIS_LIMITS.maxShellTextDepth) {
       this.tooComplex = true;
       return [];
@@ -243,44 +353,115 @@ class CommandWalker {
     const key = `${context.cwdIsRoot}\u0000${context.functions.join('\u0000')}\u0000${text}`;
     if (this.shellTextsRead.has(key)) return [];
     this.shellTextsRead.add(key);
-    const inner: WalkContext = { ...context, shellTextDepth: context.shellTextDepth + 1, upstream: NOTHING_UPSTREAM, feeder: undefined, redirects: [] };
+    const inner: WalkContext = { ...context, shellTextDepth: context.shellTextDepth + 1, nesting: 0, upstream: NOTHING_UPSTREAM, feeder: undefined, fedByGroup: false, redirects: [] };
     const sites: CommandSite[] = [];
     const asWritten = this.bounded(text);
-    for (const reading of new Set([asWritten, this.bounded(deobfuscate(asWritten))])) append(sites, this.read(reading, inner));
+    append(sites, this.read(asWritten, inner, context.strict, Scope.fresh(positional)));
+    const deobfuscated = this.bounded(deobfuscate(asWritten));
+    if (deobfuscated !== asWritten) append(sites, this.read(deobfuscated, inner, false, Scope.fresh(positional)));
     return sites;
   }
 }
 
-/** $(…), `…`, <(…) and >(…) in the words and redirections, and those in here-document bodies. */
-function scriptsNestedIn(command: SimpleCommand): Script[] {
-  const scripts: Script[] = [];
-  for (const word of command.words) append(scripts, word.nested);
-  for (const redirect of command.redirects) {
-    append(scripts, redirect.target.nested);
-    if (redirect.bodyNested) append(scripts, redirect.bodyNested);
+/** `x=` is empty; `x=(…)` is not read; `x=$(…)` is known only at run time. */
+function assignmentValue(assignment: SimpleCommand['assignments'][number], scope: ShellVariables): string | undefined {
+  if (assignment.array) return undefined;
+  return assignment.value ? knownText(assignment.value, scope) : '';
+}
+
+function siteRedirect(redirect: Redirect, scope: ShellVariables): SiteRedirect {
+  const target = redirect.target ? expandWord(redirect.target, scope).fields.join(' ') : undefined;
+  const text = redirect.op === '<<<' ? target : redirect.hereDocument?.body;
+  return {
+    op: redirect.op,
+    ...(redirect.fd !== undefined ? { fd: redirect.fd } : {}),
+    ...(target !== undefined && redirect.op !== '<<<' ? { target } : {}),
+    ...(text !== undefined ? { text } : {}),
+  };
+}
+
+function wordScripts(word: Word): Script[] {
+  return word.parts.flatMap(partScripts);
+}
+
+function partScripts(part: WordPart): Script[] {
+  switch (part.kind) {
+    case 'substitution':
+    case 'process':
+      return [part.script];
+    case 'parameter':
+      return [...part.scripts, ...(part.operand ? wordScripts(part.operand) : [])];
+    case 'arithmetic':
+      return [...part.scripts];
+    case 'text':
+      return [];
   }
-  return scripts;
+}
+
+function isWellKnownParameter(part: WordPart): boolean {
+  return part.kind === 'parameter' && isEnvironmentParameter(part.raw);
+}
+
+/** A program name the policy cannot read: made by a substitution, an unknown variable, a case game. */
+function isDynamicProgram(program: string | undefined, dynamic: ReadonlySet<string>): boolean {
+  return program !== undefined && dynamic.has(program);
+}
+
+/** `source <(…)`, `. /dev/stdin` fed at run time, `source "$x"`. */
+function sourcesRunTimeText(argv: readonly string[], dynamic: ReadonlySet<string>): boolean {
+  const program = programName(argv[0]);
+  if (program !== 'source' && program !== '.') return false;
+  const file = argv[1];
+  return file === undefined || dynamic.has(file) || /^\/dev\/(?:stdin|fd\/)/.test(file);
 }
 
 /** What a shell reading stdin runs: here-documents, here-strings, `echo …`/`printf …` piped in. */
-function stdinShellTexts(command: SimpleCommand, feeder: CommandSite | undefined): string[] {
+function stdinShellTexts(redirects: readonly SiteRedirect[], feeder: CommandSite | undefined, fedByGroup: boolean): { texts: string[]; unreadable: boolean } {
   const texts: string[] = [];
-  for (const redirect of command.redirects) {
-    if (redirect.op === '<<<') texts.push(redirect.target.text);
-    if (redirect.body !== undefined) texts.push(redirect.body);
-  }
-  const fed = feeder?.views.at(-1);
+  for (const redirect of redirects) if (redirect.text !== undefined) texts.push(redirect.text);
+  if (fedByGroup) return { texts, unreadable: true };
+  const fileInput = redirects.some((r) => r.op === '<' && r.target !== undefined);
+  if (!feeder) return { texts, unreadable: texts.length === 0 && fileInput ? isRunTimeInput(redirects) : false };
+  const fed = feeder.views.at(-1);
   const program = fed?.program;
-  if (fed && (program === 'echo' || program === 'printf')) {
+  if (fed && (program === 'echo' || program === 'printf') && !fed.args.some((arg) => feeder.dynamic.has(arg))) {
     let args = fed.args;
     if (program === 'echo') while (/^-[neE]+$/.test(args[0] ?? '')) args = args.slice(1);
     texts.push(decodeEscapes(args.join(' ')));
+    return { texts, unreadable: false };
   }
-  for (const redirect of feeder?.redirects ?? []) {
-    if (redirect.op === '<<<') texts.push(redirect.target.text);
-    if (redirect.body !== undefined) texts.push(redirect.body);
+  for (const redirect of feeder.redirects) if (redirect.text !== undefined) texts.push(redirect.text);
+  const literalFeeder = program === 'cat' && fed !== undefined && operandsOf(fed.args).length === 0 && texts.length > 0;
+  return { texts, unreadable: !literalFeeder };
+}
+
+/** `sh < /dev/tcp/…`, `bash < <(…)`: input that only exists when the command runs. */
+function isRunTimeInput(redirects: readonly SiteRedirect[]): boolean {
+  return redirects.some((r) => r.op === '<' && r.target !== undefined && (/^\/dev\/(?:tcp|udp|fd|stdin)\//.test(r.target) || r.target.startsWith('<(')));
+}
+
+function operandsOf(args: readonly string[]): string[] {
+  return args.filter((arg) => !arg.startsWith('-'));
+}
+
+/** `sh -c 'text' zero one two`: inside the text `$0` is `zero`, `$1` is `one`. */
+function shellPositional(argv: readonly string[]): readonly string[] | undefined {
+  const program = programName(argv[0]);
+  if (!SHELLS.has(program)) return FRESH_SHELL.positional;
+  const at = argv.findIndex((arg, i) => i > 0 && /^-[a-zA-Z]*c[a-zA-Z]*$/.test(arg));
+  if (at < 0) return FRESH_SHELL.positional;
+  return argv.slice(at + 3);
+}
+
+/** `read x`, `unset x`: what the shell learns from a command that assigns without `=`. */
+function learnFrom(argv: readonly string[], scope: Scope): void {
+  const program = programName(argv[0]);
+  const names = argv.slice(1).filter((arg) => /^[A-Za-z_]\w*$/.test(arg));
+  if (program === 'read' || program === 'mapfile' || program === 'readarray' || program === 'getopts') {
+    for (const name of names) scope.assign(name, undefined);
+  } else if (program === 'unset') {
+    for (const name of names) scope.assign(name, '');
   }
-  return texts;
 }
 
 /** `\n`, `\t`, `\\`, `\x41`, `\0101`: the escapes `echo -e` and `printf` understand. */
@@ -304,18 +485,6 @@ function workingDirectoryIsRootAfter(site: CommandSite | undefined, before: bool
   return path.anchor === 'root' && path.parts.length === 0;
 }
 
-/** One level of brace expansion, `{rm,-rf,/}` → `rm -rf /`: enough to see through the trick. */
-function expandBraces(word: string): string[] {
-  const open = word.indexOf('{');
-  const close = word.indexOf('}');
-  if (open < 0 || close < open || word.indexOf('{', open + 1) >= 0 || word.indexOf('}', close + 1) >= 0) return [word];
-  const items = word.slice(open + 1, close).split(',');
-  if (items.length < 2 || items.length > MAX_BRACE_ITEMS) return [word];
-  return items.map((item) => word.slice(0, open) + item + word.slice(close + 1));
-}
-
-const MAX_BRACE_ITEMS = 64;
-
 /** The last `maxUpstream` of `members[0, end)`, after those upstream of the enclosing group. */
 function earlierMembers(outer: () => readonly CommandSite[], members: readonly CommandSite[], end: number): () => readonly CommandSite[] {
   if (end === 0) return outer;
@@ -333,3 +502,4 @@ function lastBlankBefore(text: string, before: number): number {
 function append<T>(into: T[], items: readonly T[]): void {
   for (const item of items) into.push(item);
 }
+

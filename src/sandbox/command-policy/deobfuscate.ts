@@ -1,8 +1,8 @@
 /*
- * The de-obfuscated reading of a command line (README, "Approval, command policy and the sandbox"):
- * what a reader who ignores tricks would see. Quotes and backslash escapes are removed later by the
- * shell reader, word by word; this file undoes what works on the raw text: compatibility forms,
- * invisible characters, exotic spaces and expansions that are spaces or nothing in practice.
+ * The de-obfuscated reading of a command line (docs/command-policy.md): what a reader who ignores tricks
+ * would see. Quotes and backslash escapes are removed later by the shell reader, word by
+ * word; this file undoes what works on the raw text: compatibility forms, invisible
+ * characters, exotic spaces and expansions that are spaces or nothing in practice.
  */
 
 /**

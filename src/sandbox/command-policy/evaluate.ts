@@ -1,13 +1,15 @@
 /*
- * The command policy verdict (README, "Approval, command policy and the sandbox"): `block` refuses
- * the call before anyone is asked, `warn` feeds the approval decision (the approval tiers), `allow`
- * lets it through. Precedence, strongest first:
+ * The command policy verdict (docs/command-policy.md): `block` refuses the call before anyone is
+ * asked, `warn` feeds the approval decision, `allow` lets it through. Precedence, strongest first:
  *
  *   1. the floor (`floor:*`): always `block`, even with enforcement `off`; nothing lifts it;
  *   2. an operator `block` rule, tried on every reading: the whole line as written,
  *      de-obfuscated and without quotes, every shell text inside it, every pipeline, every
  *      command through its wrappers;
- *   3. an operator `allow` rule exempts the simple command or the pipeline it matches (not the
+ *   3. `unparseable` (`warn`, never exempted): the shell grammar could not parse the command, so
+ *      bash would refuse it or read it otherwise than the policy can; nothing below is judged
+ *      on a tree the grammar could not build;
+ *   3b. an operator `allow` rule exempts the simple command or the pipeline it matches (not the
  *      rest of a `;`/`&&` list) from 4 and 6;
  *   4. the tunable rules, at the enforcement's action (`block` or `warn`; `off` skips them);
  *   5. `too-complex` (`warn`, never exempted): part of the command was too long or too deeply
@@ -18,8 +20,8 @@
  * Where 4, 5 and 6 all match, the strictest action wins and the earliest of them names it.
  */
 import type { Config } from '../../config/index.js';
-import { analyzeCommand, type CommandAnalysis, type CommandSite, type PipelineSite } from './command-sites.js';
-import { renderPipeline, renderRedirects } from './shell-syntax.js';
+import { analyzeCommand, type CommandAnalysis, type CommandSite, type PipelineSite, type SiteRedirect } from './command-sites.js';
+import { renderPipeline } from './shell-script.js';
 import { compileOperatorRules, firstMatching, type CompiledOperatorRule, type OperatorRule } from './operator-rules.js';
 import { FLOOR_RULES, TUNABLE_RULES } from './rules.js';
 
@@ -43,6 +45,8 @@ export interface CommandVerdict {
 
 export const TOO_COMPLEX_RULE = 'too-complex';
 const TOO_COMPLEX_REASON = 'the command is too long or too deeply nested to check, so a person should look at it';
+export const UNPARSEABLE_RULE = 'unparseable';
+const UNPARSEABLE_REASON = 'the shell grammar cannot parse the command, so the policy cannot tell what bash would run; a person should look at it';
 const NO_RULES: readonly OperatorRule[] = [];
 
 export function evaluateCommand(command: string, policy: CommandPolicy = {}): CommandVerdict {
@@ -58,6 +62,9 @@ export function evaluateCommand(command: string, policy: CommandPolicy = {}): Co
     const blockRule = firstMatching(operatorRules, 'block', readings.all(analysis));
     if (blockRule) return operatorVerdict(blockRule);
   }
+
+  // Past the floor and the block rules, a tree the grammar could not build is not evidence.
+  if (analysis.unparseable) return { action: 'warn', rule: UNPARSEABLE_RULE, reason: UNPARSEABLE_REASON };
 
   const exemptions = new Exemptions(operatorRules, readings);
   const enforcement = policy.enforcement ?? 'warn';
@@ -129,6 +136,10 @@ class OperatorReadings {
 function commandReadings(site: CommandSite): string[] {
   const redirects = renderRedirects(site.redirects);
   return site.views.map((view) => view.argv.join(' ') + redirects);
+}
+
+function renderRedirects(redirects: readonly SiteRedirect[]): string {
+  return redirects.map((r) => ` ${r.fd ?? ''}${r.op}${r.target !== undefined ? ` ${r.target}` : ''}`).join('');
 }
 
 /** Which operator `allow` rule, if any, matches a command or a pipeline; memoized per evaluation. */

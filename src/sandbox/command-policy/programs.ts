@@ -1,18 +1,35 @@
 /*
  * Which programs run code they are handed (shells, script interpreters, `eval`, `source`) and
- * which fetch from the network, for the download-into-a-shell rule and for reading
- * `echo '…' | sh` and here-documents fed to a shell as shell text.
+ * which reach the network: for the rules on code fed to a shell, on what goes out over the
+ * network, and for reading `echo '…' | sh` and here-documents fed to a shell as shell text.
  */
 import { SHELLS, programName } from './wrappers.js';
 
-const SCRIPT_INTERPRETER = /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|Rscript|osascript|pwsh|powershell)$/;
+const SCRIPT_INTERPRETER = /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|expect|Rscript|osascript|pwsh|powershell|jshell|irb)$/;
 
 /** Programs that run source text they are given: shells, script interpreters, `eval`, `source`, `.`. */
 export function runsCode(program: string): boolean {
   return SHELLS.has(program) || SCRIPT_INTERPRETER.test(program) || program === 'eval' || program === 'source' || program === '.';
 }
 
-export const DOWNLOADERS: ReadonlySet<string> = new Set(['curl', 'wget', 'wget2', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-download', 'lwp-request', 'GET']);
+/** Programs whose output comes from the network. */
+export const DOWNLOADERS: ReadonlySet<string> = new Set([
+  'curl', 'wget', 'wget2', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-download', 'lwp-request', 'GET', 'POST',
+  'nc', 'ncat', 'netcat', 'socat', 'telnet', 'tftp', 'ftp', 'sftp', 'scp', 'rsync', 'ssh', 'smbclient', 'gh',
+]);
+
+/** Programs that send to the network what they read (files named in their arguments, or stdin). */
+export const NETWORK_SENDERS: ReadonlySet<string> = new Set([
+  'curl', 'wget', 'wget2', 'http', 'https', 'xh', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'tftp', 'ftp', 'POST', 'lwp-request',
+]);
+
+/** Programs that resolve or reach a host they are given: a host name can carry data out (DNS). */
+export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent']);
+
+/** Programs that read their program from the command line: `bash -c`, `python -c`, `perl -e`, `eval`. */
+export function isScriptInterpreter(program: string): boolean {
+  return SCRIPT_INTERPRETER.test(program);
+}
 
 /** Options that hand a script interpreter its program on the command line instead of stdin. */
 const PROGRAM_OPTIONS = new Set(['-c', '-e', '-E', '-m', '-r', '-p', '--eval', '--print', '--command']);

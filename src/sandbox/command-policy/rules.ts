@@ -1,14 +1,27 @@
 /*
- * The built-in command rules, as data (README, "Approval, command policy and the sandbox"). The
- * floor always blocks; the tunable rules take the action of `[sandbox.command_policy] enforcement`.
- * Each rule judges one CommandSite: a simple command with the views through its wrappers, so `sudo
- * env X=1 rm -rf /` is judged as `sudo …` and as `rm -rf /`. Rules are tried in table order; the
- * first match names the verdict. test/sandbox/command-policy.test.ts holds the table of cases
- * beside this one.
+ * The built-in command rules, as data (docs/command-policy.md). The floor always blocks; the
+ * tunable rules take the action of `[sandbox.command_policy] enforcement`. Each rule judges one
+ * CommandSite: a simple command as bash will expand it, with the views through its wrappers, so
+ * `sudo env X=1 rm -rf /` is judged as `sudo …` and as `rm -rf /`. Rules are tried in table
+ * order; the first match names the verdict. test/sandbox/command-policy.corpus.ts holds the
+ * cases, each with the peer rule or test it comes from.
  */
+import { embedsCommand, opensReverseShell, runsDownloadedCode, runsUnreadableCode } from './code-origin.js';
 import type { CommandSite } from './command-sites.js';
-import { DOWNLOADERS, readsProgramFromStdin, runsCode } from './programs.js';
-import { ifVariablesWereEmpty, isAuthorizedKeys, isBlockDevice, isRootTarget, isSystemTarget, operands, rmArguments } from './targets.js';
+import { makesFilesystemOnDevice, removesRecursively, wipesDevice, writesBlockDevice } from './destruction.js';
+import { exhaustsResources } from './exhaustion.js';
+import { sendsLocalData } from './exfiltration.js';
+import { makesGitRunCommand, rewritesGitHistory } from './git-hazards.js';
+import { someView } from './site-views.js';
+import {
+  changesSystemPermissions,
+  escalatesPrivileges,
+  shutsDown,
+  signalsEveryProcess,
+  writesAuthorizedKeys,
+  writesSystemFiles,
+} from './system-changes.js';
+import { ifVariablesWereEmpty, isRootTarget, isSystemTarget } from './targets.js';
 
 export interface CommandRule {
   readonly name: string;
@@ -32,19 +45,17 @@ export const FLOOR_RULES: readonly CommandRule[] = [
   {
     name: 'floor:block-device-write',
     reason: 'writes directly to a block device',
-    matches: (site) => writesTo(site, isBlockDevice),
+    matches: writesBlockDevice,
   },
   {
     name: 'floor:mkfs',
-    reason: 'creates a filesystem, erasing what the device held',
-    matches: (site) =>
-      someView(site, (program, args) => MKFS.test(program) || (program === 'mkswap' && operands(args).some(isBlockDevice))),
+    reason: 'creates a filesystem on a device, erasing what it held',
+    matches: makesFilesystemOnDevice,
   },
   {
     name: 'floor:wipe-device',
-    reason: 'wipes a block device',
-    matches: (site) =>
-      someView(site, (program, args) => program === 'wipefs' || program === 'blkdiscard' || (program === 'shred' && operands(args).some(isBlockDevice))),
+    reason: 'wipes or re-partitions a block device',
+    matches: wipesDevice,
   },
 ];
 
@@ -52,23 +63,53 @@ export const FLOOR_RULES: readonly CommandRule[] = [
 export const TUNABLE_RULES: readonly CommandRule[] = [
   {
     name: 'download-pipe-shell',
-    reason: 'runs code straight from the network (a download piped or substituted into a shell or interpreter)',
-    matches: (site) =>
-      someView(
-        site,
-        (program, _args, argv) =>
-          (readsProgramFromStdin(argv) && site.upstream().some(isDownload)) || (runsCode(program) && site.substituted.some(isDownload)),
-      ),
+    reason: 'runs code straight from the network (a download or a connection piped or substituted into a shell or interpreter)',
+    matches: runsDownloadedCode,
+  },
+  {
+    name: 'reverse-shell',
+    reason: "joins a shell's input or output to a network connection (/dev/tcp, nc -e, a shell piped into nc)",
+    matches: opensReverseShell,
+  },
+  {
+    name: 'runtime-payload',
+    reason: 'runs code made only when it runs (decoded, reversed, assembled or substituted), which cannot be read beforehand',
+    matches: runsUnreadableCode,
+  },
+  {
+    name: 'resource-exhaustion',
+    reason: 'starts processes without a bound (a fork loop, an endless loop of background jobs, xargs -P0)',
+    matches: exhaustsResources,
+  },
+  {
+    name: 'embedded-command',
+    reason: "hands a command to another program that runs it (awk system(), sed's e, find -exec sh -c, an interpreter's os.system)",
+    matches: embedsCommand,
+  },
+  {
+    name: 'exfiltration',
+    reason: 'sends local files, the environment or command output over the network',
+    matches: sendsLocalData,
   },
   {
     name: 'shutdown-reboot',
     reason: 'shuts down or reboots the machine',
-    matches: (site) => someView(site, shutsDown),
+    matches: shutsDown,
   },
   {
     name: 'ssh-authorized-keys',
     reason: 'writes an SSH authorized_keys file, which grants login access',
-    matches: (site) => writesTo(site, isAuthorizedKeys),
+    matches: writesAuthorizedKeys,
+  },
+  {
+    name: 'system-files',
+    reason: 'changes accounts, sudoers, scheduled jobs, boot or kernel settings of the machine',
+    matches: writesSystemFiles,
+  },
+  {
+    name: 'system-permissions',
+    reason: 'changes permissions or owners of system paths, or sets a setuid/setgid bit',
+    matches: changesSystemPermissions,
   },
   {
     name: 'rm-system-paths',
@@ -81,60 +122,23 @@ export const TUNABLE_RULES: readonly CommandRule[] = [
       }),
   },
   {
+    name: 'kill-all',
+    reason: 'signals every process (kill -1) or init',
+    matches: signalsEveryProcess,
+  },
+  {
+    name: 'git-history',
+    reason: 'destroys git history or uncommitted work (force push, reset --hard, clean -f)',
+    matches: rewritesGitHistory,
+  },
+  {
+    name: 'git-runs-command',
+    reason: 'makes git run a command (a hook, core.editor, core.pager, core.sshCommand, a shell alias)',
+    matches: makesGitRunCommand,
+  },
+  {
     name: 'sudo',
     reason: 'runs a command with elevated privileges',
-    matches: (site) => someView(site, (program) => PRIVILEGE_ESCALATION.has(program)),
+    matches: escalatesPrivileges,
   },
 ];
-
-const MKFS = /^(?:mkfs(?:\..+)?|mke2fs|mkdosfs|mkntfs|mkexfatfs|newfs(?:_.+)?)$/;
-const PRIVILEGE_ESCALATION = new Set(['sudo', 'sudoedit', 'doas', 'su', 'pkexec', 'run0']);
-const POWER_COMMANDS = new Set(['shutdown', 'reboot', 'halt', 'poweroff']);
-const POWER_VERBS = new Set(['poweroff', 'reboot', 'halt', 'kexec', 'soft-reboot']);
-const POWER_TARGET = /^(?:poweroff|reboot|halt|kexec)\.target$/;
-/** Redirections that open their target for writing (`>&2` only duplicates a descriptor). */
-const WRITING_REDIRECTS = new Set(['>', '>>', '>|', '&>', '&>>', '<>', '>&']);
-/** Programs whose last operand is the file they write. */
-const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'scp']);
-
-type ViewTest = (program: string, args: readonly string[], argv: readonly string[]) => boolean;
-
-function someView(site: CommandSite, test: ViewTest): boolean {
-  return site.views.some((view) => test(view.program, view.args, view.argv));
-}
-
-function removesRecursively(site: CommandSite, target: (path: string) => boolean): boolean {
-  return someView(site, (program, args) => {
-    if (program !== 'rm') return false;
-    const { recursive, targets } = rmArguments(args);
-    return recursive && targets.some(target);
-  });
-}
-
-/** Through a redirection, `tee`, `dd of=`, `cp`/`mv`/`install`/`ln` or `sed -i`. */
-function writesTo(site: CommandSite, path: (target: string) => boolean): boolean {
-  if (site.redirects.some((r) => WRITING_REDIRECTS.has(r.op) && !/^(?:\d+|-)$/.test(r.target.text) && path(r.target.text))) return true;
-  return someView(site, (program, args) => {
-    if (program === 'tee') return operands(args).some(path);
-    if (program === 'dd') return args.some((arg) => arg.startsWith('of=') && path(arg.slice(3)));
-    if (COPIERS.has(program)) {
-      const last = operands(args).at(-1);
-      return last !== undefined && operands(args).length >= 2 && path(last);
-    }
-    if (program === 'sed') return args.some((arg) => /^-[^-]*i|^--in-place/.test(arg)) && operands(args).some(path);
-    return false;
-  });
-}
-
-function isDownload(site: CommandSite): boolean {
-  return site.views.some((view) => DOWNLOADERS.has(view.program));
-}
-
-function shutsDown(program: string, args: readonly string[]): boolean {
-  if (POWER_COMMANDS.has(program)) return true;
-  const [verb, ...rest] = operands(args);
-  if (program === 'init' || program === 'telinit') return verb === '0' || verb === '6';
-  if (program !== 'systemctl' && program !== 'loginctl') return false;
-  if (verb !== undefined && POWER_VERBS.has(verb)) return true;
-  return (verb === 'start' || verb === 'isolate') && rest.some((unit) => POWER_TARGET.test(unit));
-}

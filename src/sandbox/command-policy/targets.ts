@@ -52,10 +52,16 @@ const SYSTEM_DIRECTORIES = new Set([
   'Applications', 'Library', 'System', 'Users', 'private',
 ]);
 
-/** A system directory, a direct child of one, a root-level glob, the home directory or a direct child of it. */
+/**
+ * A system directory, a direct child of one, a root-level glob, the home directory, everything
+ * in it (`~/*`) or one of its dot-directories (`~/.ssh`, `~/.config`).
+ */
 export function isSystemTarget(raw: string, cwdIsRoot = false): boolean {
   const path = resolvePath(raw, cwdIsRoot);
-  if (path.anchor === 'home') return path.parts.length <= 1;
+  if (path.anchor === 'home') {
+    const [first, ...rest] = path.parts;
+    return first === undefined || (rest.length === 0 && (first.startsWith('.') || matchesEverything(first)));
+  }
   if (path.anchor !== 'root' || path.parts.length === 0 || path.parts.length > 2) return false;
   const top = path.parts[0] ?? '';
   return SYSTEM_DIRECTORIES.has(top) || top.startsWith('lib') || hasGlob(top);
@@ -74,14 +80,48 @@ export function ifVariablesWereEmpty(raw: string): string | undefined {
 }
 
 /**
- * Disks and partitions under /dev (sd*, nvme*, vd*, hd*, xvd*, mmcblk*, disk*, mapper/*…), and
- * raw memory. `/dev/null`, `/dev/zero`, `/dev/tty`, `/dev/fd/*` and the like are not here.
+ * Disks, partitions and raw memory under /dev, by every platform's names: Linux (sd, hd, vd, xvd,
+ * nvme, mmcblk, pmem, dm-, md, mapper/, nbd, loop, zram, ubi, mtdblock, block/, disk/by-*),
+ * macOS (disk*, rdisk*), FreeBSD and friends (ada, nda, nvd, da, ad, wd, vtbd, xbd, mmcsd, gpt/,
+ * label/, diskid/, zvol/). `/dev/null`, `/dev/zero`, `/dev/tty`, `/dev/fd/*` are not here.
  */
-const BLOCK_DEVICE = /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|dm-|md\d|md\/|mapper\/|nbd|mtdblock|block\/|root$|mem$|kmem$|port$)/;
+const BLOCK_DEVICE =
+  /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|pmem|dm-|md\d|md\/|mapper\/|nbd|loop\d|zram|ubi|mtdblock|block\/|disk\/|disk\d|rdisk|ada\d|nda\d|nvd\d|da\d|ad\d|wd\d|vtbd|xbd|mmcsd|gpt\/|label\/|diskid\/|zvol\/|root$|mem$|kmem$|port$)/;
 
 export function isBlockDevice(raw: string): boolean {
   const path = resolvePath(raw);
   return path.anchor === 'root' && BLOCK_DEVICE.test(`/${path.parts.join('/')}`);
+}
+
+/**
+ * Files that hold who may log in and as whom, what runs on a schedule or at boot, and the
+ * kernel's switches: writing one changes the machine for everyone.
+ */
+const SYSTEM_FILES = [
+  /^\/etc\/(?:passwd|shadow|group|gshadow|sudoers|crontab|anacrontab|environment|profile|bashrc|rc\.local|ld\.so\.preload|hosts|pam\.d(?:\/|$)|sudoers\.d(?:\/|$)|cron\.[a-z]+(?:\/|$)|systemd\/|init\.d\/|profile\.d\/|ssh\/sshd_config|security\/)/,
+  /^\/var\/spool\/cron(?:\/|$)/,
+  /^\/var\/at\/tabs(?:\/|$)/,
+  /^\/usr\/lib\/cron\/tabs(?:\/|$)/,
+  /^\/proc\/(?:sysrq-trigger|sys\/)/,
+  /^\/sys\//,
+  /^\/(?:System\/)?Library\/(?:LaunchDaemons|LaunchAgents)(?:\/|$)/,
+  /^\/private\/etc\/(?:passwd|sudoers|master\.passwd|hosts)/,
+];
+
+export function isSystemFile(raw: string, cwdIsRoot = false): boolean {
+  const path = resolvePath(raw, cwdIsRoot);
+  const absolute = `/${path.parts.join('/')}`;
+  if (path.anchor === 'home') return /^\/Library\/LaunchAgents(?:\/|$)/.test(absolute);
+  return path.anchor === 'root' && SYSTEM_FILES.some((file) => file.test(absolute));
+}
+
+/** The root, or anything at any depth under a system directory, or the home directory and its dot-directories. */
+export function isUnderSystemPath(raw: string, cwdIsRoot = false): boolean {
+  const path = resolvePath(raw, cwdIsRoot);
+  if (path.anchor === 'home') return path.parts.length === 0 || (path.parts.length <= 2 && (path.parts[0] ?? '').startsWith('.'));
+  if (path.anchor !== 'root') return false;
+  const top = path.parts[0];
+  return top === undefined || SYSTEM_DIRECTORIES.has(top) || top.startsWith('lib') || hasGlob(top);
 }
 
 export function isAuthorizedKeys(raw: string): boolean {

@@ -21,6 +21,8 @@ interface WrapperSpec {
   readonly viaShell?: readonly string[];
   /** `env -S 'text'` / `--split-string=text`: the value is split into words like shell text. */
   readonly splitString?: boolean;
+  /** Options (short or long) whose value is shell text the wrapper runs: `flock f -c 'text'`. */
+  readonly viaShellOption?: readonly string[];
 }
 
 const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, WrapperSpec>([
@@ -37,9 +39,10 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
   ['doas', { shortWithValue: 'Cu', viaShell: ['s'] }],
   ['pkexec', { longWithValue: ['user'] }],
   ['run0', { shortWithValue: 'uDg', longWithValue: ['user', 'group', 'chdir', 'setenv', 'unit', 'property', 'description', 'slice', 'nice'] }],
-  ['env', { shortWithValue: 'uC', longWithValue: ['unset', 'chdir'], assignments: true, splitString: true }],
+  ['env', { shortWithValue: 'uCP', longWithValue: ['unset', 'chdir', 'default-signal', 'ignore-signal', 'block-signal'], assignments: true, splitString: true }],
   ['nice', { shortWithValue: 'n', longWithValue: ['adjustment'] }],
-  ['ionice', { shortWithValue: 'cnp', longWithValue: ['class', 'classdata', 'pid'] }],
+  ['ionice', { shortWithValue: 'cnpPu', longWithValue: ['class', 'classdata', 'pid', 'pgid', 'uid'], notRunning: ['p', 'P', 'u', 'pid', 'pgid', 'uid'] }],
+  ['chrt', { shortWithValue: 'T', longWithValue: ['sched-runtime', 'sched-period', 'sched-deadline'], operands: 1, notRunning: ['p', 'pid', 'm', 'max'] }],
   ['nohup', {}],
   ['setsid', {}],
   ['time', { shortWithValue: 'fo', longWithValue: ['format', 'output'] }],
@@ -47,6 +50,7 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
   ['exec', { shortWithValue: 'a' }],
   ['builtin', {}],
   ['busybox', {}],
+  ['toybox', {}],
   [
     'xargs',
     {
@@ -57,13 +61,31 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
   ['timeout', { shortWithValue: 'ks', longWithValue: ['kill-after', 'signal'], operands: 1 }],
   ['chroot', { longWithValue: ['userspec', 'groups'], operands: 1 }],
   ['stdbuf', { shortWithValue: 'ioe', longWithValue: ['input', 'output', 'error'] }],
-  ['taskset', { operands: 1 }],
+  ['taskset', { operands: 1, notRunning: ['p', 'pid'] }],
+  ['numactl', { shortWithValue: 'CmNipP', longWithValue: ['physcpubind', 'membind', 'cpunodebind', 'interleave', 'preferred', 'preferred-many', 'weighted-interleave'] }],
+  ['setarch', { shortWithValue: 'B', operands: 1 }],
+  // macOS `arch -x86_64 cmd`: the architecture options take no value.
+  ['arch', {}],
+  ['sandbox-exec', { shortWithValue: 'fpnD' }],
   ['unbuffer', {}],
   ['caffeinate', { shortWithValue: 'tw' }],
   ['chronic', {}],
+  ['ifne', {}],
   ['torsocks', {}],
   ['proxychains', { shortWithValue: 'f' }],
   ['proxychains4', { shortWithValue: 'f' }],
+  ['fakeroot', { shortWithValue: 'is', longWithValue: ['lib', 'faked'] }],
+  ['faketime', { shortWithValue: 'm', operands: 1 }],
+  ['prlimit', { shortWithValue: 'p', longWithValue: ['pid', 'output'] }],
+  ['unshare', { shortWithValue: 'SGR', longWithValue: ['setuid', 'setgid', 'root', 'wd', 'propagation', 'setgroups', 'map-user', 'map-group', 'kill-child'] }],
+  ['nsenter', { shortWithValue: 'tSGrw', longWithValue: ['target', 'setuid', 'setgid', 'root', 'wd'] }],
+  ['firejail', {}],
+  ['systemd-run', { shortWithValue: 'pMuEHd', longWithValue: ['unit', 'property', 'description', 'slice', 'uid', 'gid', 'nice', 'working-directory', 'setenv', 'machine', 'host', 'on-active', 'on-calendar'] }],
+  ['strace', { shortWithValue: 'abeEIoOpPsSuUX', longWithValue: ['output', 'trace', 'signal', 'attach', 'user', 'env', 'string-limit'] }],
+  ['ltrace', { shortWithValue: 'aAeEFlnopsSuwxX', longWithValue: ['output', 'library'] }],
+  ['valgrind', {}],
+  ['xcrun', { longWithValue: ['sdk', 'toolchain'], notRunning: ['find', 'show-sdk-path', 'show-sdk-version', 'version'] }],
+  ['sg', { operands: 1, viaShellOption: ['c'] }],
 ]);
 
 /** Programs whose `-c` operand is shell text. */
@@ -108,8 +130,15 @@ export function peelWrapper(argv: readonly string[]): WrapperLayer | undefined {
     case 'trap':
       return argv[1] !== undefined && !argv[1].startsWith('-') ? { shellText: argv[1] } : undefined;
     case 'su':
-    case 'runuser':
       return suCommand(argv);
+    case 'runuser':
+      return suCommand(argv) ?? runuserCommand(argv);
+    case 'script':
+      return scriptCommand(argv);
+    case 'flock':
+      return flockCommand(argv);
+    case 'gdb':
+      return gdbArgs(argv);
     case 'watch':
       return watchCommand(argv);
     case 'ssh':
@@ -123,6 +152,8 @@ export function peelWrapper(argv: readonly string[]): WrapperLayer | undefined {
 
 interface ScannedOptions {
   readonly flags: ReadonlySet<string>;
+  /** The values of options that took one. */
+  readonly values: ReadonlyMap<string, string>;
   /** Index of the first word after the options. */
   readonly next: number;
   /** `env -S 'text'`: the split string, when present. */
@@ -131,6 +162,7 @@ interface ScannedOptions {
 
 function scanOptions(argv: readonly string[], spec: WrapperSpec): ScannedOptions {
   const flags = new Set<string>();
+  const values = new Map<string, string>();
   let splitString: string | undefined;
   let i = 1;
   while (i < argv.length) {
@@ -150,19 +182,24 @@ function scanOptions(argv: readonly string[], spec: WrapperSpec): ScannedOptions
       flags.add(long);
       const split = spec.splitString === true && long === 'split-string';
       if (split) splitString = value ?? argv[i + 1];
-      i += value === undefined && (split || spec.longWithValue?.includes(long)) ? 2 : 1;
+      const takesNext = value === undefined && (split || spec.longWithValue?.includes(long));
+      const given = takesNext ? argv[i + 1] : value;
+      if (given !== undefined) values.set(long, given);
+      i += takesNext ? 2 : 1;
       continue;
     }
     if (word.startsWith('-') && word.length > 1) {
       const shortWithValue = (spec.shortWithValue ?? '') + (spec.splitString ? 'S' : '');
       const { used, flag, attached } = scanShortCluster(word, shortWithValue, flags);
       if (flag === 'S' && spec.splitString) splitString = attached === '' ? argv[i + 1] : attached;
+      const given = attached === '' ? argv[i + 1] : attached;
+      if (flag !== undefined && given !== undefined) values.set(flag, given);
       i += used;
       continue;
     }
     break;
   }
-  return { flags, next: i, splitString };
+  return { flags, values, next: i, splitString };
 }
 
 /**
@@ -182,10 +219,12 @@ function scanShortCluster(word: string, withValue: string, flags: Set<string>): 
 }
 
 function peelPrefix(argv: readonly string[], spec: WrapperSpec): WrapperLayer | undefined {
-  const { flags, next, splitString } = scanOptions(argv, spec);
+  const { flags, values, next, splitString } = scanOptions(argv, spec);
   if (splitString !== undefined) {
     return { shellText: [splitString, ...argv.slice(next)].join(' ') };
   }
+  const viaShell = spec.viaShellOption?.map((option) => values.get(option)).find((text) => text !== undefined);
+  if (viaShell !== undefined) return { shellText: viaShell };
   if (spec.notRunning?.some((option) => flags.has(option))) return undefined;
   let start = next;
   while (spec.assignments && start < argv.length && isAssignment(argv[start] ?? '')) start++;
@@ -241,6 +280,43 @@ function suCommand(argv: readonly string[]): WrapperLayer | undefined {
   return undefined;
 }
 
+/** `runuser -u user [--] cmd …`. */
+function runuserCommand(argv: readonly string[]): WrapperLayer | undefined {
+  const { next } = scanOptions(argv, { shortWithValue: 'ugGw', longWithValue: ['user', 'group', 'supp-group', 'whitelist-environment'] });
+  const command = argv.slice(next);
+  return command.length === 0 ? undefined : { command };
+}
+
+/**
+ * util-linux `script -c 'text' [file]` runs shell text; BSD and macOS `script [-aq] file cmd …`
+ * run the command after the file.
+ */
+function scriptCommand(argv: readonly string[]): WrapperLayer | undefined {
+  const { values, next } = scanOptions(argv, { shortWithValue: 'cEIOBTtmF', longWithValue: ['command', 'echo', 'log-in', 'log-out', 'log-io', 'log-timing', 'logging-format', 'output-limit'] });
+  const text = values.get('c') ?? values.get('command');
+  if (text !== undefined) return { shellText: text };
+  const command = argv.slice(next + 1);
+  return command.length === 0 ? undefined : { command };
+}
+
+/** `flock [options] file cmd …` or `flock [options] file -c 'text'`: options may also follow the file. */
+function flockCommand(argv: readonly string[]): WrapperLayer | undefined {
+  const spec: WrapperSpec = { shortWithValue: 'wEc', longWithValue: ['timeout', 'conflict-exit-code', 'command'] };
+  const before = scanOptions(argv, spec);
+  const afterFile = scanOptions(['flock', ...argv.slice(before.next + 1)], spec);
+  const text = before.values.get('c') ?? before.values.get('command') ?? afterFile.values.get('c') ?? afterFile.values.get('command');
+  if (text !== undefined) return { shellText: text };
+  const command = argv.slice(before.next + afterFile.next);
+  return command.length === 0 ? undefined : { command };
+}
+
+/** `gdb --args cmd …` runs `cmd` under the debugger. */
+function gdbArgs(argv: readonly string[]): WrapperLayer | undefined {
+  const at = argv.indexOf('--args');
+  const command = at < 0 ? [] : argv.slice(at + 1);
+  return command.length === 0 ? undefined : { command };
+}
+
 /** `alias ls='rm -rf /'`: the text runs whenever the alias is used. */
 function aliasDefinitions(argv: readonly string[]): WrapperLayer | undefined {
   const texts = argv.slice(1).flatMap((arg) => {
@@ -271,4 +347,40 @@ function findExec(argv: readonly string[]): WrapperLayer | undefined {
   const end = argv.findIndex((w, i) => i > at && (w === ';' || w === '+'));
   const command = argv.slice(at + 1, end < 0 ? argv.length : end);
   return command.length === 0 ? undefined : { command };
+}
+
+/**
+ * Programs a glob in the program word is matched against (`/bin/r?` → `rm`): those some rule
+ * names, and the wrappers and shells that run others.
+ */
+const NAMED_PROGRAMS: readonly string[] = [
+  ...PREFIX_WRAPPERS.keys(),
+  ...SHELLS,
+  'rm', 'dd', 'mkfs', 'mke2fs', 'mkswap', 'mkdosfs', 'mkntfs', 'wipefs', 'blkdiscard', 'shred', 'diskutil', 'sgdisk', 'sfdisk',
+  'parted', 'hdparm', 'nvme', 'cryptsetup', 'badblocks', 'eval', 'source', 'su', 'runuser', 'script', 'curl', 'wget', 'nc',
+  'ncat', 'socat', 'chmod', 'chown', 'kill', 'killall5', 'crontab', 'git', 'find', 'python', 'python3', 'perl', 'ruby', 'node',
+  'php', 'sed', 'awk', 'tee', 'cp', 'mv', 'reboot', 'shutdown', 'halt', 'poweroff', 'systemctl', 'init', 'base64', 'xxd',
+  ...['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'vfat', 'fat', 'msdos', 'ntfs', 'exfat', 'f2fs'].map((fs) => `mkfs.${fs}`),
+];
+
+/** The programs a glob program word may name: `/usr/bin/r[m]` → `rm`. */
+export function globCandidates(word: string): string[] {
+  const pattern = programName(word);
+  if (!/[*?[]/.test(pattern)) return [];
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern.charAt(i);
+    if (c === '*') source += '.*';
+    else if (c === '?') source += '.';
+    else if (c === '[') {
+      const close = pattern.indexOf(']', i + 2);
+      if (close < 0) source += '\\[';
+      else {
+        source += `[${pattern.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        i = close;
+      }
+    } else source += c.replace(/[.+^${}()|\\/]/g, '\\$&');
+  }
+  const matcher = new RegExp(`^(?:${source})$`);
+  return NAMED_PROGRAMS.filter((name) => matcher.test(name));
 }

@@ -1,13 +1,15 @@
 /*
- * The `bash` builtin (README, "Builtin tools" and "Approval, command policy and the sandbox"): one
- * shell command in the run's workspace, through the sandboxed command runner. Its effects are
- * unbounded, so it claims global.
+ * The `bash` builtin: one shell command in the run's workspace, through the sandboxed command
+ * runner. Its claim is derived from the command (docs/bash-claims.md): read-only commands share,
+ * known file effects claim their paths, anything else is global.
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { Claims } from '../../concurrency/index.js';
+import { Claims, type Claim } from '../../concurrency/index.js';
+import { deriveCommandClaim } from '../../sandbox/command-policy/command-claims.js';
 import { runCommand } from '../../sandbox/run-command.js';
 import { defineTool, ToolError } from '../tool.js';
+import type { ClaimContext } from '../../concurrency/index.js';
 import type { ToolContext } from '../tool.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -28,7 +30,7 @@ export const bashTool = defineTool<BashInput>({
     'Run a shell command in the workspace. Returns the exit code and the combined stdout/stderr output. ' +
     'Optional cwd (relative to the workspace) and timeoutMs.',
   input: bashInput,
-  concurrencyClaim: () => Claims.global(),
+  concurrencyClaim: bashClaim,
   commandOf: (input) => input.command,
   async execute(input, ctx) {
     const workspace = path.resolve(ctx.workspace);
@@ -39,6 +41,8 @@ export const bashTool = defineTool<BashInput>({
         PATH: process.env.PATH ?? FALLBACK_PATH,
         HOME: workspace,
         LANG: process.env.LANG ?? 'C.UTF-8',
+        // `git status` refreshes the index when it can; without that it only reads, as its claim says.
+        GIT_OPTIONAL_LOCKS: '0',
       },
       timeoutMs: bashTimeoutMs(input, ctx),
       signal: ctx.signal,
@@ -61,6 +65,14 @@ export const bashTool = defineTool<BashInput>({
     return { exitCode, signal, output, truncated, timedOut, durationMs, sandbox };
   },
 });
+
+/** The claim derived from the command, run where `cwd` says; a cwd outside the workspace fails later, so claim everything. */
+export function bashClaim(input: BashInput, ctx: ClaimContext): Claim {
+  const workspace = path.resolve(ctx.workspace);
+  const cwd = path.resolve(workspace, input.cwd ?? '.');
+  if (cwd !== workspace && !cwd.startsWith(workspace + path.sep)) return Claims.global();
+  return deriveCommandClaim(input.command, { workspace, cwd });
+}
 
 /** A lexical check only; symlink-aware workspace scope is the file tools' business. */
 function workspaceCwd(workspace: string, cwd: string | undefined): string {

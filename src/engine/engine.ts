@@ -975,6 +975,8 @@ export class Engine {
       parentRunId: parent.status.runId,
       busyPolicy: 'queue',
       ...(parent.request.unattended !== undefined ? { unattended: parent.request.unattended } : {}),
+      // A delegated run may not escape the tier its parent works under.
+      ...(parent.request.approvalTier !== undefined ? { approvalTier: parent.request.approvalTier } : {}),
     });
     const result = await this.wait(submitted.runId);
     return {
@@ -1012,7 +1014,10 @@ export class Engine {
       ...(this.rewriteArguments ? { rewriteArguments: this.rewriteArguments } : {}),
       ...(this.nodes ? { nodes: this.nodes } : {}),
       gate: this.approvals,
-      approvalConfig: () => this.config.approval,
+      approvalConfig: () => {
+        const tier = handle.request.approvalTier;
+        return tier === undefined ? this.config.approval : { ...this.config.approval, tier };
+      },
       commandPolicy: () => this.config.sandbox.command_policy,
     });
     return handle.toolService;

@@ -56,6 +56,7 @@ export interface EngineDeps {
   clock: Clock;
   models: Map<string, ModelProvider>;
   tools: Map<string, AnyTool>;
+  sessionTools?: (sessionId: string) => readonly AnyTool[];
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
   inspect?: (event: InspectionEvent) => void;
@@ -87,6 +88,7 @@ export class Engine {
   private readonly models: Map<string, ModelProvider>;
   private readonly tools: Map<string, AnyTool>;
   private readonly toolSpecs: ToolSpec[];
+  private readonly sessionTools?: (sessionId: string) => readonly AnyTool[];
   private readonly rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   private readonly nodes?: ToolServiceOptions['nodes'];
   private readonly inspection: InspectionHub;
@@ -115,6 +117,7 @@ export class Engine {
     this.clock = deps.clock;
     this.models = deps.models;
     this.tools = deps.tools;
+    this.sessionTools = deps.sessionTools;
     this.rewriteArguments = deps.rewriteArguments;
     this.nodes = deps.nodes;
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
@@ -884,7 +887,7 @@ export class Engine {
             provider: this.models.get(providerId)!,
             ...(modelName !== undefined ? { model: modelName } : {}),
             messages: conversation,
-            tools: this.toolSpecs,
+            tools: this.toolSpecsOf(handle.status.sessionId),
             signal,
             clock: this.clock,
             context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input },
@@ -998,7 +1001,7 @@ export class Engine {
     if (handle.toolService) return handle.toolService;
     const sandbox = this.config.sandbox;
     handle.toolService = new ToolService({
-      tools: this.tools,
+      tools: this.toolsOf(handle.status.sessionId),
       runId: handle.status.runId,
       sessionId: handle.status.sessionId,
       workspace: handle.workspace,
@@ -1021,6 +1024,20 @@ export class Engine {
       commandPolicy: () => this.config.sandbox.command_policy,
     });
     return handle.toolService;
+  }
+
+  /** The engine's tools, with the session's own (sessionTools) over them. */
+  private toolsOf(sessionId: string): ReadonlyMap<string, AnyTool> {
+    const own = this.sessionTools?.(sessionId) ?? [];
+    if (own.length === 0) return this.tools;
+    return new Map([...this.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+  }
+
+  private toolSpecsOf(sessionId: string): ToolSpec[] {
+    const own = this.sessionTools?.(sessionId) ?? [];
+    if (own.length === 0) return this.toolSpecs;
+    const replaced = new Set(own.map((tool) => tool.name));
+    return [...this.toolSpecs.filter((spec) => !replaced.has(spec.name)), ...own.map(toolSpecOf)];
   }
 
   private async flushInbox(handle: RunHandle): Promise<void> {

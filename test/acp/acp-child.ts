@@ -31,7 +31,8 @@ afterAll(() => {
   children.clear();
 });
 
-export type PermissionAnswer = (request: RequestPermissionRequest) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
+/** `signal` aborts when the agent withdraws its request ($/cancel_request). */
+export type PermissionAnswer = (request: RequestPermissionRequest, signal: AbortSignal) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
 
 export interface AcpChild {
   connection: ClientConnection;
@@ -103,9 +104,9 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
       updates.push(params);
       for (const watcher of [...updateWatchers]) watcher();
     })
-    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(methods.client.session.requestPermission, ({ params, signal }) => {
       permissionRequests.push(params);
-      return answer(params);
+      return answer(params, signal);
     });
   const connection = app.connect(ndJsonStream(writable, readable));
 

@@ -1,9 +1,10 @@
 /*
  * `switchyard acp --gateway`: the same ACP front as a child process, in front of a real
  * gateway started here, whose engine (scripted model, a `hold` tool the test releases) this
- * test can watch. Tool calls and a permission request cross the gateway; a prompt sent while
- * the session is busy steers into the running run (both turns end together and the model saw
- * the second message); session/cancel stops a held call; sessions cannot be loaded.
+ * test can watch. Tool calls and a permission request cross the gateway; an unanswered request
+ * times out as a denial and is withdrawn; a prompt sent while the session is busy steers into
+ * the running run (both turns end together and the model saw the second message), unless the
+ * mode changed; session/cancel stops a held call; sessions cannot be loaded.
  */
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -173,6 +174,31 @@ describe('switchyard acp --gateway', () => {
     expect(await prompt('edit c again')).toEqual({ stopReason: 'end_turn' });
     expect(agent.permissionRequests.slice(asked)).toMatchObject([{ sessionId, toolCall: { kind: 'edit', title: 'Edit c.txt' } }]);
     expect(await readFile(join(workspace, 'c.txt'), 'utf8')).toBe('second final\n');
+    await agent.connection.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'auto' });
+  });
+
+  it('a permission request nobody answers is a denial once [approval] timeout_seconds pass, and is withdrawn', async () => {
+    await agent.connection.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'ask' });
+    engine.reconfigure({ approval: { timeout_seconds: 1 } });
+    await writeFile(join(workspace, 'c.txt'), 'third draft\n');
+    let withdrawn = false;
+    agent.answerPermissions(
+      (_request, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => {
+            withdrawn = true;
+            resolve({ outcome: { outcome: 'cancelled' } });
+          }),
+        ),
+    );
+    const from = agent.updates.length;
+    expect(await prompt('edit c once more')).toEqual({ stopReason: 'end_turn' });
+    expect(withdrawn).toBe(true);
+    expect(updatesFrom(from).find((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'failed')).toMatchObject({
+      content: [{ content: { text: expect.stringMatching(/^approval_denied: .*timed out/) } }],
+    });
+    expect(await readFile(join(workspace, 'c.txt'), 'utf8')).toBe('third draft\n');
+    engine.reconfigure({ approval: { timeout_seconds: 120 } });
     await agent.connection.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'auto' });
   });
 

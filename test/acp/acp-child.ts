@@ -1,11 +1,14 @@
 /*
  * What the ACP suites share: `switchyard acp` spawned as a child process over pipes, with the
- * SDK's client side on this end. Every stdout line is kept as it arrived (to check that stdout
- * carries protocol frames only, once the child has exited) and then handed to the client; the
- * client records session updates and answers permission requests as the test says. Tests wait
- * on protocol messages (a response, an update that matches), never on time.
+ * SDK's client side on this end. Every stdout line is kept as it arrived, before the client
+ * reads it: the session updates are taken from there, so every update that preceded an answer
+ * on the wire is recorded once the client resolves that answer (the client's own dispatch of
+ * notifications may lag a few ticks behind its answers), and stdout is checked for protocol
+ * frames only once the child has exited. The client answers permission requests as the test
+ * says. Tests wait on protocol messages (an answer, an update that matches), never on time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 import {
   client,
@@ -36,8 +39,8 @@ export type PermissionAnswer = (request: RequestPermissionRequest, signal: Abort
 
 export interface AcpChild {
   connection: ClientConnection;
-  /** Every session/update, in arrival order. */
-  updates: SessionNotification[];
+  /** Every session/update, in arrival order (a fresh array from the frames so far). */
+  readonly updates: SessionNotification[];
   /** Every session/request_permission, in arrival order. */
   permissionRequests: RequestPermissionRequest[];
   /** Every stdout line, as it arrived. */
@@ -69,15 +72,21 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const frames: string[] = [];
+  const updates: SessionNotification[] = [];
   const frameWatchers = new Set<() => void>();
+  // A chunk may end inside a multi-byte character; the decoder keeps it for the next one.
+  const decoder = new StringDecoder('utf8');
   let partial = '';
   const readable = new ReadableStream<Uint8Array>({
     start(controller) {
       child.stdout!.on('data', (chunk: Buffer) => {
-        partial += chunk.toString('utf8');
+        partial += decoder.write(chunk);
         let newline = partial.indexOf('\n');
         while (newline >= 0) {
-          frames.push(partial.slice(0, newline));
+          const line = partial.slice(0, newline);
+          frames.push(line);
+          const frame = parseFrame(line);
+          if (frame?.['method'] === methods.client.session.update) updates.push(frame['params'] as SessionNotification);
           partial = partial.slice(newline + 1);
           newline = partial.indexOf('\n');
         }
@@ -95,15 +104,11 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
       }),
   });
 
-  const updates: SessionNotification[] = [];
-  const updateWatchers = new Set<() => void>();
   const permissionRequests: RequestPermissionRequest[] = [];
   let answer: PermissionAnswer = () => ({ outcome: { outcome: 'selected', optionId: 'reject_once' } });
   const app = client({ name: 'switchyard-acp-test' })
-    .onNotification(methods.client.session.update, ({ params }) => {
-      updates.push(params);
-      for (const watcher of [...updateWatchers]) watcher();
-    })
+    // Recorded from the frames above.
+    .onNotification(methods.client.session.update, () => {})
     .onRequest(methods.client.session.requestPermission, ({ params, signal }) => {
       permissionRequests.push(params);
       return answer(params, signal);
@@ -115,14 +120,14 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
       const check = () => {
         const found = updates.slice(from).find((n) => match(n.update, n.sessionId));
         if (found) {
-          updateWatchers.delete(check);
+          frameWatchers.delete(check);
           resolve(found.update);
         }
       };
-      updateWatchers.add(check);
+      frameWatchers.add(check);
       check();
       void exited.then(() => {
-        if (updateWatchers.delete(check)) reject(new Error(`the child exited before the update arrived; stderr:\n${stderr}`));
+        if (frameWatchers.delete(check)) reject(new Error(`the child exited before the update arrived; stderr:\n${stderr}`));
       });
     });
 

@@ -45,6 +45,7 @@ describe('RunRequest.approvalTier', () => {
     }
     const result = await engine.wait(runId);
     events.close();
+    await events.ended;
     const finished = events.ofRun(runId).find((e) => e.type === 'tool.finished');
     expect(result.state).toBe('completed');
     if (expected === 'runs') {
@@ -69,6 +70,7 @@ describe('RunRequest.approvalTier', () => {
     const { runId } = await engine.submit({ sessionId: 'parent', input: 'delegate', workspace, approvalTier: 'full' });
     expect(await engine.wait(runId)).toMatchObject({ state: 'completed' });
     events.close();
+    await events.ended;
     expect(events.runEvents().find((e) => e.type === 'tool.finished')).toMatchObject({ ok: true });
   });
 

@@ -60,6 +60,7 @@ describe('createEngine({ sessionTools })', () => {
     await engine.wait(inEditor.runId);
     await engine.wait(elsewhere.runId);
     events.close();
+    await events.ended;
 
     const finished = (runId: string) =>
       Object.fromEntries(events.ofRun(runId).flatMap((e) => (e.type === 'tool.finished' ? [[e.callId, e.ok ? e.output : e.error?.code]] : [])));

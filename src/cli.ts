@@ -12,6 +12,7 @@ commands:
   run      send one message (in-process, or to a gateway) and print its events as a timeline
   status   print the engine snapshot of a running server
   node     --gateway URL --name NAME: run node_invoke commands for a gateway
+  acp      speak the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, …)
   inspect  --export DIR: write an SVG of every statechart
   simulate --seed N --runs M [--json]: a seeded simulation with faults, checking invariants
   demo     run a scripted scenario in-process (two sessions, a queued message, a steer,
@@ -40,6 +41,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   node: async () => {
     const { nodeCommand, NODE_USAGE } = await import('./cli/node.js');
     return { main: nodeCommand, usage: NODE_USAGE };
+  },
+  acp: async () => {
+    const { acpCommand, ACP_USAGE } = await import('./cli/acp.js');
+    return { main: acpCommand, usage: ACP_USAGE };
   },
   simulate: async () => {
     const { runSimulateCommand, SIMULATE_USAGE } = await import('./sim/cli.js');

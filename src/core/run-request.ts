@@ -31,6 +31,8 @@ export const RunRequestSchema = z
       .strict()
       .optional(),
     busyPolicy: z.enum(['steer', 'interrupt', 'queue']).optional(),
+    /** The approval tier of this run, in place of [approval] tier (floors and [approval.tools] still apply). */
+    approvalTier: z.enum(['plan', 'ask', 'auto', 'full']).optional(),
     unattended: z.boolean().optional(),
     parentRunId: z.string().min(1).optional(),
     expectedRunId: z.string().min(1).optional(),

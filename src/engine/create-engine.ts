@@ -35,6 +35,12 @@ export interface EngineOptions {
   models?: Record<string, ModelProvider>;
   /** Tools added to the builtins. */
   tools?: AnyTool[];
+  /**
+   * Tools only the runs of one session see (an editor's own MCP servers, for instance), asked
+   * for at each model turn and tool batch of that session's runs; one of them replaces a tool
+   * of the same name for those runs. Must not throw.
+   */
+  sessionTools?: (sessionId: string) => readonly AnyTool[];
   /** The clock for deadlines, lane expiry and model latency; e.g. new SimulatedClock(). */
   clock?: Clock;
   /**
@@ -83,6 +89,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     models,
     tools,
     ...(options.rewriteArguments ? { rewriteArguments: options.rewriteArguments } : {}),
+    ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
     ...(options.nodes ? { nodes: options.nodes } : {}),
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),

@@ -41,6 +41,8 @@ export interface EngineDeps {
   clock: Clock;
   models: Map<string, ModelProvider>;
   tools: Map<string, AnyTool>;
+  /** Tools only the runs of one session see, over the engine's (createEngine's sessionTools). */
+  sessionTools?: (sessionId: string) => readonly AnyTool[];
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
   inspect?: (event: InspectionEvent) => void;
@@ -138,6 +140,7 @@ export class Engine {
       config,
       models: this.models,
       tools: deps.tools,
+      ...(deps.sessionTools ? { sessionTools: deps.sessionTools } : {}),
       approvals: this.approvals,
       ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
       ...(deps.nodes ? { nodes: deps.nodes } : {}),

@@ -43,6 +43,8 @@ export interface RunHostDeps {
   config: () => Config;
   models: ReadonlyMap<string, ModelProvider>;
   tools: ReadonlyMap<string, AnyTool>;
+  /** Tools only the runs of one session see; one replaces an engine tool of the same name. Must not throw. */
+  sessionTools?: (sessionId: string) => readonly AnyTool[];
   approvals: ApprovalGate;
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   nodes?: ToolServiceOptions['nodes'];
@@ -180,7 +182,7 @@ export class RunHost {
       provider: this.deps.models.get(providerId)!,
       ...(modelName !== undefined ? { model: modelName } : {}),
       messages: conversation,
-      tools: this.toolSpecs,
+      tools: this.toolSpecsOf(handle.status.sessionId),
       signal,
       clock: this.deps.clock,
       context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input, deadline: handle.deadlineAt },
@@ -194,6 +196,20 @@ export class RunHost {
     const unfinished = unfinishedReplyError(reply);
     if (unfinished) throw Object.assign(new Error(unfinished.message), { code: unfinished.code });
     return reply;
+  }
+
+  /** The engine's tools, with the session's own over them. */
+  private toolsOf(sessionId: string): ReadonlyMap<string, AnyTool> {
+    const own = this.deps.sessionTools?.(sessionId) ?? [];
+    if (own.length === 0) return this.deps.tools;
+    return new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+  }
+
+  private toolSpecsOf(sessionId: string): ToolSpec[] {
+    const own = this.deps.sessionTools?.(sessionId) ?? [];
+    if (own.length === 0) return this.toolSpecs;
+    const replaced = new Set(own.map((tool) => tool.name));
+    return [...this.toolSpecs.filter((spec) => !replaced.has(spec.name)), ...own.map(toolSpecOf)];
   }
 
   /** session_send: a run on another session, owned by this one (cancelling it cancels the child). */
@@ -215,6 +231,8 @@ export class RunHost {
       parentRunId: parent.status.runId,
       busyPolicy: 'queue',
       ...(parent.request.unattended !== undefined ? { unattended: parent.request.unattended } : {}),
+      // A delegated run may not escape the tier its parent works under.
+      ...(parent.request.approvalTier !== undefined ? { approvalTier: parent.request.approvalTier } : {}),
     });
     return {
       runId: result.runId,
@@ -229,7 +247,7 @@ export class RunHost {
     const { config, ledger } = this.deps;
     const sandbox = config().sandbox;
     handle.toolService = new ToolService({
-      tools: this.deps.tools,
+      tools: this.toolsOf(handle.status.sessionId),
       runId: handle.status.runId,
       sessionId: handle.status.sessionId,
       workspace: handle.workspace,
@@ -245,7 +263,10 @@ export class RunHost {
       ...(this.deps.rewriteArguments ? { rewriteArguments: this.deps.rewriteArguments } : {}),
       ...(this.deps.nodes ? { nodes: this.deps.nodes } : {}),
       gate: this.deps.approvals,
-      approvalConfig: () => config().approval,
+      approvalConfig: () => {
+        const tier = handle.request.approvalTier;
+        return tier === undefined ? config().approval : { ...config().approval, tier };
+      },
       commandPolicy: () => config().sandbox.command_policy,
     });
     return handle.toolService;

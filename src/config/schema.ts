@@ -4,6 +4,7 @@
  * than a silently ignored key.
  */
 import { z } from 'zod';
+import { sandboxPlacementIssues } from './sandbox-placement.js';
 
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
@@ -72,11 +73,59 @@ const CommandPolicySchema = z
 
 const SandboxSchema = z
   .object({
-    backend: z.enum(['auto', 'bwrap', 'none']).default('auto'),
-    workspace_root: nonEmpty.default('.switchyard/workspaces'),
+    backend: z
+      .enum(['auto', 'bwrap', 'none'])
+      .default('auto')
+      .describe(
+        'How commands run: "bwrap" (bubblewrap, required), "auto" (bubblewrap; without it commands are refused ' +
+          'unless allow_unsandboxed = true), "none" (never sandboxed; needs allow_unsandboxed = true). Default "auto". Restart-only.',
+      ),
+    allow_unsandboxed: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The operator\'s explicit choice to let commands run without bubblewrap: backend "none", a request\'s ' +
+          'sandbox.backend = "none", and "auto" on a host without a working bubblewrap. Default false.',
+      ),
+    bwrap_path: nonEmpty.default('bwrap').describe('The bubblewrap binary, a path or a name looked up on PATH. Default "bwrap".'),
+    workspace_root: nonEmpty
+      .default('.switchyard-workspaces')
+      .describe(
+        'Where the per-session default workspaces are created (<root>/<16 hex of sha256(sessionId)>). Must lie ' +
+          'outside [store] dir and must not contain it. Default ".switchyard-workspaces" (beside the default data directory).',
+      ),
     max_output_bytes: positiveInt.default(1048576),
     default_timeout_seconds: positiveSeconds.default(60),
     network: z.boolean().default(false),
+    max_processes: positiveInt
+      .default(512)
+      .describe(
+        'Most processes and threads a sandboxed command may have at once (RLIMIT_NPROC, counted in the sandbox\'s ' +
+          'own user namespace); a fork past it fails. Default 512.',
+      ),
+    max_memory_bytes: positiveInt
+      .default(4 * 1024 ** 3)
+      .describe('Address space of each sandboxed process (RLIMIT_AS); an allocation past it fails. Default 4294967296 (4 GiB).'),
+    max_file_bytes: positiveInt
+      .default(1024 ** 3)
+      .describe(
+        'Largest file a sandboxed process may write (RLIMIT_FSIZE; past it the write fails and the process gets ' +
+          'SIGXFSZ), and the size of each private in-memory directory (/tmp, home, /dev/shm). Default 1073741824 (1 GiB).',
+      ),
+    read_only_paths: z
+      .array(z.string().startsWith('/', 'must be an absolute path'))
+      .default([])
+      .describe(
+        'Extra host directories bound read-only into the sandbox, for toolchains outside /usr (e.g. "/opt/go"). ' +
+          'None may be "/" or overlap [store] dir or workspace_root. Default [].',
+      ),
+    unprivileged_uid: nonNegativeInt
+      .default(65534)
+      .describe(
+        'Only when the server runs as root: root-owned workspaces are handed to this user, and commands run as the ' +
+          'owner of their workspace, never as root (the kernel exempts root from max_processes). Default 65534 (nobody).',
+      ),
+    unprivileged_gid: nonNegativeInt.default(65534).describe('The group that goes with unprivileged_uid. Default 65534 (nogroup).'),
     // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
     command_policy: CommandPolicySchema.prefault({}),
   })
@@ -133,7 +182,10 @@ export const ConfigSchema = z
     models: z.record(recordKey, ModelSchema).default({}),
     mcp: z.record(recordKey, McpServerSchema).default({}),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    for (const issue of sandboxPlacementIssues(config.sandbox, config.store.dir)) ctx.addIssue({ code: 'custom', ...issue });
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -17,11 +17,12 @@ import { toolCallMachine, type ToolCallOutcome } from '../../machines/tool-call.
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ApprovalDecisionSchema, ApprovalGate, SessionGrants, type ApprovalDecision, type ApprovalRequest } from '../approval/index.js';
-import { ConfigError, diffConfig, mergeConfig } from '../config/index.js';
+import { appliedConfig, ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import { Conversations } from '../harness/conversation.js';
 import { planBatch } from '../harness/batch-plan.js';
 import { runModelTurn } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
+import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import type { RunRecord, Store } from '../store/types.js';
 import { ToolError, type AnyTool, type DelegatedRunResult } from '../tools/tool.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
@@ -386,7 +387,7 @@ export class Engine {
       throw error;
     }
     const diff = diffConfig(this.config, next);
-    this.config = next;
+    this.config = appliedConfig(this.config, next);
     const exec = next.execution;
     if (diff.changed.some((key) => key === 'execution.max_runs_global' || key === 'execution.max_runs_per_agent')) {
       // Announced first, so runs the raise admits never appear before the limit that let them in.
@@ -994,18 +995,12 @@ export class Engine {
 
   private toolServiceOf(handle: RunHandle): ToolService {
     if (handle.toolService) return handle.toolService;
-    const sandbox = this.config.sandbox;
     handle.toolService = new ToolService({
       tools: this.tools,
       runId: handle.status.runId,
       sessionId: handle.status.sessionId,
       workspace: handle.workspace,
-      sandbox: {
-        backend: handle.request.sandbox?.backend ?? sandbox.backend,
-        network: handle.request.sandbox?.network ?? sandbox.network,
-        maxOutputBytes: sandbox.max_output_bytes,
-        commandTimeoutMs: sandbox.default_timeout_seconds * 1000,
-      },
+      sandbox: sandboxSettings(this.config, handle.request.sandbox),
       unattended: handle.request.unattended ?? false,
       warn: (message) => this.append(handle, 'sandbox.warning', { message }),
       delegate: (request) => this.delegate(handle, request),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
+import { sandboxRequestIssue } from '../sandbox/request-guard.js';
 import { EngineError } from './errors.js';
 
 /** setTimeout clamps larger delays to 1 ms, which would end every run at once. */
@@ -68,6 +69,8 @@ export function admitRequest(raw: unknown, config: Config): AdmittedRequest {
       issues: [{ path: 'workspace', message: 'must be an absolute path' }],
     });
   }
+  const refused = sandboxRequestIssue(req, config);
+  if (refused !== undefined) throw new EngineError('invalid_request', `invalid run request: ${refused.path}: ${refused.message}`, { issues: [refused] });
   const exec = config.execution;
   return {
     ...req,

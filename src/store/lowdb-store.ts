@@ -1,6 +1,7 @@
 /*
  * The file store (SPEC §8): JSON files under a data directory, each replaced atomically by
- * lowdb's writer (temp file + rename), none growing without bound. Layout under `dir`:
+ * a private temp file renamed into place (private-file.ts: files 0600, directories 0700), none
+ * growing without bound. Layout under `dir`:
  *
  *   switchyard-store.json                      format marker {format, version}
  *   LOCK                                       pid of the process that has the store open
@@ -17,7 +18,7 @@
  *
  * Reads see every write at once; a write's promise resolves when its file is renamed into
  * place (which survives the process being killed; surviving power loss would also take an
- * fsync, which lowdb's writer does not do). Writes are ordered so that a crash at any moment
+ * fsync, which this writer does not do). Writes are ordered so that a crash at any moment
  * leaves what is on disk consistent: a run's id is in open-runs.json before its record is
  * written; the run's record (and the lanes) as they were when an event was appended land
  * before the event; a log's segment lands only after the one before it, so every log on disk
@@ -29,15 +30,15 @@
  * other runs and sessions carry on. open() fails only when open-runs.json or lanes.json is
  * damaged. Temp files of interrupted writes (`.<name>.tmp`) are never read.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { TextFile } from 'lowdb/node';
 import { z } from 'zod';
 import type { RunEvent } from '../engine/run-events.js';
 import { isTerminalEvent } from '../engine/run-events.js';
 import type { Message } from '../model/types.js';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
+import { ensurePrivateDir, PrivateTextFile } from './private-file.js';
 import { errorCode, readJsonFile } from './read-json-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
 import { StoreError } from './store-error.js';
@@ -116,13 +117,13 @@ export class LowdbStore implements Store {
    */
   static async open(dir = '.switchyard', options: LowdbStoreOptions = {}): Promise<LowdbStore> {
     const root = resolve(dir);
-    await mkdir(root, { recursive: true });
+    await ensurePrivateDir(root);
     const release = await acquireStoreLock(root);
     try {
       const markerPath = join(root, 'switchyard-store.json');
       const marker = await readJsonFile(markerPath, FormatFile);
       if (!marker) {
-        await new TextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
+        await new PrivateTextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',

@@ -6,6 +6,8 @@
 import type { ZodType } from 'zod';
 import type { Claim } from '../concurrency/index.js';
 import type { NodeInvoker } from '../gateway/nodes/node-protocol.js';
+import type { CommandLimits } from '../sandbox/command-limits.js';
+import type { UnixUser } from '../sandbox/command-user.js';
 
 /** How commands of this call run (SPEC §7); filled from [sandbox] and the request's override. */
 export interface SandboxSettings {
@@ -14,6 +16,20 @@ export interface SandboxSettings {
   maxOutputBytes: number;
   /** [sandbox] default_timeout_seconds, in ms. */
   commandTimeoutMs: number;
+  /** [sandbox] allow_unsandboxed: commands may run without bubblewrap. Default false. */
+  allowUnsandboxed?: boolean;
+  /** [sandbox] max_processes, max_memory_bytes, max_file_bytes. Default: their defaults. */
+  limits?: CommandLimits;
+  /** [sandbox] bwrap_path. Default "bwrap". */
+  bwrapPath?: string;
+  /** [sandbox] read_only_paths. */
+  readOnlyPaths?: readonly string[];
+  /** The data directory (store, token): no workspace may contain it or lie inside it. */
+  dataDir?: string;
+  /** [sandbox] workspace_root: a workspace may lie inside it, not contain it. */
+  workspaceRoot?: string;
+  /** [sandbox] unprivileged_uid / unprivileged_gid, for a server running as root. */
+  unprivileged?: UnixUser;
 }
 
 /** Result of a delegated run (session_send). */

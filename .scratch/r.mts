@@ -1,0 +1,14 @@
+import { runCommand } from '/work/wt-sandbox/src/sandbox/run-command.js';
+const ws = '/tmp/sbx-proto/ws2';
+const run = (command: string, extra = {}) => runCommand({ command, cwd: ws, workspace: ws, timeoutMs: 10000, maxOutputBytes: 1 << 20, network: false, backend: 'bwrap', ...extra });
+let t = performance.now();
+console.log(await run('id; echo $HOME; env; ls -l /proc/self/fd; ls /; ls /etc; cat /etc/passwd; echo hi > f; ls -la; mount | wc -l'));
+console.log('ms', performance.now() - t);
+t = performance.now();
+console.log((await run('true')).durationMs, performance.now() - t);
+console.log(await run('exit 3'));
+console.log(await run('if'));
+console.log(await run('head -c 100M /dev/zero > big; echo rc=$?; ls -la big', { limits: { maxProcesses: 64, maxMemoryBytes: 1 << 28, maxFileBytes: 1 << 23 } }));
+console.log(await run('python3 -c "b=bytearray(1<<30)"; echo rc=$?', { limits: { maxProcesses: 64, maxMemoryBytes: 1 << 28, maxFileBytes: 1 << 23 } }));
+await run('true', { bwrapPath: '/nope/bwrap' }).catch(e => console.log(e.code, e.message));
+console.log(await run('echo unsandboxed; env', { bwrapPath: '/nope/bwrap', backend: 'auto', allowUnsandboxed: true, onWarning: console.log }));

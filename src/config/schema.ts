@@ -71,7 +71,8 @@ const CommandPolicySchema = z
   })
   .strict();
 
-const SandboxSchema = z
+/** The [sandbox] table; every key carries its description (what it does, its default). */
+export const SandboxSchema = z
   .object({
     backend: z
       .enum(['auto', 'bwrap', 'none'])
@@ -94,9 +95,14 @@ const SandboxSchema = z
         'Where the per-session default workspaces are created (<root>/<16 hex of sha256(sessionId)>). Must lie ' +
           'outside [store] dir and must not contain it. Default ".switchyard-workspaces" (beside the default data directory).',
       ),
-    max_output_bytes: positiveInt.default(1048576),
-    default_timeout_seconds: positiveSeconds.default(60),
-    network: z.boolean().default(false),
+    max_output_bytes: positiveInt.default(1048576).describe('Output a command may return (stdout, stderr and both interleaved, each); the rest is cut with a marker. Default 1048576.'),
+    default_timeout_seconds: positiveSeconds
+      .default(60)
+      .describe('Longest a command may run before its whole process group is killed (clipped to the tool and run deadlines). Default 60.'),
+    network: z
+      .boolean()
+      .default(false)
+      .describe('Whether sandboxed commands share the host network (and with it the abstract unix sockets of the host). Default false.'),
     max_processes: positiveInt
       .default(512)
       .describe(
@@ -127,7 +133,7 @@ const SandboxSchema = z
       ),
     unprivileged_gid: nonNegativeInt.default(65534).describe('The group that goes with unprivileged_uid. Default 65534 (nogroup).'),
     // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
-    command_policy: CommandPolicySchema.prefault({}),
+    command_policy: CommandPolicySchema.prefault({}).describe('Which commands are allowed, warned about or blocked before they run (hot-reloadable).'),
   })
   .strict();
 

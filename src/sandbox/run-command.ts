@@ -163,7 +163,8 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       throw new ToolError('spawn_failed', `could not start ${confined?.file ?? SHELL}: ${result.shortMessage}`);
     }
     if (confined && stoppedBy === undefined && !startReport.includes(STARTED)) {
-      throw new ToolError('sandbox_unavailable', `bubblewrap could not set up the sandbox: ${stderr.text().trim() || result.shortMessage}`);
+      const hint = user === undefined ? '' : ` (the server runs as root, so commands run as uid ${user.uid}, who must be able to reach ${options.workspace})`;
+      throw new ToolError('sandbox_unavailable', `bubblewrap could not set up the sandbox: ${stderr.text().trim() || result.shortMessage}${hint}`);
     }
     return finish({
       exitCode: result.exitCode ?? null,

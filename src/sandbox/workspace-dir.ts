@@ -21,6 +21,8 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 export const DIRECTORY_FLAGS = O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 /** The same bound as the kernel's: a longer chain of links is a loop. */
 const MAX_SYMLINK_HOPS = 40;
+/** How often an entry that changed while it was being opened is tried again. */
+const RACE_RETRIES = 40;
 
 /** An open directory of the workspace and its path relative to the workspace root. */
 export class OpenDir {
@@ -86,13 +88,17 @@ export class WorkspaceDir {
       throw new ToolError('sandbox_unavailable', 'the file tools need Linux: they open paths through /proc/self/fd so that no symlink is ever followed');
     }
     const path = resolve(workspace);
-    await assertWorkspaceAllowed(path, settings ?? {});
-    await mkdir(path, { recursive: true });
-    const owner = settings === undefined ? undefined : await commandUser(path, settings.unprivileged);
+    if (settings?.dataDir !== undefined || settings?.workspaceRoot !== undefined) await assertWorkspaceAllowed(path, settings);
     // The workspace's own path is the operator's; only what lies below it is checked.
-    const root = await open(path, O_RDONLY | O_DIRECTORY);
+    const root = await open(path, O_RDONLY | O_DIRECTORY).catch(async (error: unknown) => {
+      if (errorCode(error) !== 'ENOENT') throw error;
+      await mkdir(path, { recursive: true });
+      return open(path, O_RDONLY | O_DIRECTORY);
+    });
     try {
       const realPath = await readlink(`/proc/self/fd/${root.fd}`);
+      if (realPath === sep) throw new ToolError('invalid_request', 'workspace refused: the file-system root cannot be a workspace; name a project directory');
+      const owner = settings === undefined ? undefined : await commandUser(path, settings.unprivileged);
       return new WorkspaceDir(root, path, realPath, owner);
     } catch (error) {
       await root.close();
@@ -146,9 +152,8 @@ export class WorkspaceDir {
       const dir = walked.dir;
       const located = { dir, name: last, relative: [...dir.relative, last].join('/') };
       if (!options.follow) return located;
-      const info = await this.lstatEntry(dir, last);
-      if (info === undefined || !info.isSymbolicLink()) return located;
-      const target = await readlink(dir.entry(last));
+      const target = await this.linkAt(dir, last);
+      if (target === undefined) return located;
       await dir.release();
       parts = this.linkTarget(dir.relative, target, path);
     }
@@ -185,19 +190,35 @@ export class WorkspaceDir {
     }
   }
 
-  /**
-   * Opens the directory `dir/name` without following a link. A link found there is resolved
-   * (inside the workspace) and the returned value says where it led instead.
-   */
-  async openChild(dir: OpenDir, name: string, shown: string): Promise<OpenDir | { parts: string[] }> {
+  /** What the link `dir/name` says, or undefined when that entry is not a link (any more) or is gone. */
+  async linkAt(dir: OpenDir, name: string): Promise<string | undefined> {
     try {
-      return new OpenDir(await open(dir.entry(name), DIRECTORY_FLAGS), [...dir.relative, name], true);
+      return await readlink(dir.entry(name));
     } catch (error) {
       const code = errorCode(error);
-      if (code !== 'ELOOP' && code !== 'ENOTDIR') throw error;
-      const info = await this.lstatEntry(dir, name);
-      if (info === undefined || !info.isSymbolicLink()) throw error;
-      return { parts: this.linkTarget(dir.relative, await readlink(dir.entry(name)), shown) };
+      if (code === 'EINVAL' || code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Opens the directory `dir/name` without following a link. A link found there is resolved
+   * (inside the workspace) and the returned value says where it led instead. An entry that
+   * changes between the open and the look at what it is (a swap in progress) is tried again.
+   */
+  async openChild(dir: OpenDir, name: string, shown: string): Promise<OpenDir | { parts: string[] }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return new OpenDir(await open(dir.entry(name), DIRECTORY_FLAGS), [...dir.relative, name], true);
+      } catch (error) {
+        const code = errorCode(error);
+        if (code !== 'ELOOP' && code !== 'ENOTDIR') throw error;
+        const target = await this.linkAt(dir, name);
+        if (target !== undefined) return { parts: this.linkTarget(dir.relative, target, shown) };
+        const info = await this.lstatEntry(dir, name);
+        const changed = info === undefined || info.isDirectory() || info.isSymbolicLink();
+        if (!changed || attempt >= RACE_RETRIES) throw error;
+      }
     }
   }
 

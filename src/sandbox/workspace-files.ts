@@ -33,7 +33,8 @@ export interface OpenedFile {
  */
 export async function openWorkspaceFile(workspace: WorkspaceDir, path: string, access: FileAccess, shown = path): Promise<OpenedFile> {
   for (let attempt = 0; attempt < RETRIES; attempt++) {
-    const located = await workspace.locate(path, { follow: true, createParents: access === 'write' });
+    // Links in the last position are rare: the first try opens without looking, a link (ELOOP) is resolved on the next.
+    const located = await workspace.locate(path, { follow: attempt > 0, createParents: access === 'write' });
     try {
       const opened = await openLocated(workspace, located, access, shown);
       if (opened !== undefined) return opened;

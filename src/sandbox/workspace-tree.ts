@@ -6,7 +6,7 @@
  * or unlinked), never entered.
  */
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import { ToolError } from '../tools/tool.js';
 import type { Located, WorkspaceDir } from './workspace-dir.js';
 import { DIRECTORY_FLAGS, errorCode, OpenDir } from './workspace-dir.js';
@@ -136,7 +136,10 @@ export async function copyEntry(workspace: WorkspaceDir, from: OpenDir, source: 
   const info = await workspace.lstatEntry(from, source);
   if (info === undefined) throw Object.assign(new Error(`${source} does not exist`), { code: 'ENOENT' });
   if (info.isSymbolicLink()) {
-    await symlink(await readlink(from.entry(source)), to.entry(target));
+    const link = await workspace.linkAt(from, source);
+    // No longer a link: look again at what it is now.
+    if (link === undefined) return copyEntry(workspace, from, source, to, target);
+    await symlink(link, to.entry(target));
     await workspace.adopt(to, target);
   } else if (info.isDirectory()) {
     await copyDirectory(workspace, from, source, to, target, info.mode & 0o7777);

@@ -151,8 +151,8 @@ export const applyPatchTool = defineTool<ApplyPatchInput>({
           throw fileSystemError(error, shown);
         }
       }
-      for (const [real, { text }] of plan) {
-        if (text === null) await deleteFile(workspace, real);
+      for (const [real, { text, shown }] of plan) {
+        if (text === null) await deleteFile(workspace, real).catch((error: unknown) => Promise.reject(fileSystemError(error, shown)));
       }
       return { files };
     });
@@ -161,10 +161,11 @@ export const applyPatchTool = defineTool<ApplyPatchInput>({
 
 /** Removes the file (not a link's target: `real` has its links resolved already); gone already is fine. */
 async function deleteFile(workspace: WorkspaceDir, real: string): Promise<void> {
-  await withLocated(workspace, real, { follow: false }, async (located) => {
-    if (located.name === undefined) return;
-    await unlink(located.dir.entry(located.name)).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw error;
+  try {
+    await withLocated(workspace, real, { follow: false }, async (located) => {
+      if (located.name !== undefined) await unlink(located.dir.entry(located.name));
     });
-  });
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
 }

@@ -116,10 +116,6 @@ export class WorkspaceDir {
     }
   }
 
-  get root(): OpenDir {
-    return this.rootDir;
-  }
-
   async close(): Promise<void> {
     await this.rootDir.handle.close();
   }

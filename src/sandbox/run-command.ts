@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import { ToolError } from '../tools/tool.js';
 import { BWRAP_FDS, probeBwrap, sandboxedProcess, STARTED } from './bwrap.js';
@@ -132,6 +133,8 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   report?.on('data', (chunk: Buffer) => {
     startReport += chunk.toString('utf8');
   });
+  // The report may still be in the pipe when the process exits; its end comes with bwrap's exit.
+  const reportRead = report === undefined ? Promise.resolve() : finished(report).catch(() => undefined);
 
   const group = new ProcessGroup(child.pid, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   let stoppedBy: 'timeout' | 'abort' | undefined;
@@ -159,6 +162,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 
   try {
     const result = await child;
+    await reportRead;
     if (child.pid === undefined) {
       throw new ToolError('spawn_failed', `could not start ${confined?.file ?? SHELL}: ${result.shortMessage}`);
     }

@@ -46,7 +46,8 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   const nodes = new NodeRegistry();
   let engine: Engine;
   try {
-    engine = await createEngine({ ...(values.config !== undefined ? { config: values.config } : {}), store, nodes });
+    // The data directory the store and token really live in, so the sandbox keeps every workspace away from it.
+    engine = await createEngine({ config: { ...config, store: { ...config.store, dir: dataDir } }, store, nodes });
   } catch (error) {
     if (store !== 'memory') await store.close();
     throw error;

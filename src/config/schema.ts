@@ -7,6 +7,7 @@
  * error rather than a silently ignored key.
  */
 import { z } from 'zod';
+import { sandboxPlacementIssues } from './sandbox-placement.js';
 
 const positiveInt = z.number().int().min(1);
 const nonNegativeInt = z.number().int().min(0);
@@ -97,20 +98,69 @@ const CommandPolicySchema = z
   })
   .strict();
 
-const SandboxSchema = z
+/** The [sandbox] table; every key carries its description (what it does, its default). */
+export const SandboxSchema = z
   .object({
-    backend: z.enum(['auto', 'bwrap', 'none']).default('auto')
-      .describe('Where commands run: `bwrap` (bubblewrap, refusing to run without it), `auto` (bubblewrap when it works, else unsandboxed with a `sandbox.warning` event) or `none`.'),
-    workspace_root: nonEmpty.default('.switchyard/workspaces')
-      .describe('The directory under which a run without `RunRequest.workspace` gets its session\'s workspace (a subdirectory per session, created on demand).'),
-    max_output_bytes: positiveInt.default(1048576)
-      .describe('Bytes of stdout and stderr a command keeps; the rest is cut on a UTF-8 boundary with a visible marker.'),
-    default_timeout_seconds: positiveSeconds.default(60)
-      .describe('Seconds one command may run, clipped to the tool call\'s timeout; then its whole process group is killed.'),
-    network: z.boolean().default(false)
-      .describe('Whether sandboxed commands may use the network; a request\'s `sandbox.network` overrides it.'),
+    backend: z
+      .enum(['auto', 'bwrap', 'none'])
+      .default('auto')
+      .describe(
+        'How commands run: "bwrap" (bubblewrap, required), "auto" (bubblewrap; without it commands are refused ' +
+          'unless allow_unsandboxed = true), "none" (never sandboxed; needs allow_unsandboxed = true). Restart-only.',
+      ),
+    allow_unsandboxed: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The operator\'s explicit choice to let commands run without bubblewrap: backend "none", a request\'s ' +
+          'sandbox.backend = "none", and "auto" on a host without a working bubblewrap.',
+      ),
+    bwrap_path: nonEmpty.default('bwrap').describe('The bubblewrap binary, a path or a name looked up on PATH.'),
+    workspace_root: nonEmpty
+      .default('.switchyard-workspaces')
+      .describe(
+        'Where the per-session default workspaces are created (<root>/<16 hex of sha256(sessionId)>). Must lie ' +
+          'outside [store] dir and must not contain it.',
+      ),
+    max_output_bytes: positiveInt.default(1048576).describe('Output a command may return (stdout, stderr and both interleaved, each); the rest is cut with a marker.'),
+    default_timeout_seconds: positiveSeconds
+      .default(60)
+      .describe('Longest a command may run before its whole process group is killed (clipped to the tool and run deadlines).'),
+    network: z
+      .boolean()
+      .default(false)
+      .describe('Whether sandboxed commands share the host network (and with it the abstract unix sockets of the host).'),
+    max_processes: positiveInt
+      .default(512)
+      .describe(
+        'Most processes and threads a sandboxed command may have at once (RLIMIT_NPROC, counted in the sandbox\'s ' +
+          'own user namespace); a fork past it fails.',
+      ),
+    max_memory_bytes: positiveInt
+      .default(4 * 1024 ** 3)
+      .describe('Address space of each sandboxed process (RLIMIT_AS); an allocation past it fails.'),
+    max_file_bytes: positiveInt
+      .default(1024 ** 3)
+      .describe(
+        'Largest file a sandboxed process may write (RLIMIT_FSIZE; past it the write fails and the process gets ' +
+          'SIGXFSZ), and the size of each private in-memory directory (/tmp, home, /dev/shm).',
+      ),
+    read_only_paths: z
+      .array(z.string().startsWith('/', 'must be an absolute path'))
+      .default([])
+      .describe(
+        'Extra host directories bound read-only into the sandbox, for toolchains outside /usr (e.g. "/opt/go"). ' +
+          'None may be "/" or overlap [store] dir or workspace_root.',
+      ),
+    unprivileged_uid: nonNegativeInt
+      .default(65534)
+      .describe(
+        'Only when the server runs as root: root-owned workspaces are handed to this user, and commands run as the ' +
+          'owner of their workspace, never as root (the kernel exempts root from max_processes).',
+      ),
+    unprivileged_gid: nonNegativeInt.default(65534).describe('The group that goes with unprivileged_uid.'),
     // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
-    command_policy: CommandPolicySchema.prefault({}).describe('The command policy every shell command passes before approval.'),
+    command_policy: CommandPolicySchema.prefault({}).describe('Which commands are allowed, warned about or blocked before they run (hot-reloadable).'),
   })
   .strict();
 
@@ -205,7 +255,10 @@ export const ConfigSchema = z
       .default({})
       .describe('MCP servers by id, connected at start; their tools are named `<id>__<tool>`.'),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    for (const issue of sandboxPlacementIssues(config.sandbox, config.store.dir)) ctx.addIssue({ code: 'custom', ...issue });
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 

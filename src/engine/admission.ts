@@ -9,6 +9,7 @@ import type { Config } from '../config/index.js';
 import { admitRequest, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import type { ModelProvider } from '../model/types.js';
+import { sandboxRequestIssue } from '../sandbox/request-guard.js';
 import type { Store } from '../store/types.js';
 import { AdmissionOrder } from './admission-order.js';
 import type { RunTable } from './run-table.js';
@@ -38,6 +39,8 @@ export class Admission {
     const { assertOpen, store, sessions } = this.deps;
     assertOpen();
     const request = admitRequest(raw, this.deps.config());
+    const refused = sandboxRequestIssue(request, this.deps.config());
+    if (refused !== undefined) throw new EngineError('invalid_request', `invalid run request: ${refused.path}: ${refused.message}`, { issues: [refused] });
     this.assertFreeId(request.runId);
     const [providerId] = splitModel(request.model);
     if (!this.deps.models.has(providerId)) {

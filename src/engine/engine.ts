@@ -6,7 +6,7 @@
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ApprovalDecisionSchema, SessionGrants, type ApprovalDecision, type ApprovalGate, type ApprovalRequest } from '../approval/index.js';
-import { ConfigError, diffConfig, mergeConfig } from '../config/index.js';
+import { appliedConfig, ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { SubmitResult } from '../core/submit-result.js';
@@ -246,7 +246,8 @@ export class Engine {
       throw error;
     }
     const diff = diffConfig(this.config, next);
-    this.config = next;
+    // Restart-only keys keep their value until the restart.
+    this.config = appliedConfig(this.config, next);
     const exec = next.execution;
     if (diff.changed.some((key) => key === 'execution.max_runs_global' || key === 'execution.max_runs_per_agent')) {
       // Announced first, so runs the raise admits never appear before the limit that let them in.

@@ -20,6 +20,7 @@ import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
 import type { AnyTool } from '../tools/tool.js';
+import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
 import type { EventLog } from './event-log.js';
@@ -245,18 +246,12 @@ export class RunHost {
   private toolServiceOf(handle: RunHandle): ToolService {
     if (handle.toolService) return handle.toolService;
     const { config, ledger } = this.deps;
-    const sandbox = config().sandbox;
     handle.toolService = new ToolService({
       tools: this.toolsOf(handle.status.sessionId),
       runId: handle.status.runId,
       sessionId: handle.status.sessionId,
       workspace: handle.workspace,
-      sandbox: {
-        backend: handle.request.sandbox?.backend ?? sandbox.backend,
-        network: handle.request.sandbox?.network ?? sandbox.network,
-        maxOutputBytes: sandbox.max_output_bytes,
-        commandTimeoutMs: sandbox.default_timeout_seconds * 1000,
-      },
+      sandbox: sandboxSettings(config(), handle.request.sandbox),
       unattended: handle.request.unattended ?? false,
       warn: (message) => ledger.append(handle, 'sandbox.warning', { message }),
       delegate: (request) => this.delegate(handle, request),

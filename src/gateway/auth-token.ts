@@ -17,7 +17,8 @@ export interface GatewayToken {
 const MIN_TOKEN_CHARS = 16;
 
 export async function ensureToken(dataDir: string): Promise<GatewayToken> {
-  await mkdir(dataDir, { recursive: true });
+  // 0700 like the store's directories: the token is the key to every session.
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, 'token');
   const existing = await readToken(path);
   if (existing !== undefined) {

@@ -11,10 +11,10 @@ export { runCommand } from './run-command.js';
 export type { CommandResult, RunCommandOptions, SandboxBackend } from './run-command.js';
 export { bwrapAvailable, bwrapArgs, probeBwrap } from './bwrap.js';
 export type { BwrapProbe } from './bwrap.js';
-export {
-  ensureEntryInsideWorkspace,
-  ensureInsideWorkspace,
-  resolveInWorkspace,
-  workspaceClaimPath,
-  workspaceRelative,
-} from './workspace-scope.js';
+export { DEFAULT_COMMAND_LIMITS } from './command-limits.js';
+export type { CommandLimits } from './command-limits.js';
+export { commandEnvironment } from './command-environment.js';
+export { sandboxSettings } from './sandbox-settings.js';
+export { assertWorkspaceAllowed, workspaceRefusal } from './workspace-guard.js';
+export { WorkspaceDir } from './workspace-dir.js';
+export { resolveInWorkspace, workspaceClaimPath, workspaceRelative } from './workspace-scope.js';

@@ -1,16 +1,24 @@
 /*
- * The command runner (README, "Approval, command policy and the sandbox"): one shell command
- * through execa, optionally inside bubblewrap, with a timeout and cancellation that kill the whole
- * process group and an output budget that never blocks the child.
+ * The command runner (README "Sandbox", docs/sandbox.md): one shell command through execa,
+ * inside bubblewrap unless the operator chose otherwise, with an allow-listed environment,
+ * resource limits, a timeout and cancellation that kill the whole process group, and an output
+ * budget that never blocks the child.
  */
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import { ToolError } from '../core/errors.js';
-import { bwrapArgs, DEFAULT_BWRAP_PATH, probeBwrap } from './bwrap.js';
+import { BWRAP_FDS, probeBwrap, sandboxedProcess, STARTED } from './bwrap.js';
+import type { CommandLimits } from './command-limits.js';
+import { DEFAULT_COMMAND_LIMITS } from './command-limits.js';
+import { commandEnvironment } from './command-environment.js';
+import type { UnixUser } from './command-user.js';
+import { commandUser, DEFAULT_UNPRIVILEGED_USER, serverIsRoot } from './command-user.js';
 import { OutputCap } from './output-cap.js';
+import { SANDBOX_HOME } from './sandbox-filesystem.js';
 
 export type SandboxBackend = 'auto' | 'bwrap' | 'none';
 
@@ -18,7 +26,10 @@ export interface RunCommandOptions {
   command: string;
   /** Absolute working directory; must exist. */
   cwd: string;
-  /** The whole environment of the command; the runner's own environment when omitted. */
+  /**
+   * Variables added to the command's environment. The rest of it is an allow-list of the
+   * server's (PATH, locale, TZ, TERM) and HOME, never the server's whole environment.
+   */
   env?: Record<string, string>;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -26,10 +37,19 @@ export interface RunCommandOptions {
   maxOutputBytes: number;
   /** Network access inside the sandbox (bwrap only: unsandboxed commands always have it). */
   network: boolean;
+  /** "none" runs unsandboxed: callers pass it only when the operator allowed that. */
   backend: SandboxBackend;
-  /** Bound read-write inside bwrap; the rest of the file system is read-only. */
+  /** May "auto" run unsandboxed when bubblewrap cannot run? Default false: sandbox_unavailable. */
+  allowUnsandboxed?: boolean;
+  /** Bound read-write inside bwrap; the only writable host directory. */
   workspace?: string;
-  /** Called when `auto` falls back to running unsandboxed. */
+  /** Process, memory and file-size limits inside bwrap (default DEFAULT_COMMAND_LIMITS). */
+  limits?: CommandLimits;
+  /** Extra host directories bound read-only inside bwrap. */
+  readOnlyPaths?: readonly string[];
+  /** For a server running as root: who gets a root-owned workspace and runs commands in it. */
+  unprivileged?: UnixUser;
+  /** Called when `auto` runs unsandboxed because the operator allowed it. */
   onWarning?(message: string): void;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   bwrapPath?: string;
@@ -55,6 +75,9 @@ const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 const DEFAULT_KILL_GRACE_MS = 2_000;
 // After the group is SIGKILLed, a process that left it (setsid) may still hold our pipes.
 const PIPE_RELEASE_MS = 1_000;
+const INSTALL_HINT =
+  'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and util-linux ' +
+  '(prlimit), and make sure unprivileged user namespaces are allowed';
 
 export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
   const sandbox = await chooseSandbox(options);
@@ -74,25 +97,44 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   });
   if (options.signal?.aborted) return finish({ exitCode: null, signal: null, timedOut: false, cancelled: true });
 
-  const shellArgs = ['-c', options.command];
-  const [file, args] =
+  const shell = [SHELL, '-c', options.command];
+  const user = sandbox === 'bwrap' && options.workspace !== undefined ? await commandUser(options.workspace, options.unprivileged) : undefined;
+  const env = commandEnvironment({ home: sandbox === 'bwrap' ? SANDBOX_HOME : (options.workspace ?? options.cwd), ...(options.env ? { extra: options.env } : {}) });
+  const confined =
     sandbox === 'bwrap'
-      ? [
-          options.bwrapPath ?? DEFAULT_BWRAP_PATH,
-          [...bwrapArgs({ workspace: options.workspace, network: options.network, cwd: options.cwd }), '--', SHELL, ...shellArgs],
-        ]
-      : [SHELL, shellArgs];
-  const child = execa(file, args, {
-    cwd: options.cwd,
-    ...(options.env === undefined ? {} : { env: options.env, extendEnv: false }),
+      ? sandboxedProcess({
+          ...(options.bwrapPath !== undefined ? { bwrapPath: options.bwrapPath } : {}),
+          ...(options.workspace !== undefined ? { workspace: options.workspace } : {}),
+          ...(options.readOnlyPaths !== undefined ? { readOnlyPaths: options.readOnlyPaths } : {}),
+          network: options.network,
+          cwd: options.cwd,
+          limits: options.limits ?? DEFAULT_COMMAND_LIMITS,
+          uid: user?.uid ?? process.getuid?.() ?? 0,
+          gid: user?.gid ?? process.getgid?.() ?? 0,
+          argv: shell,
+        })
+      : undefined;
+  const child = execa(confined?.file ?? SHELL, confined?.args ?? shell.slice(1), {
+    // bwrap changes into cwd inside the sandbox; the user it runs as may not reach it from here.
+    cwd: confined ? '/' : options.cwd,
+    env,
+    extendEnv: false,
+    ...(user ?? {}),
     // Its own process group, so a kill reaches what the command started in the background.
     detached: true,
-    stdin: 'ignore',
+    stdio: confined ? ['ignore', 'pipe', 'pipe', ...confined.extraStdio] : ['ignore', 'pipe', 'pipe'],
     buffer: false,
     reject: false,
   });
   collect(child.stdout, stdout, output);
   collect(child.stderr, stderr, output);
+  let startReport = '';
+  const report = confined ? ((child.stdio as readonly unknown[])[BWRAP_FDS.started] as Readable) : undefined;
+  report?.on('data', (chunk: Buffer) => {
+    startReport += chunk.toString('utf8');
+  });
+  // The report may still be in the pipe when the process exits; its end comes with bwrap's exit.
+  const reportRead = report === undefined ? Promise.resolve() : finished(report).catch(() => undefined);
 
   const group = new ProcessGroup(child.pid, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   let stoppedBy: 'timeout' | 'abort' | undefined;
@@ -114,13 +156,19 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     releasePipes = setTimeout(() => {
       child.stdout?.destroy();
       child.stderr?.destroy();
+      report?.destroy();
     }, group.graceMs + PIPE_RELEASE_MS);
   });
 
   try {
     const result = await child;
+    await reportRead;
     if (child.pid === undefined) {
-      throw new ToolError('spawn_failed', `could not start ${file}: ${result.shortMessage}`);
+      throw new ToolError('spawn_failed', `could not start ${confined?.file ?? SHELL}: ${result.shortMessage}`);
+    }
+    if (confined && stoppedBy === undefined && !startReport.includes(STARTED)) {
+      const hint = user === undefined ? '' : ` (the server runs as root, so commands run as uid ${user.uid}, who must be able to reach ${options.workspace})`;
+      throw new ToolError('sandbox_unavailable', `bubblewrap could not set up the sandbox: ${stderr.text().trim() || result.shortMessage}${hint}`);
     }
     return finish({
       exitCode: result.exitCode ?? null,
@@ -137,18 +185,26 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 
 async function chooseSandbox(options: RunCommandOptions): Promise<'bwrap' | 'none'> {
   if (options.backend === 'none') return 'none';
-  const probe = await probeBwrap(options.bwrapPath);
+  const probe = await probeBwrap(options.bwrapPath, await probeUser(options));
   if (probe.available) return 'bwrap';
-  if (options.backend === 'bwrap') {
-    throw new ToolError(
-      'sandbox_unavailable',
-      `bubblewrap is required ([sandbox] backend = "bwrap") but cannot run: ${probe.reason}. ` +
-        'Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and make sure ' +
-        'user namespaces are allowed, or set backend = "auto" to run unsandboxed with a warning.',
-    );
+  if (options.backend === 'auto' && options.allowUnsandboxed === true) {
+    options.onWarning?.(`bubblewrap not available: running unsandboxed, as [sandbox] allow_unsandboxed = true permits (${probe.reason})`);
+    return 'none';
   }
-  options.onWarning?.(`bubblewrap not available: running unsandboxed (${probe.reason})`);
-  return 'none';
+  const configured = options.backend === 'bwrap' ? '[sandbox] backend = "bwrap"' : '[sandbox] backend = "auto" and allow_unsandboxed = false';
+  throw new ToolError(
+    'sandbox_unavailable',
+    `bubblewrap cannot run here (${probe.reason}), and ${configured} refuses to run commands without it. ${INSTALL_HINT}; ` +
+      'or, to run commands unsandboxed with the server\'s own rights, set [sandbox] allow_unsandboxed = true.',
+  );
+}
+
+/** The user the probe runs as: the one commands will run as, without touching the workspace yet. */
+async function probeUser(options: RunCommandOptions): Promise<UnixUser | undefined> {
+  if (!serverIsRoot()) return undefined;
+  const owner = options.workspace === undefined ? undefined : await stat(options.workspace).catch(() => undefined);
+  if (owner !== undefined && owner.uid !== 0) return { uid: owner.uid, gid: owner.gid };
+  return options.unprivileged ?? DEFAULT_UNPRIVILEGED_USER;
 }
 
 async function assertDirectory(cwd: string): Promise<void> {

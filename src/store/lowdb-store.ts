@@ -1,7 +1,7 @@
 /*
- * The file store (README, "Persistence and restart"): JSON files under a data directory, each
- * replaced atomically by lowdb's writer (temp file + rename), none growing without bound. Layout
- * under `dir`:
+ * The file store (README, "Persistence and restart"): JSON files under a data directory, each replaced atomically by
+ * a private temp file renamed into place (private-file.ts: files 0600, directories 0700), none
+ * growing without bound. Layout under `dir`:
  *
  *   switchyard-store.json                      format marker {format, version}
  *   LOCK                                       pid of the process that has the store open
@@ -20,7 +20,7 @@
  *
  * Reads see every write at once; a write's promise resolves when its file is renamed into
  * place (which survives the process being killed; surviving power loss would also take an
- * fsync, which lowdb's writer does not do). Writes are ordered so that a crash at any moment
+ * fsync, which this writer does not do). Writes are ordered so that a crash at any moment
  * leaves what is on disk consistent: a run's id is in open-runs.json before its record is
  * written, and leaves it only once its terminal event is in its log and the session's log; the run's record (and the lanes) as they were when an event was appended land
  * before the event; a log's segment lands only after the one before it, so every log on disk
@@ -32,9 +32,7 @@
  * other runs and sessions carry on. open() fails only when open-runs.json or lanes.json is
  * damaged. Temp files of interrupted writes (`.<name>.tmp`) are never read.
  */
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { TextFile } from 'lowdb/node';
 import { z } from 'zod';
 import type { RunEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
@@ -42,6 +40,7 @@ import type { Message } from '../model/types.js';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
 import { PendingWrites } from './pending-writes.js';
+import { ensurePrivateDir, PrivateTextFile } from './private-file.js';
 import { readJsonFile } from './read-json-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
 import { StoreError } from './store-error.js';
@@ -128,13 +127,13 @@ export class LowdbStore implements Store {
    */
   static async open(dir = '.switchyard', options: LowdbStoreOptions = {}): Promise<LowdbStore> {
     const root = resolve(dir);
-    await mkdir(root, { recursive: true });
+    await ensurePrivateDir(root);
     const release = await acquireStoreLock(root);
     try {
       const markerPath = join(root, 'switchyard-store.json');
       const marker = await readJsonFile(markerPath, FormatFile);
       if (!marker) {
-        await new TextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
+        await new PrivateTextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',

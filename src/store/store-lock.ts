@@ -5,6 +5,7 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PRIVATE_FILE_MODE } from './private-file.js';
 import { errorCode } from './read-json-file.js';
 import { StoreError } from './store-error.js';
 
@@ -18,7 +19,7 @@ export async function acquireStoreLock(dir: string): Promise<() => Promise<void>
   }
   for (let attempt = 0; ; attempt++) {
     try {
-      await writeFile(path, `${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`, { flag: 'wx' });
+      await writeFile(path, `${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
       heldInThisProcess.add(dir);
       return async () => {
         heldInThisProcess.delete(dir);

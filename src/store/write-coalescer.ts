@@ -1,13 +1,11 @@
 /*
  * One writer per file, coalescing: every write asked for while a file's write is scheduled
  * or running is folded into the next one, so a burst of appends costs one write per file.
- * Writes of one file never overlap (lowdb's steno writer renames a single temp file into
- * place); writes of different files run in parallel. The content is taken when the write
+ * Writes of one file never overlap (each renames a single temp file into place); writes of different files run in parallel. The content is taken when the write
  * starts, not when it is asked for.
  */
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { TextFile } from 'lowdb/node';
+import { makePrivateDir, PrivateTextFile } from './private-file.js';
 import { StoreError } from './store-error.js';
 
 export interface FileSnapshot {
@@ -25,7 +23,7 @@ interface Deferred {
 }
 
 interface FileState {
-  file: TextFile;
+  file: PrivateTextFile;
   snapshot: () => FileSnapshot;
   /** Callers waiting for the write that has not started yet. */
   next: Deferred | undefined;
@@ -48,7 +46,7 @@ export class WriteCoalescer {
   write(path: string, snapshot: () => FileSnapshot): Promise<void> {
     let state = this.files.get(path);
     if (!state) {
-      state = { file: new TextFile(path), snapshot, next: undefined, running: undefined, failed: undefined };
+      state = { file: new PrivateTextFile(path), snapshot, next: undefined, running: undefined, failed: undefined };
       this.files.set(path, state);
     }
     state.snapshot = snapshot;
@@ -125,7 +123,7 @@ export class WriteCoalescer {
 
   private async ensureDir(dir: string): Promise<void> {
     if (this.knownDirs.has(dir)) return;
-    await mkdir(dir, { recursive: true });
+    await makePrivateDir(dir);
     if (this.knownDirs.size >= KNOWN_DIRS_LIMIT) this.knownDirs.clear();
     this.knownDirs.add(dir);
   }

@@ -8,18 +8,13 @@ import type { ActionDescription } from '../approval/index.js';
 import type { CodedError } from '../core/errors.js';
 import type { Claim, ClaimContext } from '../concurrency/index.js';
 import type { NodeInvoker } from './node-invoker.js';
+import type { SandboxSettings } from '../sandbox/sandbox-settings.js';
 
 /**
  * How commands of this call run (README, "Approval, command policy and the sandbox"); filled
  * from [sandbox] and the request's override.
  */
-export interface SandboxSettings {
-  backend: 'auto' | 'bwrap' | 'none';
-  network: boolean;
-  maxOutputBytes: number;
-  /** [sandbox] default_timeout_seconds, in ms. */
-  commandTimeoutMs: number;
-}
+export type { SandboxSettings } from '../sandbox/sandbox-settings.js';
 
 /** Result of a delegated run (session_send). */
 export interface DelegatedRunResult {

@@ -100,7 +100,8 @@ async function slowModelConfig(dir: string, delayMs: number): Promise<string> {
       'kind = "scripted"',
       `script = ${JSON.stringify(script)}`,
       '[sandbox]',
-      `workspace_root = ${JSON.stringify(join(dir, 'workspaces'))}`,
+      // Outside the data directory: the sandbox refuses workspaces that could reach the store or the token.
+      `workspace_root = ${JSON.stringify(await tempDir())}`,
     ].join('\n'),
   );
   return config;

@@ -29,10 +29,18 @@ describe('defaults (README, Configuration)', () => {
       approval: { tier: 'auto', timeout_seconds: 120, tools: {} },
       sandbox: {
         backend: 'auto',
-        workspace_root: '.switchyard/workspaces',
+        allow_unsandboxed: false,
+        bwrap_path: 'bwrap',
+        workspace_root: '.switchyard-workspaces',
         max_output_bytes: 1048576,
         default_timeout_seconds: 60,
         network: false,
+        max_processes: 512,
+        max_memory_bytes: 4294967296,
+        max_file_bytes: 1073741824,
+        read_only_paths: [],
+        unprivileged_uid: 65534,
+        unprivileged_gid: 65534,
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576 },
@@ -47,6 +55,7 @@ describe('defaults (README, Configuration)', () => {
     const emptySections = '[execution]\n[tool_service]\n[approval]\n[sandbox]\n[sandbox.command_policy]\n[gateway]\n[store]\n';
     expect(parseConfigToml(emptySections)).toStrictEqual(defaultConfig());
   });
+
 
   it('a partly set section keeps the defaults of its other keys', () => {
     const config = parseConfig({ sandbox: { network: true } });
@@ -76,6 +85,7 @@ shell = "deny"
 
 [sandbox]
 backend = "none"
+allow_unsandboxed = true
 network = true
 
 [sandbox.command_policy]
@@ -125,6 +135,7 @@ url = "http://localhost:9000/mcp"
       sandbox: {
         ...defaults.sandbox,
         backend: 'none',
+        allow_unsandboxed: true,
         network: true,
         command_policy: {
           enforcement: 'block',
@@ -174,6 +185,13 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'mcp server with neither command nor url', toml: '[mcp.fs]\nargs = ["."]', path: 'mcp.fs', message: /needs either "command".*or "url"/ },
     { bad: 'mcp server with both command and url', toml: '[mcp.fs]\ncommand = "x"\nurl = "http://h"', path: 'mcp.fs', message: /has both "command" and "url"/ },
     { bad: 'mcp args not an array', toml: '[mcp.fs]\ncommand = "x"\nargs = "."', path: 'mcp.fs.args', message: 'expected an array, got "."' },
+    { bad: 'no sandbox without the explicit opt-in', toml: '[sandbox]\nbackend = "none"', path: 'sandbox.backend', message: /allow_unsandboxed = true to choose that explicitly/ },
+    { bad: 'workspaces inside the data directory', toml: '[sandbox]\nworkspace_root = ".switchyard/workspaces"', path: 'sandbox.workspace_root', message: /overlaps the data directory \[store\] dir = .*\.switchyard, which holds the store and the gateway token/ },
+    { bad: 'a data directory inside the workspace root', toml: '[store]\ndir = "/srv/w/data"\n[sandbox]\nworkspace_root = "/srv/w"', path: 'sandbox.workspace_root', message: /^\/srv\/w overlaps the data directory/ },
+    { bad: 'the whole file system bound read-only', toml: '[sandbox]\nread_only_paths = ["/"]', path: 'sandbox.read_only_paths[0]', message: '/ is the whole file system; bind a narrower directory' },
+    { bad: 'a read-only path holding the data directory', toml: '[store]\ndir = "/srv/sw/data"\n[sandbox]\nread_only_paths = ["/srv/sw"]', path: 'sandbox.read_only_paths[0]', message: /overlaps the data directory \/srv\/sw\/data/ },
+    { bad: 'a relative read-only path', toml: '[sandbox]\nread_only_paths = ["opt"]', path: 'sandbox.read_only_paths[0]', message: 'must be an absolute path' },
+    { bad: 'a zero process limit', toml: '[sandbox]\nmax_processes = 0', path: 'sandbox.max_processes', message: 'expected >= 1, got 0' },
   ];
 
   it.each(rows)('$bad → $path', ({ toml, path, message }) => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bwrapArgs, bwrapAvailable, probeBwrap } from '../../src/sandbox/bwrap.js';
+import { ETC_ENTRIES, type SystemEntry } from '../../src/sandbox/sandbox-filesystem.js';
 import { runCommand, type RunCommandOptions } from '../../src/sandbox/run-command.js';
 
 const probe = await probeBwrap();
@@ -79,31 +80,67 @@ function uniqueSleep(): { command: string; token: string } {
 }
 
 describe('bwrapArgs', () => {
-  it('confines: read-only root, fresh /dev and /proc, private /tmp, workspace read-write, no network', () => {
-    expect(bwrapArgs({ workspace: '/w', network: false, cwd: '/w/src' })).toEqual([
-      '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
-      '--tmpfs', '/tmp',
-      '--bind', '/w', '/w',
-      '--unshare-all',
-      '--die-with-parent',
-      '--new-session',
-      '--chdir', '/w/src',
-    ]);
+  const system: SystemEntry[] = [
+    { kind: 'bind', path: '/usr' },
+    { kind: 'symlink', path: '/bin', target: 'usr/bin' },
+  ];
+  const args = (overrides: Partial<Parameters<typeof bwrapArgs>[0]> = {}) =>
+    bwrapArgs({ workspace: '/w', network: false, cwd: '/w/src', tmpfsBytes: 1024, system, ...overrides });
+  /** The operands of every occurrence of `option` (it takes `arity` of them). */
+  const operands = (list: string[], option: string, arity: number) =>
+    list.flatMap((arg, index) => (arg === option ? [list.slice(index + 1, index + 1 + arity).join(' ')] : []));
+
+  it('unshares every namespace, the network included, and forbids nested user namespaces', () => {
+    expect(args()).toEqual(
+      expect.arrayContaining(['--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session']),
+    );
   });
 
   it('shares the network only when it is allowed', () => {
-    const args = bwrapArgs({ workspace: '/w', network: true, cwd: '/w' });
-    expect(args.slice(args.indexOf('--unshare-all'), args.indexOf('--unshare-all') + 2)).toEqual(['--unshare-all', '--share-net']);
+    expect(args({ network: true })).not.toContain('--unshare-net');
+  });
+
+  it('binds the system directories read-only, keeps merged-/usr links as links, and never binds the root', () => {
+    const list = args();
+    expect(operands(list, '--ro-bind', 2)).toContain('/usr /usr');
+    expect(operands(list, '--symlink', 2)).toEqual(['usr/bin /bin']);
+    expect(operands(list, '--ro-bind', 2).filter((pair) => pair.startsWith('/ '))).toEqual([]);
+    expect(operands(list, '--bind', 2)).toEqual(['/w /w']);
+  });
+
+  it('binds only allow-listed /etc entries, none with credentials, and a passwd and group of its own', () => {
+    const etc = operands(args(), '--ro-bind-try', 2).map((pair) => pair.split(' ')[0] ?? '');
+    expect(etc).toEqual(ETC_ENTRIES.map((entry) => `/etc/${entry}`));
+    for (const secret of ['shadow', 'gshadow', 'sudoers', 'ssh', 'ssl/private', 'npmrc', 'passwd', 'group']) {
+      expect(etc).not.toContain(`/etc/${secret}`);
+    }
+    expect(operands(args(), '--ro-bind-data', 2)).toEqual(['3 /etc/passwd', '4 /etc/group']);
+  });
+
+  it('a fresh /proc, a minimal read-only /dev, private size-limited tmpfs for /tmp, /dev/shm and home', () => {
+    const list = args();
+    expect(operands(list, '--proc', 1)).toEqual(['/proc']);
+    expect(operands(list, '--dev', 1)).toEqual(['/dev']);
+    expect(operands(list, '--tmpfs', 1)).toEqual(['/dev/shm', '/tmp', '/home/sandbox']);
+    expect(operands(list, '--size', 1)).toEqual(['1024', '1024', '1024']);
+    expect(operands(list, '--remount-ro', 1)).toEqual(['/dev', '/']);
+  });
+
+  it('binds the workspace after the tmpfs and read-only binds (so it stays writable) and the root read-only last', () => {
+    const list = args({ workspace: '/tmp/w', readOnlyPaths: ['/opt/go'] });
+    const at = (...pair: string[]) => list.findIndex((_, index) => pair.every((arg, offset) => list[index + offset] === arg));
+    expect(at('--ro-bind', '/opt/go', '/opt/go')).toBeGreaterThan(at('--tmpfs', '/tmp'));
+    expect(at('--bind', '/tmp/w', '/tmp/w')).toBeGreaterThan(at('--ro-bind', '/opt/go', '/opt/go'));
+    expect(at('--remount-ro', '/')).toBeGreaterThan(at('--bind', '/tmp/w', '/tmp/w'));
+    expect(list.slice(-2)).toEqual(['--chdir', '/w/src']);
   });
 
   it('binds nothing read-write without a workspace', () => {
-    expect(bwrapArgs({ network: false, cwd: '/' })).not.toContain('--bind');
+    expect(args({ workspace: undefined })).not.toContain('--bind');
   });
 });
 
-describe('backend selection', () => {
+describe('backend selection: fail closed', () => {
   const missing = '/nonexistent/bin/bwrap';
 
   it('a bwrap that cannot run is reported unavailable, with the reason', async () => {
@@ -119,12 +156,31 @@ describe('backend selection', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it('backend "auto" without bubblewrap runs unsandboxed and warns', async () => {
+  it('backend "auto" without bubblewrap refuses too, naming the install and the explicit opt-out', async () => {
+    const marker = path.join(workspace, 'ran');
+    const attempt = run(`touch ${marker}`, { backend: 'auto', bwrapPath: missing });
+    await expect(attempt).rejects.toMatchObject({ name: 'ToolError', code: 'sandbox_unavailable' });
+    await expect(attempt).rejects.toThrow(/apt-get install bubblewrap.*allow_unsandboxed = true/s);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('backend "auto" without bubblewrap runs unsandboxed, with a warning, only when the operator allowed it', async () => {
     const warnings: string[] = [];
-    const result = await run('echo hi', { backend: 'auto', bwrapPath: missing, onWarning: (message) => warnings.push(message) });
+    const result = await run('echo hi', { backend: 'auto', bwrapPath: missing, allowUnsandboxed: true, onWarning: (message) => warnings.push(message) });
     expect(result).toMatchObject({ sandbox: 'none', exitCode: 0, output: 'hi\n' });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^bubblewrap not available: running unsandboxed/);
+    expect(warnings[0]).toMatch(/^bubblewrap not available: running unsandboxed, as \[sandbox\] allow_unsandboxed = true permits/);
+  });
+
+  it('unsandboxed, the command still gets only the allow-listed environment', async () => {
+    process.env.SWITCHYARD_FAKE_API_KEY = 'sk-unsandboxed-secret';
+    try {
+      const result = await run('env', { backend: 'none' });
+      expect(result.output).not.toContain('sk-unsandboxed-secret');
+      expect(result.output).toMatch(/^PATH=/m);
+    } finally {
+      delete process.env.SWITCHYARD_FAKE_API_KEY;
+    }
   });
 
   sandboxIt('backend "auto" with bubblewrap sandboxes and does not warn', async () => {
@@ -132,6 +188,12 @@ describe('backend selection', () => {
     const result = await run('echo hi', { backend: 'auto', onWarning: (message) => warnings.push(message) });
     expect(result).toMatchObject({ sandbox: 'bwrap', exitCode: 0, output: 'hi\n' });
     expect(warnings).toEqual([]);
+  });
+
+  sandboxIt('a sandbox that cannot be set up is sandbox_unavailable, not the command failing', async () => {
+    const attempt = run('echo ran', { readOnlyPaths: [path.join(workspace, 'missing-dir')] });
+    await expect(attempt).rejects.toMatchObject({ name: 'ToolError', code: 'sandbox_unavailable' });
+    await expect(attempt).rejects.toThrow(/bubblewrap could not set up the sandbox/);
   });
 
   it('backend "none" runs directly', async () => {
@@ -142,7 +204,7 @@ describe('backend selection', () => {
 describe('bubblewrap confinement', () => {
   let outside: string;
   beforeAll(async () => {
-    // Outside /tmp, so a failure to write there is the read-only root, not the private /tmp.
+    // Outside /tmp, so a failure to write there is not the private /tmp.
     outside = await mkdtemp('/var/tmp/switchyard-bwrap-outside-');
   });
   afterAll(async () => {
@@ -155,12 +217,14 @@ describe('bubblewrap confinement', () => {
     expect(await readFile(path.join(workspace, 'sub/file'), 'utf8')).toBe('inside\n');
   });
 
-  sandboxIt('writes outside the workspace fail: the root is read-only', async () => {
+  sandboxIt('writes outside the workspace fail: what is not bound is not there, the rest is read-only', async () => {
     const target = path.join(outside, 'escaped');
     const result = await run(`echo out > ${target}`);
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).toMatch(/Read-only file system/);
+    // /var is not in the sandbox at all; /usr is, read-only.
+    expect(result.stderr).toMatch(/No such file or directory/);
     expect(existsSync(target)).toBe(false);
+    expect((await run('touch /usr/escaped')).stderr).toMatch(/Read-only file system/);
   });
 
   sandboxIt('/tmp is private: host files are invisible and sandbox files stay inside', async () => {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim } from '../../src/concurrency/index.js';
-import { bwrapArgs, probeBwrap } from '../../src/sandbox/bwrap.js';
+import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { runCommand } from '../../src/sandbox/run-command.js';
 import { bashClaim } from '../../src/tools/builtins/bash.js';
 
 /*
@@ -103,17 +104,23 @@ describe.skipIf(missing !== undefined)('bash claims hold under strace', () => {
   });
 });
 
-/** Runs `command` as the bash tool would (bwrap, HOME and cwd the workspace) and returns the paths it wrote. */
+/** Runs `command` as the bash tool would (the production sandbox, HOME and cwd the workspace) and returns the paths it wrote. */
 async function writesUnderStrace(workspace: string, command: string): Promise<string[]> {
+  // A root server runs commands as the workspace's owner; the files are theirs, as the file tools make them.
+  if (process.getuid?.() === 0) await execa('chown', ['-R', '65534:65534', workspace]);
   // strace writes one file per process into the sandbox's private /tmp; the outer shell prints them once it is done.
-  const script = 'strace -f -ff -qq -y -e trace=%file,fchdir -o /tmp/trace bash -c "$1" >/dev/null 2>&1; for f in /tmp/trace.*; do echo "== $f"; cat "$f"; done';
-  const result = await execa('bwrap', [...bwrapArgs({ workspace, network: false, cwd: workspace }), '--', 'bash', '-c', script, 'strace', command], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workspace, LANG: 'C.UTF-8', GIT_OPTIONAL_LOCKS: '0' },
-    extendEnv: false,
-    reject: false,
-    timeout: 60_000,
+  const script = 'strace -f -ff -qq -y -e trace=%file,fchdir -o /tmp/trace bash -c "$CMD" >/dev/null 2>&1; for f in /tmp/trace.*; do echo "== $f"; cat "$f"; done';
+  const result = await runCommand({
+    command: script,
+    cwd: workspace,
+    workspace,
+    env: { CMD: command, GIT_OPTIONAL_LOCKS: '0' },
+    backend: 'bwrap',
+    network: false,
+    timeoutMs: 60_000,
+    maxOutputBytes: 64 * 1024 * 1024,
   });
-  expect(result.exitCode, result.stderr).toBe(0);
+  expect(result.exitCode, result.output).toBe(0);
   return writtenPaths(result.stdout, workspace).filter((written) => !isPrivate(written, workspace));
 }
 

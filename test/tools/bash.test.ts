@@ -10,7 +10,7 @@ import { probeBwrap } from '../../src/sandbox/bwrap.js';
 const bwrap = await probeBwrap();
 if (!bwrap.available) console.warn(`bash tool bwrap test skipped: bubblewrap cannot run here (${bwrap.reason})`);
 
-const unsandboxed: SandboxSettings = { backend: 'none', network: false, maxOutputBytes: 1 << 20, commandTimeoutMs: 10_000 };
+const unsandboxed: SandboxSettings = { backend: 'none', allowUnsandboxed: true, network: false, maxOutputBytes: 1 << 20, commandTimeoutMs: 10_000 };
 
 let workspace: string;
 beforeEach(async () => {
@@ -76,11 +76,19 @@ describe('bash tool: running', () => {
       const names = result.output.trim().split('\n');
       expect(names).toEqual(expect.arrayContaining(['GIT_OPTIONAL_LOCKS', 'HOME', 'LANG', 'PATH']));
       expect(names).not.toContain('SWITCHYARD_TEST_SECRET');
-      // The shell adds PWD, SHLVL and _ itself; GIT_OPTIONAL_LOCKS keeps `git status` a read, as its claim says.
-      expect(names.filter((name) => !['GIT_OPTIONAL_LOCKS', 'HOME', 'LANG', 'PATH', 'PWD', 'SHLVL', '_'].includes(name))).toEqual([]);
+      // The allow-list passes locale, time zone and terminal through; the shell adds PWD, SHLVL and _ itself;
+      // GIT_OPTIONAL_LOCKS keeps `git status` a read, as its claim says.
+      const allowed = /^(HOME|PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|GIT_OPTIONAL_LOCKS|PWD|SHLVL|_)$/;
+      expect(names.filter((name) => !allowed.test(name))).toEqual([]);
     } finally {
       delete process.env.SWITCHYARD_TEST_SECRET;
     }
+  });
+
+  it('refuses to run unsandboxed unless the operator allowed it', async () => {
+    const attempt = bash({ command: 'touch ran' }, { sandbox: { ...unsandboxed, allowUnsandboxed: false } });
+    await expect(attempt).rejects.toMatchObject({ name: 'ToolError', code: 'invalid_request' });
+    await expect(attempt).rejects.toThrow(/allow_unsandboxed = true/);
   });
 
   it.each([
@@ -115,7 +123,7 @@ describe('bash tool: running', () => {
   it.skipIf(!bwrap.available)('runs inside bubblewrap by default and warns of nothing', async () => {
     const warnings: string[] = [];
     const result = await bash(
-      { command: 'echo hi > f && cat f && touch /var/tmp/x' },
+      { command: 'echo hi > f && cat f && touch /usr/x' },
       { sandbox: undefined, warn: (message) => warnings.push(message) },
     );
     expect(result).toMatchObject({ sandbox: 'bwrap', output: expect.stringMatching(/^hi\n.*Read-only file system/s) });

@@ -3,11 +3,13 @@
  * against the workspace and every hunk against the current contents before anything is
  * written, so a patch that fails changes nothing.
  */
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import { Claims } from '../../concurrency/index.js';
-import { ensureInsideWorkspace, workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
+import { errorCode, WorkspaceDir } from '../../sandbox/workspace-dir.js';
+import { readWorkspaceTextIfExists, writeWorkspaceFile } from '../../sandbox/workspace-files.js';
+import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
+import { withLocated } from '../../sandbox/workspace-tree.js';
 import type { ToolContext } from '../tool.js';
 import { defineTool, ToolError } from '../tool.js';
 import { fileSystemError } from './file-system-error.js';
@@ -48,10 +50,13 @@ const DESCRIPTION = `Apply a patch that adds, updates, moves or deletes files in
 *** End Patch
 Each hunk starts with "@@"; its context and "-" lines must match the current file in order (trailing whitespace is ignored). Give about 3 lines of context around each change. Paths are relative to the workspace. The patch is checked completely before anything is written: if one hunk fails, no file changes. Returns {files: [{action, path, to?}]}.`;
 
-/** Contents planned for each real path: text to write, or null to delete; `shown` names it in errors. */
+/**
+ * Contents planned for each file, keyed by its path in the workspace with symlinks resolved:
+ * text to write, or null to delete; `shown` names it in errors.
+ */
 type Plan = Map<string, { text: string | null; shown: string }>;
 
-/** Real paths of the envelope's paths, all checked against the workspace before planning. */
+/** Resolved paths of the envelope's paths, all checked against the workspace before planning. */
 type Placement = ReadonlyMap<string, string>;
 
 function placed(placement: Placement, path: string): string {
@@ -60,13 +65,12 @@ function placed(placement: Placement, path: string): string {
   return real;
 }
 
-async function currentText(plan: Plan, real: string, shown: string, signal: AbortSignal): Promise<string | null> {
+async function currentText(workspace: WorkspaceDir, plan: Plan, real: string, shown: string): Promise<string | null> {
   const planned = plan.get(real);
   if (planned !== undefined) return planned.text;
   try {
-    return await readFile(real, { encoding: 'utf8', signal });
+    return await readWorkspaceTextIfExists(workspace, real, shown);
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return null;
     throw fileSystemError(error, shown);
   }
 }
@@ -75,10 +79,10 @@ function patchFailed(message: string): ToolError {
   return new ToolError('patch_failed', `${message}; no file was changed`);
 }
 
-async function planOp(op: PatchOp, plan: Plan, placement: Placement, ctx: ToolContext): Promise<PatchedFile> {
+async function planOp(workspace: WorkspaceDir, op: PatchOp, plan: Plan, placement: Placement, ctx: ToolContext): Promise<PatchedFile> {
   const shown = workspaceRelative(ctx.workspace, op.path);
   const real = placed(placement, op.path);
-  const current = await currentText(plan, real, shown, ctx.signal);
+  const current = await currentText(workspace, plan, real, shown);
   switch (op.kind) {
     case 'add':
       if (current !== null) throw patchFailed(`Add File ${shown}: the file already exists; use "*** Update File:" to change it`);
@@ -99,7 +103,7 @@ async function planOp(op: PatchOp, plan: Plan, placement: Placement, ctx: ToolCo
       const to = workspaceRelative(ctx.workspace, op.moveTo);
       const destination = placed(placement, op.moveTo);
       if (destination !== real) {
-        if ((await currentText(plan, destination, to, ctx.signal)) !== null) {
+        if ((await currentText(workspace, plan, destination, to)) !== null) {
           throw patchFailed(`Move to ${to}: the destination already exists`);
         }
         plan.set(real, { text: null, shown });
@@ -139,28 +143,45 @@ export const applyPatchTool = defineTool<ApplyPatchInput>({
     const parsed = parsePatch(input.patch);
     if (!parsed.ok) throw new ToolError('invalid_patch', parsed.error);
 
-    // Every path is placed before any file is read, so an escape refuses the whole patch.
-    const placement = new Map<string, string>();
-    for (const path of patchPaths(parsed.ops)) placement.set(path, await ensureInsideWorkspace(ctx.workspace, path));
-
-    const plan: Plan = new Map();
-    const files: PatchedFile[] = [];
-    for (const op of parsed.ops) files.push(await planOp(op, plan, placement, ctx));
-    ctx.signal.throwIfAborted();
-
-    // Writes before deletes: a move whose write fails keeps its source.
-    for (const [real, { text, shown }] of plan) {
-      if (text === null) continue;
-      try {
-        await mkdir(dirname(real), { recursive: true });
-        await writeFile(real, text, 'utf8');
-      } catch (error) {
-        throw fileSystemError(error, shown);
+    return WorkspaceDir.with(ctx.workspace, ctx.sandbox, async (workspace) => {
+      // Every path is placed before any file is read, so an escape refuses the whole patch.
+      const placement = new Map<string, string>();
+      for (const path of patchPaths(parsed.ops)) {
+        const real = await workspace.canonical(path).catch((error: unknown) => {
+          throw fileSystemError(error, workspaceRelative(ctx.workspace, path));
+        });
+        placement.set(path, real);
       }
-    }
-    for (const [real, { text }] of plan) {
-      if (text === null) await rm(real, { force: true });
-    }
-    return { files };
+
+      const plan: Plan = new Map();
+      const files: PatchedFile[] = [];
+      for (const op of parsed.ops) files.push(await planOp(workspace, op, plan, placement, ctx));
+      ctx.signal.throwIfAborted();
+
+      // Writes before deletes: a move whose write fails keeps its source.
+      for (const [real, { text, shown }] of plan) {
+        if (text === null) continue;
+        try {
+          await writeWorkspaceFile(workspace, real, text, shown);
+        } catch (error) {
+          throw fileSystemError(error, shown);
+        }
+      }
+      for (const [real, { text, shown }] of plan) {
+        if (text === null) await deleteFile(workspace, real).catch((error: unknown) => Promise.reject(fileSystemError(error, shown)));
+      }
+      return { files };
+    });
   },
 });
+
+/** Removes the file (not a link's target: `real` has its links resolved already); gone already is fine. */
+async function deleteFile(workspace: WorkspaceDir, real: string): Promise<void> {
+  try {
+    await withLocated(workspace, real, { follow: false }, async (located) => {
+      if (located.name !== undefined) await unlink(located.dir.entry(located.name));
+    });
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
+}

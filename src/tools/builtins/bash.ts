@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { Claims, type Claim } from '../../concurrency/index.js';
 import { deriveCommandClaim } from '../../sandbox/command-policy/command-claims.js';
+import { commandSandbox } from '../../sandbox/command-sandbox.js';
 import { runCommand } from '../../sandbox/run-command.js';
 import { defineTool, ToolError } from '../tool.js';
 import type { ClaimContext } from '../../concurrency/index.js';
@@ -14,7 +15,6 @@ import type { ToolContext } from '../tool.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
-const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export const bashInput = z.object({
   command: z.string().min(1),
@@ -37,19 +37,12 @@ export const bashTool = defineTool<BashInput>({
     const result = await runCommand({
       command: input.command,
       cwd: workspaceCwd(workspace, input.cwd),
-      env: {
-        PATH: process.env.PATH ?? FALLBACK_PATH,
-        HOME: workspace,
-        LANG: process.env.LANG ?? 'C.UTF-8',
-        // `git status` refreshes the index when it can; without that it only reads, as its claim says.
-        GIT_OPTIONAL_LOCKS: '0',
-      },
+      // `git status` refreshes the index when it can; without that it only reads, as its claim says.
+      env: { GIT_OPTIONAL_LOCKS: '0' },
       timeoutMs: bashTimeoutMs(input, ctx),
       signal: ctx.signal,
       maxOutputBytes: ctx.sandbox?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-      network: ctx.sandbox?.network ?? false,
-      backend: ctx.sandbox?.backend ?? 'auto',
-      workspace,
+      ...(await commandSandbox(ctx.sandbox, workspace)),
       onWarning: (message) => ctx.warn?.(message),
     });
     if (result.cancelled) throw new ToolError('cancelled', 'the command was cancelled');

@@ -1,16 +1,23 @@
 /** file_ops: listing, searching and inspecting the workspace, and moving, copying, deleting and creating entries. */
-import type { Dirent, Stats } from 'node:fs';
-import { cp, lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { Claims } from '../../concurrency/index.js';
 import type { Claim } from '../../concurrency/index.js';
+import type { Located } from '../../sandbox/workspace-dir.js';
+import { WorkspaceDir } from '../../sandbox/workspace-dir.js';
+import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
+import type { EntryType } from '../../sandbox/workspace-tree.js';
 import {
-  ensureEntryInsideWorkspace,
-  ensureInsideWorkspace,
-  workspaceClaimPath,
-  workspaceRelative,
-} from '../../sandbox/workspace-scope.js';
+  copyEntry,
+  entriesOf,
+  entryType,
+  makeDirectories,
+  moveEntry,
+  openDirectory,
+  openSubdirectory,
+  removeEntry,
+  statLocated,
+  withLocated,
+} from '../../sandbox/workspace-tree.js';
 import type { ClaimContext } from '../../concurrency/index.js';
 import type { ToolContext } from '../tool.js';
 import { defineTool, ToolError } from '../tool.js';
@@ -51,8 +58,6 @@ export const fileOpsInput = z
 
 export type FileOpsInput = z.infer<typeof fileOpsInput>;
 
-type EntryType = 'file' | 'directory' | 'symlink' | 'other';
-
 export interface ListedEntry {
   name: string;
   type: EntryType;
@@ -75,100 +80,110 @@ function fileOpsClaim(input: FileOpsInput, ctx: ClaimContext): Claim {
   return Claims.paths([path]);
 }
 
-function entryType(entry: Dirent | Stats): EntryType {
-  if (entry.isSymbolicLink()) return 'symlink';
-  if (entry.isDirectory()) return 'directory';
-  return entry.isFile() ? 'file' : 'other';
-}
-
-async function exists(real: string): Promise<boolean> {
-  return lstat(real).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function list(real: string, recursive: boolean, signal: AbortSignal): Promise<{ entries: ListedEntry[]; truncated?: true }> {
+async function list(workspace: WorkspaceDir, input: FileOpsInput, shown: string, signal: AbortSignal): Promise<{ entries: ListedEntry[]; truncated?: true }> {
   const entries: ListedEntry[] = [];
-  const pending: { real: string; prefix: string }[] = [{ real, prefix: '' }];
-  for (let directory = pending.shift(); directory !== undefined; directory = pending.shift()) {
-    signal.throwIfAborted();
-    const children = await readdir(directory.real, { withFileTypes: true });
-    children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const child of children) {
-      if (entries.length === LIST_MAX_ENTRIES) return { entries, truncated: true };
-      const childReal = join(directory.real, child.name);
-      const type = entryType(child);
-      const size = type === 'file' ? (await lstat(childReal)).size : 0;
-      entries.push({ name: directory.prefix + child.name, type, size });
-      // Symlinks are listed, not followed: their targets may lie outside the workspace.
-      if (recursive && type === 'directory') pending.push({ real: childReal, prefix: `${directory.prefix}${child.name}/` });
+  const pending = [{ dir: await openDirectory(workspace, input.path, shown), prefix: '' }];
+  try {
+    for (let directory = pending.shift(); directory !== undefined; directory = pending.shift()) {
+      try {
+        signal.throwIfAborted();
+        for (const child of await entriesOf(directory.dir)) {
+          if (entries.length === LIST_MAX_ENTRIES) return { entries, truncated: true };
+          const type = entryType(child);
+          const size = type === 'file' ? ((await workspace.lstatEntry(directory.dir, child.name))?.size ?? 0) : 0;
+          entries.push({ name: directory.prefix + child.name, type, size });
+          // Symlinks are listed, not followed: their targets may lie outside the workspace.
+          if (input.recursive === true && type === 'directory') {
+            const sub = await openSubdirectory(directory.dir, child.name);
+            if (sub !== undefined) pending.push({ dir: sub, prefix: `${directory.prefix}${child.name}/` });
+          }
+        }
+      } finally {
+        await directory.dir.release();
+      }
     }
+    return { entries };
+  } finally {
+    for (const left of pending) await left.dir.release();
   }
-  return { entries };
 }
 
-async function search(input: FileOpsInput, real: string, shown: string, signal: AbortSignal): Promise<SearchResult & { pattern: string }> {
+async function search(workspace: WorkspaceDir, input: FileOpsInput, shown: string, signal: AbortSignal): Promise<SearchResult & { pattern: string }> {
   const pattern = input.pattern ?? '';
   const matcher = searchMatcher(pattern);
   if (typeof matcher === 'string') throw new ToolError('invalid_pattern', matcher);
-  return { pattern, ...(await searchFiles(real, shown, matcher, input.recursive ?? true, signal)) };
+  return { pattern, ...(await searchFiles(workspace, input.path, shown, matcher, input.recursive ?? true, signal)) };
 }
 
-async function stats(real: string): Promise<{ type: EntryType; size: number; modified: string; mode: string }> {
-  const info = await stat(real);
-  return { type: entryType(info), size: info.size, modified: info.mtime.toISOString(), mode: (info.mode & 0o7777).toString(8) };
+async function stats(workspace: WorkspaceDir, path: string, shown: string): Promise<{ type: EntryType; size: number; modified: string; mode: string }> {
+  return withLocated(workspace, path, { follow: true }, async (located) => {
+    const info = await statLocated(workspace, located);
+    if (info === undefined) throw Object.assign(new Error(`${shown} does not exist`), { code: 'ENOENT' });
+    return { type: entryType(info), size: info.size, modified: info.mtime.toISOString(), mode: (info.mode & 0o7777).toString(8) };
+  });
 }
 
-async function refuseWorkspaceRoot(ctx: ToolContext, real: string, operation: FileOperation): Promise<void> {
-  if (real === (await ensureInsideWorkspace(ctx.workspace, '.'))) {
+/** The entry itself (a symlink is not followed); refuses the workspace root. */
+function entryName(located: Located, operation: FileOperation): string {
+  if (located.name === undefined) {
     throw new ToolError('invalid_operation', `${operation} cannot apply to the workspace itself; name an entry inside it`);
   }
+  return located.name;
 }
 
-/** The destination's real path, refused when something already exists there. */
-async function freeDestination(ctx: ToolContext, destination: string | undefined, operation: FileOperation): Promise<{ real: string; shown: string }> {
+async function existing(workspace: WorkspaceDir, located: Located, shown: string): Promise<void> {
+  if ((await statLocated(workspace, located)) === undefined) throw Object.assign(new Error(`${shown} does not exist`), { code: 'ENOENT' });
+}
+
+/** Runs `use` with the destination's free entry (its missing parents created), refused when something is there already. */
+async function withFreeDestination<T>(
+  workspace: WorkspaceDir,
+  ctx: ToolContext,
+  destination: string | undefined,
+  operation: FileOperation,
+  use: (located: Located, name: string, shown: string) => Promise<T>,
+): Promise<T> {
   if (destination === undefined) throw new ToolError('invalid_arguments', `${operation} needs a destination`);
   const shown = workspaceRelative(ctx.workspace, destination);
-  const real = await ensureInsideWorkspace(ctx.workspace, destination);
-  if (await exists(real)) throw new ToolError('already_exists', `${shown} already exists; delete it first or choose another destination`);
-  return { real, shown };
+  return withLocated(workspace, destination, { follow: false, createParents: true }, async (located) => {
+    const name = entryName(located, operation);
+    if ((await statLocated(workspace, located)) !== undefined) {
+      throw new ToolError('already_exists', `${shown} already exists; delete it first or choose another destination`);
+    }
+    return use(located, name, shown);
+  });
 }
 
-async function move(ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; destination: string }> {
-  const source = await ensureEntryInsideWorkspace(ctx.workspace, input.path);
-  await refuseWorkspaceRoot(ctx, source, 'move');
-  await lstat(source);
-  const destination = await freeDestination(ctx, input.destination, 'move');
-  await mkdir(dirname(destination.real), { recursive: true });
-  try {
-    await rename(source, destination.real);
-  } catch (error) {
-    // Another file system (a mount inside the workspace): copy, then remove the source.
-    if ((error as { code?: unknown }).code !== 'EXDEV') throw error;
-    await cp(source, destination.real, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
-    await rm(source, { recursive: true });
-  }
-  return { path: shown, destination: destination.shown };
+async function move(workspace: WorkspaceDir, ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; destination: string }> {
+  return withLocated(workspace, input.path, { follow: false }, async (source) => {
+    const name = entryName(source, 'move');
+    await existing(workspace, source, shown);
+    return withFreeDestination(workspace, ctx, input.destination, 'move', async (target, targetName, targetShown) => {
+      await moveEntry(workspace, source.dir, name, target.dir, targetName);
+      return { path: shown, destination: targetShown };
+    });
+  });
 }
 
-async function copy(ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; destination: string }> {
-  const source = await ensureInsideWorkspace(ctx.workspace, input.path);
-  await stat(source);
-  const destination = await freeDestination(ctx, input.destination, 'copy');
-  await mkdir(dirname(destination.real), { recursive: true });
-  await cp(source, destination.real, { recursive: true, errorOnExist: true, force: false, verbatimSymlinks: true });
-  return { path: shown, destination: destination.shown };
+async function copy(workspace: WorkspaceDir, ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; destination: string }> {
+  return withLocated(workspace, input.path, { follow: true }, async (source) => {
+    await existing(workspace, source, shown);
+    return withFreeDestination(workspace, ctx, input.destination, 'copy', async (target, targetName, targetShown) => {
+      if (source.name === undefined) {
+        throw new ToolError('invalid_operation', 'copy cannot copy the workspace itself; copy the entries inside it');
+      }
+      await copyEntry(workspace, source.dir, source.name, target.dir, targetName);
+      return { path: shown, destination: targetShown };
+    });
+  });
 }
 
-async function remove(ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; deleted: EntryType }> {
-  const entry = await ensureEntryInsideWorkspace(ctx.workspace, input.path);
-  await refuseWorkspaceRoot(ctx, entry, 'delete');
-  const type = entryType(await lstat(entry));
-  if (type !== 'directory') await unlink(entry);
-  else if (input.recursive) await rm(entry, { recursive: true });
-  else await rmdir(entry);
-  return { path: shown, deleted: type };
+async function remove(workspace: WorkspaceDir, input: FileOpsInput, shown: string): Promise<{ path: string; deleted: EntryType }> {
+  return withLocated(workspace, input.path, { follow: false }, async (located) => {
+    const name = entryName(located, 'delete');
+    await existing(workspace, located, shown);
+    return { path: shown, deleted: await removeEntry(workspace, located.dir, name, input.recursive === true) };
+  });
 }
 
 const DESCRIPTION = `File system operations in the workspace. operation:
@@ -190,27 +205,24 @@ export const fileOpsTool = defineTool<FileOpsInput>({
   async execute(input, ctx): Promise<unknown> {
     const shown = workspaceRelative(ctx.workspace, input.path);
     try {
-      switch (input.operation) {
-        case 'list': {
-          const real = await ensureInsideWorkspace(ctx.workspace, input.path);
-          return { path: shown, ...(await list(real, input.recursive ?? false, ctx.signal)) };
+      return await WorkspaceDir.with(ctx.workspace, ctx.sandbox, async (workspace) => {
+        switch (input.operation) {
+          case 'list':
+            return { path: shown, ...(await list(workspace, input, shown, ctx.signal)) };
+          case 'search':
+            return { path: shown, ...(await search(workspace, input, shown, ctx.signal)) };
+          case 'stats':
+            return { path: shown, ...(await stats(workspace, input.path, shown)) };
+          case 'move':
+            return move(workspace, ctx, input, shown);
+          case 'copy':
+            return copy(workspace, ctx, input, shown);
+          case 'delete':
+            return remove(workspace, input, shown);
+          case 'mkdir':
+            return { path: shown, created: await makeDirectories(workspace, input.path) };
         }
-        case 'search':
-          return { path: shown, ...(await search(input, await ensureInsideWorkspace(ctx.workspace, input.path), shown, ctx.signal)) };
-        case 'stats':
-          return { path: shown, ...(await stats(await ensureInsideWorkspace(ctx.workspace, input.path))) };
-        case 'move':
-          return await move(ctx, input, shown);
-        case 'copy':
-          return await copy(ctx, input, shown);
-        case 'delete':
-          return await remove(ctx, input, shown);
-        case 'mkdir': {
-          const real = await ensureInsideWorkspace(ctx.workspace, input.path);
-          const created = await mkdir(real, { recursive: true });
-          return { path: shown, created: created !== undefined };
-        }
-      }
+      });
     } catch (error) {
       throw fileSystemError(error, shown);
     }

@@ -1,8 +1,9 @@
 /** file_read: returns a text file of the workspace, whole or a range of lines, capped in size. */
-import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { Claims } from '../../concurrency/index.js';
-import { ensureInsideWorkspace, workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
+import { WorkspaceDir } from '../../sandbox/workspace-dir.js';
+import { openWorkspaceFile } from '../../sandbox/workspace-files.js';
+import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
 import { defineTool, ToolError } from '../tool.js';
 import { fileSystemError } from './file-system-error.js';
 import { looksBinary, truncateUtf8 } from './text-content.js';
@@ -56,16 +57,22 @@ export const fileReadTool = defineTool<FileReadInput>({
   concurrencyClaim: (input, ctx) => Claims.shared([workspaceClaimPath(ctx, input.path)]),
   async execute(input, ctx): Promise<FileReadOutput> {
     const shown = workspaceRelative(ctx.workspace, input.path);
-    const real = await ensureInsideWorkspace(ctx.workspace, input.path);
     try {
-      const info = await stat(real);
-      if (info.size > FILE_READ_MAX_FILE_BYTES) {
-        throw new ToolError(
-          'file_too_large',
-          `${shown} is ${info.size} bytes, more than file_read loads (${FILE_READ_MAX_FILE_BYTES}); search it with file_ops "search" instead`,
-        );
-      }
-      const bytes = await readFile(real, { signal: ctx.signal });
+      const bytes = await WorkspaceDir.with(ctx.workspace, ctx.sandbox, async (workspace) => {
+        const file = await openWorkspaceFile(workspace, input.path, 'read', shown);
+        try {
+          const info = await file.handle.stat();
+          if (info.size > FILE_READ_MAX_FILE_BYTES) {
+            throw new ToolError(
+              'file_too_large',
+              `${shown} is ${info.size} bytes, more than file_read loads (${FILE_READ_MAX_FILE_BYTES}); search it with file_ops "search" instead`,
+            );
+          }
+          return await file.handle.readFile({ signal: ctx.signal });
+        } finally {
+          await file.handle.close();
+        }
+      });
       if (looksBinary(bytes)) {
         throw new ToolError('binary_file', `${shown} looks binary (it contains NUL bytes); file_read returns text only`);
       }

@@ -1,7 +1,7 @@
 /** Content search for file_ops "search": a substring or a /regex/, line by line, over a tree. */
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import type { OpenDir, WorkspaceDir } from '../../sandbox/workspace-dir.js';
+import { entriesOf, openDirectory, openFileIn, openSubdirectory, statLocated, withLocated } from '../../sandbox/workspace-tree.js';
 import { looksBinary, truncateUtf8 } from './text-content.js';
 
 export const SEARCH_MAX_MATCHES = 200;
@@ -39,31 +39,52 @@ export function searchMatcher(pattern: string): ((line: string) => boolean) | st
   }
 }
 
-/** Files under `root` (or `root` itself when it is a file), in name order; symlinks are not followed. */
-async function* walkFiles(root: string, rootShown: string, recursive: boolean, signal: AbortSignal): AsyncGenerator<{ real: string; shown: string }> {
-  if (!(await stat(root)).isDirectory()) {
-    yield { real: root, shown: rootShown };
+/** A file to search: opened by descriptor (links are never followed), closed by the consumer. */
+interface FoundFile {
+  open(): Promise<FileHandle | undefined>;
+  shown: string;
+}
+
+/** Files under `path` (or `path` itself when it is a file), in name order; symlinks are not followed. */
+async function* walkFiles(workspace: WorkspaceDir, path: string, rootShown: string, recursive: boolean, signal: AbortSignal): AsyncGenerator<FoundFile> {
+  const isDirectory = await withLocated(workspace, path, { follow: true }, async (located) => {
+    const info = await statLocated(workspace, located);
+    if (info === undefined) throw Object.assign(new Error(`${rootShown} does not exist`), { code: 'ENOENT' });
+    return info.isDirectory();
+  });
+  if (!isDirectory) {
+    yield { shown: rootShown, open: () => withLocated(workspace, path, { follow: true }, async (located) => (located.name === undefined ? undefined : openFileIn(located.dir, located.name))) };
     return;
   }
-  const pending: { real: string; shown: string }[] = [{ real: root, shown: rootShown }];
-  for (let directory = pending.pop(); directory !== undefined; directory = pending.pop()) {
-    signal.throwIfAborted();
-    const entries: Dirent[] = await readdir(directory.real, { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const subdirectories: { real: string; shown: string }[] = [];
-    for (const entry of entries) {
-      const real = join(directory.real, entry.name);
-      const shown = directory.shown === '.' ? entry.name : `${directory.shown}/${entry.name}`;
-      if (entry.isFile()) yield { real, shown };
-      else if (entry.isDirectory() && recursive && !SKIPPED_DIRECTORIES.has(entry.name)) subdirectories.push({ real, shown });
+  const pending: { dir: OpenDir; shown: string }[] = [{ dir: await openDirectory(workspace, path, rootShown), shown: rootShown }];
+  try {
+    for (let directory = pending.pop(); directory !== undefined; directory = pending.pop()) {
+      try {
+        signal.throwIfAborted();
+        const subdirectories: { dir: OpenDir; shown: string }[] = [];
+        for (const entry of await entriesOf(directory.dir)) {
+          const shown = directory.shown === '.' ? entry.name : `${directory.shown}/${entry.name}`;
+          const parent = directory.dir;
+          if (entry.isFile()) yield { shown, open: () => openFileIn(parent, entry.name) };
+          else if (entry.isDirectory() && recursive && !SKIPPED_DIRECTORIES.has(entry.name)) {
+            const sub = await openSubdirectory(parent, entry.name);
+            if (sub !== undefined) subdirectories.push({ dir: sub, shown });
+          }
+        }
+        pending.push(...subdirectories.reverse());
+      } finally {
+        await directory.dir.release();
+      }
     }
-    pending.push(...subdirectories.reverse());
+  } finally {
+    for (const left of pending) await left.dir.release();
   }
 }
 
-/** Lines under `root` that `matches`, capped at SEARCH_MAX_MATCHES; binary and huge files are skipped. */
+/** Lines under `path` that `matches`, capped at SEARCH_MAX_MATCHES; binary and huge files are skipped. */
 export async function searchFiles(
-  root: string,
+  workspace: WorkspaceDir,
+  path: string,
   rootShown: string,
   matches: (line: string) => boolean,
   recursive: boolean,
@@ -71,9 +92,16 @@ export async function searchFiles(
 ): Promise<SearchResult> {
   const found: SearchMatch[] = [];
   let filesSearched = 0;
-  for await (const file of walkFiles(root, rootShown, recursive, signal)) {
-    if ((await stat(file.real)).size > SEARCH_MAX_FILE_BYTES) continue;
-    const bytes = await readFile(file.real, { signal });
+  for await (const file of walkFiles(workspace, path, rootShown, recursive, signal)) {
+    const handle = await file.open();
+    if (handle === undefined) continue;
+    let bytes: Buffer;
+    try {
+      if ((await handle.stat()).size > SEARCH_MAX_FILE_BYTES) continue;
+      bytes = await handle.readFile({ signal });
+    } finally {
+      await handle.close();
+    }
     if (looksBinary(bytes)) continue;
     filesSearched += 1;
     const lines = bytes.toString('utf8').split('\n');

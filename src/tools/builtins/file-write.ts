@@ -1,9 +1,9 @@
 /** file_write: creates or replaces a file of the workspace, creating missing parent directories. */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { Claims } from '../../concurrency/index.js';
-import { ensureInsideWorkspace, workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
+import { WorkspaceDir } from '../../sandbox/workspace-dir.js';
+import { writeWorkspaceFile } from '../../sandbox/workspace-files.js';
+import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
 import { defineTool } from '../tool.js';
 import { fileSystemError } from './file-system-error.js';
 
@@ -31,10 +31,8 @@ export const fileWriteTool = defineTool<FileWriteInput>({
   concurrencyClaim: (input, ctx) => Claims.paths([workspaceClaimPath(ctx, input.path)]),
   async execute(input, ctx): Promise<FileWriteOutput> {
     const shown = workspaceRelative(ctx.workspace, input.path);
-    const real = await ensureInsideWorkspace(ctx.workspace, input.path);
     try {
-      await mkdir(dirname(real), { recursive: true });
-      await writeFile(real, input.content, { encoding: 'utf8', signal: ctx.signal });
+      await WorkspaceDir.with(ctx.workspace, ctx.sandbox, (workspace) => writeWorkspaceFile(workspace, input.path, input.content, shown));
     } catch (error) {
       throw fileSystemError(error, shown);
     }

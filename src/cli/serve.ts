@@ -41,7 +41,7 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   const graceMs = (secondsOption(values['grace-seconds'], '--grace-seconds') ?? 10) * 1000;
   const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
-  const store = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir);
+  const store = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir, { fsync: config.store.fsync });
   // Created first: the engine's node_invoke and the gateway's node connections share it.
   const nodes = new NodeRegistry();
   let engine: Engine;
@@ -89,8 +89,9 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   signals.once('SIGINT', forceExit);
   signals.once('SIGTERM', forceExit);
 
-  io.out(`${signal}: shutting down; no new runs, running runs get ${graceMs / 1000} s to finish`);
+  io.out(`${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`);
   gateway.stopAdmitting();
+  engine.stopAdmitting();
   const unfinished = await finishRunning(engine, graceMs);
   if (unfinished > 0) io.out(`cancelling ${unfinished} run(s) still running`);
   // The engine first: it cancels what still runs (queued messages stay queued in the store)

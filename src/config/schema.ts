@@ -181,6 +181,8 @@ const StoreSchema = z
       .describe('Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, or memory (nothing survives a restart).'),
     dir: nonEmpty.default('.switchyard')
       .describe('The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its token file here too.'),
+    fsync: z.boolean().default(false)
+      .describe('File store: fsync each file and its directory before a write counts as done. Off, an acknowledged message survives a crash of the process; on, a power loss too, at the cost of a disk flush per group commit.'),
   })
   .strict();
 

@@ -124,10 +124,10 @@ async function connectConfiguredMcp(config: Config): Promise<McpConnection[]> {
 async function resolveStore(options: EngineOptions, config: Config): Promise<Store> {
   const choice = options.store;
   if (choice === 'memory') return new MemoryStore();
-  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir);
+  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir, { fsync: config.store.fsync });
   if (choice !== undefined) return choice as Store;
   const configured = typeof options.config === 'object' && options.config.store !== undefined;
-  return configured && config.store.kind === 'lowdb' ? LowdbStore.open(config.store.dir) : new MemoryStore();
+  return configured && config.store.kind === 'lowdb' ? LowdbStore.open(config.store.dir, { fsync: config.store.fsync }) : new MemoryStore();
 }
 
 async function resolveConfig(config: PartialConfig | string | undefined): Promise<Config> {

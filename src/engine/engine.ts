@@ -69,6 +69,8 @@ export class Engine {
   private readonly admission: Admission;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
+  /** Shutting down: nothing new is accepted, nothing waiting starts. */
+  private draining = false;
 
   constructor(deps: EngineDeps) {
     this.config = deps.config;
@@ -104,7 +106,10 @@ export class Engine {
     });
     const exec = this.config.execution;
     this.limiter = new SupervisorHost({ maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent }, this.clock, this.inspection, {
-      granted: (runId) => this.table.get(runId)?.actor?.send({ type: 'GRANTED' }),
+      granted: (runId) => {
+        // While shutting down a run waiting for permits stays queued for the next start.
+        if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
+      },
       waiting: (runId, position) => this.ledger.markQueued(runId, position, 'limits'),
       released: (runId) => {
         if (this.table.running.delete(runId)) this.log.engineEvent('engine.running', { running: [...this.table.running] });
@@ -145,6 +150,7 @@ export class Engine {
       ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
+      closing: () => this.closed,
       delegate: async (request) => this.wait((await this.submit(request)).runId),
     });
     this.admission = new Admission({
@@ -154,7 +160,10 @@ export class Engine {
       store: this.store,
       models: this.models,
       config,
-      assertOpen: () => this.assertOpen(),
+      assertOpen: () => {
+        this.assertOpen();
+        if (this.draining) throw new EngineError('closed', 'the engine is shutting down and accepts no new messages; send it again once it is back');
+      },
       cancel: (runId, reason) => void this.cancel(runId, reason),
     });
   }
@@ -293,11 +302,30 @@ export class Engine {
     this.closeHooks.push(hook);
   }
 
+  /**
+   * The start of a graceful shutdown: no new message is accepted and no waiting one starts
+   * (lanes and runs waiting for permits stay queued in the store for the next start); running
+   * runs go on. Pair it with waiting for `snapshot().running` to empty, then close().
+   */
+  stopAdmitting(): void {
+    this.draining = true;
+    this.sessions.stopAdmitting();
+  }
+
+  /**
+   * Cancels the runs still running (their logs end `cancelled`, reason "engine closed"); what
+   * waits — in a lane, for permits, pending steers — stays queued in the store for the next
+   * start. Then flushes and closes the store.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.stopAdmitting();
     this.closed = true;
     for (const handle of [...this.table.handles()]) {
-      if (handle.actor && !handle.ended) this.cancelRunTree(handle.status.runId, 'engine closed');
+      if (!handle.actor || handle.ended) continue;
+      if (handle.status.state === 'running') this.cancelRunTree(handle.status.runId, 'engine closed');
+      // Waiting for permits: stopped without a word, so its record stays queued for recovery.
+      else handle.actor.stop();
     }
     this.sessions.stopAll();
     for (const handle of this.table.handles()) {

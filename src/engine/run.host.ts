@@ -51,6 +51,8 @@ export interface RunHostDeps {
   nodes?: ToolServiceOptions['nodes'];
   /** Contract: must not throw; reports an unexpected error. */
   onError: (error: unknown) => void;
+  /** True once the engine is closing. */
+  closing: () => boolean;
   /** Submits a delegated run (`session_send`) and resolves with its result. May reject with an EngineError. */
   delegate: (request: RunRequest) => Promise<RunResult>;
 }
@@ -89,7 +91,10 @@ export class RunHost {
     });
     handle.actor = actor;
     actor.subscribe({
-      complete: () => ledger.settleRun(handle),
+      // A run stopped unstarted by close() stays queued in the store: nothing is written for it.
+      complete: () => {
+        if (!this.deps.closing() || handle.ended) ledger.settleRun(handle);
+      },
       error: (error) => {
         this.deps.onError(error);
         ledger.settleRun(handle);

@@ -52,6 +52,8 @@ export class SessionHost {
   private readonly sessions = new Map<string, SessionActor>();
   /** Sessions whose sessionSeq counter is in memory (known to continue the stored log). */
   private readonly seqLoaded = new Set<string>();
+  /** Shutting down: lanes keep their messages for the next start. */
+  private draining = false;
 
   constructor(private readonly deps: SessionHostDeps) {}
 
@@ -137,6 +139,11 @@ export class SessionHost {
     return { ...(activeRunId !== undefined ? { cancelled: activeRunId } : {}), purged };
   }
 
+  /** Shutting down: no lane admits its next message any more. */
+  stopAdmitting(): void {
+    this.draining = true;
+  }
+
   /** Hot reload: every live session applies the new lane limits to its next decision. */
   reconfigure(): void {
     const limits = this.limits();
@@ -210,6 +217,7 @@ export class SessionHost {
     const snapshot = session.getSnapshot();
     if (snapshot.status !== 'active' || snapshot.context.active) return;
     if (snapshot.context.lane.length > 0) {
+      if (this.draining) return;
       session.send({ type: 'ADMIT_NEXT' });
     } else {
       // An idle session with an empty lane costs nothing but its conversation.

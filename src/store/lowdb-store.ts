@@ -51,6 +51,8 @@ import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from '.
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
+  /** fsync every file and directory before a write counts as done, so it survives a power loss. Default false. */
+  fsync?: boolean;
   /** Items (events, session log entries, messages) per segment file. Default 256. */
   segmentItems?: number;
   /** Approximate size cap of a segment file, in characters. Default 1 MiB. */
@@ -133,7 +135,7 @@ export class LowdbStore implements Store {
       const markerPath = join(root, 'switchyard-store.json');
       const marker = await readJsonFile(markerPath, FormatFile);
       if (!marker) {
-        await new PrivateTextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
+        await new PrivateTextFile(markerPath, options.fsync === true).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',
@@ -160,7 +162,7 @@ export class LowdbStore implements Store {
     }
   }
 
-  private readonly writer = new WriteCoalescer();
+  private readonly writer: WriteCoalescer;
   private readonly pendingWrites = new PendingWrites();
   private readonly limits: SegmentLimits;
   private readonly runLogs: LruMap<string, SegmentedLog<RunEvent>>;
@@ -182,6 +184,7 @@ export class LowdbStore implements Store {
     found: { openRuns: string[]; openSteers: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
     private readonly releaseLock: () => Promise<void>,
   ) {
+    this.writer = new WriteCoalescer(options.fsync === true);
     this.limits = { items: options.segmentItems ?? 256, bytes: options.segmentBytes ?? 1024 * 1024 };
     const openLogs = options.openLogs ?? 256;
     const cachedSegments = options.cachedSegments ?? 64;

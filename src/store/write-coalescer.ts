@@ -34,6 +34,9 @@ interface FileState {
 const KNOWN_DIRS_LIMIT = 4096;
 
 export class WriteCoalescer {
+  /** @param sync fsync each file and its directory before a write counts as done (power-loss durability). */
+  constructor(private readonly sync = false) {}
+
   private readonly files = new Map<string, FileState>();
   private readonly knownDirs = new Set<string>();
   /** Files renamed into place so far (for tests and benchmarks). */
@@ -46,7 +49,7 @@ export class WriteCoalescer {
   write(path: string, snapshot: () => FileSnapshot): Promise<void> {
     let state = this.files.get(path);
     if (!state) {
-      state = { file: new PrivateTextFile(path), snapshot, next: undefined, running: undefined, failed: undefined };
+      state = { file: new PrivateTextFile(path, this.sync), snapshot, next: undefined, running: undefined, failed: undefined };
       this.files.set(path, state);
     }
     state.snapshot = snapshot;
@@ -123,7 +126,7 @@ export class WriteCoalescer {
 
   private async ensureDir(dir: string): Promise<void> {
     if (this.knownDirs.has(dir)) return;
-    await makePrivateDir(dir);
+    await makePrivateDir(dir, this.sync);
     if (this.knownDirs.size >= KNOWN_DIRS_LIMIT) this.knownDirs.clear();
     this.knownDirs.add(dir);
   }

@@ -214,11 +214,12 @@ export class Engine {
     if (live) return live;
     await this.log.settled();
     const record = await this.store.getRun(runId);
+    const steer = await this.steers.find(runId);
     if (record) {
       const { request: _request, ...status } = record;
-      return status;
+      // A steer that became a run of its own (requeued) says so.
+      return steer ? { ...status, steer: steerFields(steer) } : status;
     }
-    const steer = await this.steers.find(runId);
     if (!steer || runOfSteer(steer) === runId) return undefined;
     const into = await this.getRun(runOfSteer(steer));
     return into && { ...into, steer: steerFields(steer) };
@@ -240,7 +241,7 @@ export class Engine {
   }
 
   status(runId: string): RunStatus | undefined {
-    const steer = this.table.has(runId) ? undefined : this.steers.get(runId);
+    const steer = this.steers.get(runId);
     const handle = this.table.get(steer ? runOfSteer(steer) : runId);
     if (!handle) return undefined;
     return steer ? { ...handle.status, steer: steerFields(steer) } : { ...handle.status };

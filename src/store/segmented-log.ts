@@ -95,6 +95,11 @@ export class SegmentedLog<T> {
     );
   }
 
+  /** How many items the log holds, once it is loaded (undefined while it loads). */
+  loadedSize(): number | undefined {
+    return this.state === 'ready' ? this.count : undefined;
+  }
+
   /** The items with key > after, in order. */
   async readAfter(after = 0): Promise<T[]> {
     await this.ready;

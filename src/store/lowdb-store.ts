@@ -14,6 +14,7 @@
  *   events/<id>/<first seq>.json               a run's event log, in segments
  *   sessions/<id>/events/<first sessionSeq>.json   the session's log: [sessionSeq, runId, seq] entries
  *   sessions/<id>/conversation/<first index>.json  the session's conversation, in segments
+ *   runs-index/…                               the runs by position, for queryRuns (file-run-index.ts)
  *
  * where <id> is `<shard>/<sanitized id>-<hash>` (file-names.ts). Open it with
  * `await LowdbStore.open(dir)`.
@@ -47,7 +48,9 @@ import { StoreError } from './store-error.js';
 import { acquireStoreLock } from './store-lock.js';
 import { isTerminalState } from '../core/run-status.js';
 import { RecordFiles } from './record-files.js';
-import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import { FileRunIndex, type StoredRunRecord } from './file-run-index.js';
+import { queryPage } from './run-index.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
@@ -64,9 +67,13 @@ export interface LowdbStoreOptions {
 export interface LowdbStoreStats {
   /** Files renamed into place since open. */
   fileWrites: number;
+  /** Files and directories read from disk since open (what a query touched, when asked around it). */
+  fileReads: number;
   /** Files with a write scheduled, running or failed. */
   pendingFiles: number;
   openLogs: number;
+  /** Lists of the runs index in memory. */
+  openIndexLists: number;
   cachedSegments: number;
   cachedRecords: number;
 }
@@ -99,7 +106,7 @@ const RecordShape = z.looseObject({
   createdAt: z.string(),
   request: z.looseObject({}),
 });
-const StoredRecord = z.custom<RunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
+const StoredRecord = z.custom<StoredRunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
 const SteerShape = z.looseObject({
   steerId: z.string(),
   sessionId: z.string(),
@@ -151,6 +158,15 @@ export class LowdbStore implements Store {
         { openRuns: openRuns?.runs ?? [], openSteers: openSteers?.steers ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] },
         release,
       );
+      store.runIndex = await FileRunIndex.open({
+        dir: root,
+        records: store.runs,
+        writer: store.writer,
+        limits: store.limits,
+        openLists: options.openLogs ?? 256,
+        cachedSegments: options.cachedSegments ?? 64,
+        onRead: store.countRead,
+      });
       await store.repairAfterCrash();
       await store.flush();
       return store;
@@ -169,7 +185,12 @@ export class LowdbStore implements Store {
   private readonly eventSegments: LruMap<string, Promise<RunEvent[]>>;
   private readonly sessionSegments: LruMap<string, Promise<SessionEntry[]>>;
   private readonly messageSegments: LruMap<string, Promise<Message[]>>;
-  private readonly runs: RecordFiles<RunRecord>;
+  private readonly runs: RecordFiles<StoredRunRecord>;
+  private runIndex!: FileRunIndex;
+  private fileReads = 0;
+  private readonly countRead = () => {
+    this.fileReads += 1;
+  };
   private readonly steers: RecordFiles<SteerRecord>;
   private readonly lanes: Map<string, StoredLaneEntry[]>;
   private lanesWrite: Promise<void> | undefined;
@@ -201,6 +222,7 @@ export class LowdbStore implements Store {
       writer: this.writer,
       open: found.openRuns,
       cached: RECORDS_KEPT,
+      onRead: this.countRead,
     });
     this.steers = new RecordFiles({
       dir: join(dir, 'steers'),
@@ -212,6 +234,7 @@ export class LowdbStore implements Store {
       writer: this.writer,
       open: found.openSteers,
       cached: RECORDS_KEPT,
+      onRead: this.countRead,
     });
     this.lanes = new Map(found.lanes);
     this.grants = new Map(found.grants);
@@ -222,12 +245,20 @@ export class LowdbStore implements Store {
 
   saveRun(record: RunRecord): Promise<void> {
     if (this.closed) return closedError();
-    return this.pendingWrites.track(this.runs.save(record));
+    const { stored, after } = this.runIndex.place(record);
+    return this.pendingWrites.track(this.runs.save(stored, undefined, after));
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     this.assertOpen();
-    return this.runs.get(runId);
+    const stored = await this.runs.get(runId);
+    return stored && withoutPosition(stored);
+  }
+
+  /** A page of runs from the index (file-run-index.ts): reads its lists' tails and the page's records. */
+  async queryRuns(query: RunQuery): Promise<RunPage> {
+    this.assertOpen();
+    return queryPage(query, this.runIndex);
   }
 
   /**
@@ -236,15 +267,15 @@ export class LowdbStore implements Store {
    */
   async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     this.assertOpen();
-    if (!states.some(isTerminalState)) return (await this.runs.openRecords()).filter((record) => states.includes(record.state));
-    return (await this.runs.scan())
-      .filter((record) => states.includes(record.state))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    const records = states.some(isTerminalState)
+      ? (await this.runs.scan()).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+      : await this.runs.openRecords();
+    return records.filter((record) => states.includes(record.state)).map(withoutPosition);
   }
 
   async openRuns(): Promise<RunRecord[]> {
     this.assertOpen();
-    return this.runs.openRecords();
+    return (await this.runs.openRecords()).map(withoutPosition);
   }
 
   saveSteer(record: SteerRecord): Promise<void> {
@@ -361,7 +392,7 @@ export class LowdbStore implements Store {
   ): SegmentedLog<T> {
     let log = logs.get(key);
     if (!log) {
-      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer });
+      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer, onRead: this.countRead });
       logs.set(key, log);
     }
     return log;
@@ -427,10 +458,12 @@ export class LowdbStore implements Store {
     await this.pendingWrites.settled().catch(() => {});
     // Appends to a log still being loaded reach the writer once it is loaded.
     const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map((log) => log.ready);
+    loading.push(...this.runIndex.loading());
     await Promise.allSettled(loading);
     await this.writer.flush();
     // What was busy when it fell out of use can go now.
     for (const cache of [this.runLogs, this.sessionLogs, this.conversations]) cache.trim();
+    this.runIndex.trim();
     this.runs.trim();
     this.steers.trim();
   }
@@ -450,8 +483,10 @@ export class LowdbStore implements Store {
   stats(): LowdbStoreStats {
     return {
       fileWrites: this.writer.fileWrites,
+      fileReads: this.fileReads,
       pendingFiles: this.writer.pendingFiles,
       openLogs: this.runLogs.size + this.sessionLogs.size + this.conversations.size,
+      openIndexLists: this.runIndex.openLists,
       cachedSegments: this.eventSegments.size + this.sessionSegments.size + this.messageSegments.size,
       cachedRecords: this.runs.cachedCount + this.steers.cachedCount,
     };
@@ -460,6 +495,10 @@ export class LowdbStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw closedStoreError();
   }
+}
+
+function withoutPosition({ indexPosition: _position, ...record }: StoredRunRecord): RunRecord {
+  return record;
 }
 
 function isIdle<T>(log: SegmentedLog<T>): boolean {

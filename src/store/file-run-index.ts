@@ -65,7 +65,7 @@ export class FileRunIndex implements RunIndexReader {
   private readonly segments: LruMap<string, Promise<RunIndexEntry[]>>;
   private lastPosition = 0;
   /** Runs not ended, by id: small (what is running or waits), so kept whole in memory. */
-  private readonly unended = new Map<string, PlacedRun>();
+  private readonly notEnded = new Map<string, PlacedRun>();
   /** Entries of a run not yet on disk: its record is written after them. */
   private readonly appending = new Map<string, Promise<void>>();
 
@@ -90,8 +90,8 @@ export class FileRunIndex implements RunIndexReader {
   private placeAfter(record: RunRecord, previous: PlacedRun | undefined): { stored: StoredRunRecord; after: Promise<void> | undefined } {
     const { runId } = record;
     const { placed, lists, entry } = placeRun(record, previous, () => ++this.lastPosition);
-    if (isTerminalState(placed.state)) this.unended.delete(runId);
-    else this.unended.set(runId, placed);
+    if (isTerminalState(placed.state)) this.notEnded.delete(runId);
+    else this.notEnded.set(runId, placed);
     const stored: StoredRunRecord = { ...record, indexPosition: placed.position };
     if (lists.length > 0) {
       const earlier = this.appending.get(runId);
@@ -109,13 +109,13 @@ export class FileRunIndex implements RunIndexReader {
     yield* this.list(list).readBackward(before);
   }
 
-  *open(before: number): Iterable<RunIndexEntry> {
-    const runs = [...this.unended].filter(([, placed]) => placed.position < before).sort(([, a], [, b]) => b.position - a.position);
+  *unended(before: number): Iterable<RunIndexEntry> {
+    const runs = [...this.notEnded].filter(([, placed]) => placed.position < before).sort(([, a], [, b]) => b.position - a.position);
     for (const [runId, { position, state }] of runs) yield [position, runId, state, null];
   }
 
   async current([position, runId, state]: RunIndexEntry): Promise<RunRecord | undefined> {
-    const unended = this.unended.get(runId);
+    const unended = this.notEnded.get(runId);
     // A run not ended holds the position of its first save; any other entry of it is stale.
     if (unended) return unended.position === position ? this.options.records.get(runId) : undefined;
     if (!isTerminalState(state)) return undefined;
@@ -138,7 +138,7 @@ export class FileRunIndex implements RunIndexReader {
   }
 
   private placedOf(runId: string): PlacedRun | undefined {
-    const unended = this.unended.get(runId);
+    const unended = this.notEnded.get(runId);
     if (unended) return unended;
     const cached = this.options.records.peek(runId);
     if (cached?.indexPosition === undefined) return undefined;
@@ -170,12 +170,12 @@ export class FileRunIndex implements RunIndexReader {
     for (const record of await this.options.records.openRecords()) {
       if (isTerminalState(record.state)) continue;
       if (record.indexPosition === undefined) {
-        // Saved before the index took it in (cannot happen once complete): place it anew.
+        // Saved by a Switchyard that did not keep the index (after this one built it): placed anew.
         const { stored, after } = this.placeAfter(record, undefined);
         await this.options.records.save(stored, undefined, after);
         continue;
       }
-      this.unended.set(record.runId, { position: record.indexPosition, state: record.state, outcome: undefined });
+      this.notEnded.set(record.runId, { position: record.indexPosition, state: record.state, outcome: undefined });
     }
   }
 

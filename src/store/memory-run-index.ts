@@ -8,7 +8,7 @@ import type { RunRecord } from './types.js';
 export class MemoryRunIndex implements RunIndexReader {
   private lastPosition = 0;
   private readonly placed = new Map<string, PlacedRun>();
-  private readonly unended = new Map<string, PlacedRun>();
+  private readonly notEnded = new Map<string, PlacedRun>();
   private readonly lists = new Map<string, RunIndexEntry[]>();
 
   constructor(private readonly record: (runId: string) => RunRecord | undefined) {}
@@ -17,8 +17,8 @@ export class MemoryRunIndex implements RunIndexReader {
   save(record: RunRecord): void {
     const { placed, lists, entry } = placeRun(record, this.placed.get(record.runId), () => ++this.lastPosition);
     this.placed.set(record.runId, placed);
-    if (isTerminalState(placed.state)) this.unended.delete(record.runId);
-    else this.unended.set(record.runId, placed);
+    if (isTerminalState(placed.state)) this.notEnded.delete(record.runId);
+    else this.notEnded.set(record.runId, placed);
     for (const list of lists) {
       const key = listKey(list);
       const entries = this.lists.get(key);
@@ -32,8 +32,8 @@ export class MemoryRunIndex implements RunIndexReader {
     for (let i = firstAtOrAbove(entries, before) - 1; i >= 0; i--) yield entries[i]!;
   }
 
-  *open(before: number): Iterable<RunIndexEntry> {
-    const runs = [...this.unended].filter(([, placed]) => placed.position < before).sort(([, a], [, b]) => b.position - a.position);
+  *unended(before: number): Iterable<RunIndexEntry> {
+    const runs = [...this.notEnded].filter(([, placed]) => placed.position < before).sort(([, a], [, b]) => b.position - a.position);
     for (const [runId, { position, state }] of runs) yield [position, runId, state, null];
   }
 
@@ -46,7 +46,7 @@ export class MemoryRunIndex implements RunIndexReader {
     const copy = new MemoryRunIndex(record);
     copy.lastPosition = this.lastPosition;
     for (const [runId, placed] of this.placed) copy.placed.set(runId, placed);
-    for (const [runId, placed] of this.unended) copy.unended.set(runId, placed);
+    for (const [runId, placed] of this.notEnded) copy.notEnded.set(runId, placed);
     for (const [key, entries] of this.lists) copy.lists.set(key, [...entries]);
     return copy;
   }

@@ -60,7 +60,7 @@ export interface RunIndexReader {
   /** The entries of one list with a position below `before`, highest position first. */
   backward(list: RunList, before: number): AsyncIterable<RunIndexEntry>;
   /** An entry for each run not ended, with a position below `before`, highest first. */
-  open(before: number): Iterable<RunIndexEntry>;
+  unended(before: number): Iterable<RunIndexEntry>;
   /** The run's latest record if `entry` is still its position, else undefined. */
   current(entry: RunIndexEntry): Promise<RunRecord | undefined>;
 }
@@ -73,7 +73,7 @@ function sourcesOf(query: RunQuery, before: number, index: RunIndexReader): Asyn
   const states = statesOf(query);
   if (states.length === 5) return [iterate(index.backward({ kind: 'all' }, before))];
   const sources: AsyncIterator<RunIndexEntry>[] = [];
-  if (states.some((state) => !isTerminalState(state))) sources.push(iterate(index.open(before)));
+  if (states.some((state) => !isTerminalState(state))) sources.push(iterate(index.unended(before)));
   for (const state of states.filter(isTerminalState)) {
     const list: RunList = query.outcome === undefined ? { kind: 'state', state } : { kind: 'outcome', state, outcome: query.outcome };
     sources.push(iterate(index.backward(list, before)));

@@ -34,6 +34,8 @@
     view: 'live',
     /** The sidebar's tab was picked by hand: it is no longer switched for the user. */
     tabChosen: false,
+    /** The sidebar's tab was set from a snapshot once. */
+    tabSet: false,
   };
 
   function runIdOfActor(actorId) {
@@ -256,8 +258,11 @@
         const id = `session:${session.sessionId}`;
         if (!state.actors.has(id)) ensureActor(id, { machineId: 'session', value: session.activeRunId ? 'busy' : 'idle' });
       }
-      // Until someone picks a tab: the live actors while anything runs, else what ran before.
-      if (!state.tabChosen && state.view === 'live') setTab(state.snapshot.running.length + state.snapshot.waiting > 0 ? 'live' : 'history');
+      // Until someone picks a tab: a page opened while nothing runs shows what ran before; once
+      // something runs, the live actors (and they stay, so a run that ends is still in view).
+      const busy = state.snapshot.running.length + state.snapshot.waiting > 0;
+      if (!state.tabChosen && state.view === 'live' && (busy || !state.tabSet)) setTab(busy ? 'live' : 'history');
+      state.tabSet = true;
       changed();
     } catch {
       // Not connected: the next connection polls again.

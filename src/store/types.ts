@@ -96,9 +96,10 @@ export interface Store {
    *   to it (every process of a cluster): a run takes the next number at its first save, and
    *   the next one again at the first save that gives it a terminal state (completed, cancelled,
    *   failed); one number when both happen in one save. Other saves keep it. Runs come in
-   *   descending position: open runs by when they were first saved, ended runs by when they
-   *   ended, so a run moves to the top once, when it ends. (The engine never saves a
-   *   non-terminal state over a terminal one; a store need not order such a run.)
+   *   descending position: runs not ended by when they were first saved, ended runs by when
+   *   they ended, so a run moves to the top once, when it ends. (The engine never saves a
+   *   non-terminal state over a terminal one, nor changes how a run ended; a store need not
+   *   order such a run.)
    * - **Filters** (RunQuery) all hold for every run returned, judged by the run's latest save
    *   at the time of the call: `sessionId` equal, state one of `states`, runOutcomeOf(record)
    *   equal to `outcome`.
@@ -113,6 +114,10 @@ export interface Store {
    *   position overall, per session, per terminal state and per outcome. With `sessionId`
    *   and `states` or `outcome` together it may also pass over that session's other runs.
    * - **Errors.** A `limit` or `before` outside the above rejects with a RangeError.
+   *
+   * Shared by the stores: run-summary.ts (runSummaryOf builds each row; runOutcomeOf,
+   * checkRunQuery, cursorOf) and run-index.ts (placeRun decides positions; queryPage reads a
+   * page from any index that implements RunIndexReader, e.g. one kept as sorted sets).
    */
   queryRuns(query: RunQuery): Promise<RunPage>;
   /**

@@ -77,21 +77,28 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     await rm(profileDir, { recursive: true, force: true });
   });
 
-  it('a page opened mid-run shows the running actors at once, while nothing moves', async () => {
+  it('a page opened mid-run shows the running actors at once, while nothing moves; its runs list follows the engine', async () => {
+    let page: Page | undefined;
     runs = await playBusyScenario(engine, async ({ toolRun }) => {
       // The run waits in its batch for the reads, which wait for releaseBatch: no transition can announce it.
-      const page = await newPage();
+      page = await newPage();
       await page.goto(url('/inspect'));
       const run = page.locator(`[data-testid="actor-item"][data-actor-id="run:${toolRun}"]`);
       await expect.poll(() => run.getAttribute('data-state'), PATIENCE).toBe('live.running.acting');
       const calls = page.locator('[data-testid="actor-item"][data-machine="toolCall"]');
       await expect.poll(() => calls.count(), PATIENCE).toBeGreaterThanOrEqual(3);
-      await expect.poll(() => page.locator('[data-testid="actor-item"][data-actor-id="session:alice"]').getAttribute('data-state'), PATIENCE).toBe('busy');
+      await expect.poll(() => page!.locator('[data-testid="actor-item"][data-actor-id="session:alice"]').getAttribute('data-state'), PATIENCE).toBe('busy');
       expect(await page.locator('body').getAttribute('data-tab')).toBe('live');
       await page.screenshot({ path: join(ARTIFACTS, 'history-0-mid-run.png') });
-      await page.close();
+      await page.click('[data-testid="tab-history"]');
+      await expect.poll(() => page!.locator(`[data-testid="run-item"][data-run-id="${toolRun}"]`).getAttribute('data-state'), PATIENCE).toBe('running');
       releaseBatch();
     });
+    // The same page, never reloaded, lists every run of the scenario as it ended.
+    const items = page!.locator('[data-testid="run-item"]');
+    await expect.poll(() => items.count(), PATIENCE).toBe(6);
+    await expect.poll(() => page!.locator(`[data-testid="run-item"][data-run-id="${runs.toolRun}"]`).getAttribute('data-state'), PATIENCE).toBe('completed');
+    await page!.close();
   }, 120_000);
 
   it('a fresh page lists the stored runs with their outcomes, and filters them', async () => {
@@ -228,6 +235,24 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
       ['supersede', last, second],
     ]);
     await page.screenshot({ path: join(ARTIFACTS, 'history-4-session-bob.png') });
+    await page.close();
+  }, 60_000);
+
+  it('pages back through older runs', async () => {
+    const more = await Promise.all(Array.from({ length: 40 }, (_, i) => engine.submit({ sessionId: `carol-${i}`, input: `question ${i}` })));
+    await Promise.all(more.map(({ runId }) => engine.wait(runId)));
+    const page = await newPage();
+    await page.goto(url('/inspect'));
+    const items = page.locator('[data-testid="run-item"]');
+    await expect.poll(() => items.count(), PATIENCE).toBe(40);
+    expect(await page.locator('[data-testid="history-meta"]').textContent()).toBe('40+ runs');
+    await page.click('[data-testid="runs-more"]');
+    await expect.poll(() => items.count(), PATIENCE).toBe(46);
+    expect(await page.locator('[data-testid="runs-more"]').isHidden()).toBe(true);
+    const ids = (await page.evaluate(`[...document.querySelectorAll('[data-testid="run-item"]')].map((a) => a.dataset.runId)`)) as string[];
+    // The newer page holds the 40 runs just made, the older one the scenario's.
+    expect(ids.slice(0, 40).sort()).toEqual(more.map((r) => r.runId).sort());
+    expect(ids.slice(40).sort()).toEqual([runs.toolRun, runs.queued, runs.slow, ...runs.burst].sort());
     await page.close();
     expect(pageErrors).toEqual([]);
     expect(external).toEqual([]);

@@ -1,8 +1,9 @@
 /*
  * The runs list: the stored runs newest first (`runs.query`, docs/protocol.md), a page at a
  * time, filtered by session, state and outcome, and the sessions they belong to. It follows
- * the engine: a run that is queued, starts or ends refreshes the pages already shown. Each run
- * links to its replay (/inspect/run/<runId>), each session to its story.
+ * the engine: a run that is queued, starts or ends refreshes the pages already shown (and
+ * they are read again every few seconds, for the runs of other processes of a cluster). Each
+ * run links to its replay (/inspect/run/<runId>), each session to its story.
  */
 ((inspector) => {
   'use strict';
@@ -10,6 +11,8 @@
   const { h, shortId, formatDuration, formatTime } = inspector;
   const PAGE = 40;
   const REFRESH_AFTER_MS = 300;
+  /** Runs of other processes of a cluster send this page no events: the pages shown are read again this often. */
+  const REFRESH_EVERY_MS = 5000;
   const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
   const KNOWN_OUTCOMES = ['completed', 'interrupted', 'superseded', 'stopped', 'purged', 'cancelled', 'timeout', 'max_iterations', 'model_error', 'lane_timeout', 'internal'];
 
@@ -161,6 +164,9 @@
     setInterval(() => {
       if (state.runs.some((run) => run.state === 'running')) render();
     }, 1000);
+    setInterval(() => {
+      if (!state.loading && document.visibilityState === 'visible') void reload(state.runs.length);
+    }, REFRESH_EVERY_MS);
 
     return {
       reload: () => reload(state.runs.length),

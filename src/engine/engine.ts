@@ -17,7 +17,7 @@ import { isTerminalState, resultOf, type RunResult, type RunStatus } from '../co
 import { runOfSteer, steerFields } from '../core/steer.js';
 import { Conversations } from '../harness/conversation.js';
 import type { ModelProvider } from '../model/types.js';
-import type { Store } from '../store/types.js';
+import type { RunPage, RunQuery, Store } from '../store/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { Admission } from './admission.js';
@@ -225,6 +225,16 @@ export class Engine {
     return into && { ...into, steer: steerFields(steer) };
   }
 
+  /** A page of stored runs, newest first (the contract: Store.queryRuns in src/store/types.ts). */
+  async queryRuns(query: RunQuery): Promise<RunPage> {
+    try {
+      return await this.store.queryRuns(query);
+    } catch (error) {
+      if (error instanceof RangeError) throw new EngineError('invalid_request', error.message, { query });
+      throw error;
+    }
+  }
+
   async cancel(runId: string, reason = 'cancelled'): Promise<boolean> {
     const handle = this.table.get(runId);
     if (!handle || handle.ended) return false;
@@ -288,6 +298,11 @@ export class Engine {
   /** Streams XState inspection events of every actor until the returned function is called. */
   inspect(listener: InspectionListener): () => void {
     return this.inspection.subscribe(listener);
+  }
+
+  /** A snapshot event per live actor, as it is now (what an inspector that arrives late starts from). */
+  inspectionSnapshot(): InspectionEvent[] {
+    return this.inspection.current();
   }
 
   currentConfig(): Config {

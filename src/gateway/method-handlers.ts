@@ -14,7 +14,7 @@ import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
 /** The engine as the gateway uses it. */
 export type GatewayEngine = Pick<
   Engine,
-  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'reconfigure' | 'snapshot' | 'inspect' | 'respondApproval'
+  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'reconfigure' | 'snapshot' | 'inspect' | 'respondApproval' | 'queryRuns' | 'inspectionSnapshot'
 >;
 
 /** What a method may do on the connection it was called on. */
@@ -49,6 +49,7 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     return status;
   },
   'run.history': ({ runId }, { engine }) => engine.history(runId),
+  'runs.query': (query, { engine }) => engine.queryRuns(query),
   'run.cancel': async ({ runId, reason }, { engine }) => ({ cancelled: await engine.cancel(runId, reason) }),
   'session.stop': ({ sessionId }, { engine }) => engine.stopSession(sessionId),
   'events.subscribe': (filter, scope) => ({ subscriptionId: scope.subscribeEvents(filter) }),

@@ -15,6 +15,7 @@
  *   events/<id>/<first seq>.json               a run's event log, in segments
  *   sessions/<id>/events/<first sessionSeq>.json   the session's log: [sessionSeq, runId, seq] entries
  *   sessions/<id>/conversation/<first index>.json  the session's conversation, in segments
+ *   runs-index/…                               the runs by position, for queryRuns (file-run-index.ts)
  *
  * where <id> is `<shard>/<sanitized id>-<hash>` (file-names.ts). Open it with
  * `await LowdbStore.open(dir)`.
@@ -52,7 +53,9 @@ import { StoreError } from './store-error.js';
 import { acquireStoreLock } from './store-lock.js';
 import { isTerminalState } from '../core/run-status.js';
 import { RecordFiles } from './record-files.js';
-import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import { FileRunIndex, type StoredRunRecord } from './file-run-index.js';
+import { queryPage } from './run-index.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
@@ -77,9 +80,13 @@ export interface LowdbStoreStats {
   journalWrites: number;
   /** Files renamed into place since open. */
   fileWrites: number;
+  /** Files and directories read from disk since open (what a query touched, when asked around it). */
+  fileReads: number;
   /** Files with a write scheduled, running or failed. */
   pendingFiles: number;
   openLogs: number;
+  /** Lists of the runs index in memory. */
+  openIndexLists: number;
   cachedSegments: number;
   cachedRecords: number;
 }
@@ -114,7 +121,7 @@ const RecordShape = z.looseObject({
   createdAt: z.string(),
   request: z.looseObject({}),
 });
-const StoredRecord = z.custom<RunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
+const StoredRecord = z.custom<StoredRunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
 const SteerShape = z.looseObject({
   steerId: z.string(),
   sessionId: z.string(),
@@ -175,6 +182,15 @@ export class LowdbStore implements Store {
         { openRuns: openRuns?.runs ?? [], openSteers: openSteers?.steers ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] },
         release,
       );
+      store.runIndex = await FileRunIndex.open({
+        dir: root,
+        records: store.runs,
+        writer: store.writer,
+        limits: store.limits,
+        openLists: options.openLogs ?? 256,
+        cachedSegments: options.cachedSegments ?? 64,
+        onRead: store.countRead,
+      });
       const { journal, leftOver, segments } = await Journal.open(join(root, 'journal'), {
         fsync: options.fsync === true,
         checkpoint: () => store.pendingWrites.settled().catch(() => {}),
@@ -208,7 +224,12 @@ export class LowdbStore implements Store {
   private readonly eventSegments: LruMap<string, Promise<RunEvent[]>>;
   private readonly sessionSegments: LruMap<string, Promise<SessionEntry[]>>;
   private readonly messageSegments: LruMap<string, Promise<Message[]>>;
-  private readonly runs: RecordFiles<RunRecord>;
+  private readonly runs: RecordFiles<StoredRunRecord>;
+  private runIndex!: FileRunIndex;
+  private fileReads = 0;
+  private readonly countRead = () => {
+    this.fileReads += 1;
+  };
   private readonly steers: RecordFiles<SteerRecord>;
   private readonly lanes: Map<string, StoredLaneEntry[]>;
   private lanesWrite: Promise<void> | undefined;
@@ -241,6 +262,7 @@ export class LowdbStore implements Store {
       writer: this.writer,
       open: found.openRuns,
       cached: RECORDS_KEPT,
+      onRead: this.countRead,
     });
     this.steers = new RecordFiles({
       dir: join(dir, 'steers'),
@@ -252,6 +274,7 @@ export class LowdbStore implements Store {
       writer: this.writer,
       open: found.openSteers,
       cached: RECORDS_KEPT,
+      onRead: this.countRead,
     });
     this.lanes = new Map(found.lanes);
     this.grants = new Map(found.grants);
@@ -262,13 +285,21 @@ export class LowdbStore implements Store {
 
   saveRun(record: RunRecord): Promise<void> {
     if (this.closed) return closedError();
-    void this.pendingWrites.track(this.runs.save(record));
+    const { stored, after } = this.runIndex.place(record);
+    void this.pendingWrites.track(this.runs.save(stored, undefined, after));
     return this.journal.append({ k: 'run', v: record });
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     this.assertOpen();
-    return this.runs.get(runId);
+    const stored = await this.runs.get(runId);
+    return stored && withoutPosition(stored);
+  }
+
+  /** A page of runs from the index (file-run-index.ts): reads its lists' tails and the page's records. */
+  async queryRuns(query: RunQuery): Promise<RunPage> {
+    this.assertOpen();
+    return queryPage(query, this.runIndex);
   }
 
   /**
@@ -277,15 +308,15 @@ export class LowdbStore implements Store {
    */
   async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     this.assertOpen();
-    if (!states.some(isTerminalState)) return (await this.runs.openRecords()).filter((record) => states.includes(record.state));
-    return (await this.runs.scan())
-      .filter((record) => states.includes(record.state))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    const records = states.some(isTerminalState)
+      ? (await this.runs.scan()).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+      : await this.runs.openRecords();
+    return records.filter((record) => states.includes(record.state)).map(withoutPosition);
   }
 
   async openRuns(): Promise<RunRecord[]> {
     this.assertOpen();
-    return (await this.runs.openRecords()).filter((record) => !this.ending.has(record.runId));
+    return (await this.runs.openRecords()).filter((record) => !this.ending.has(record.runId)).map(withoutPosition);
   }
 
   saveSteer(record: SteerRecord): Promise<void> {
@@ -314,12 +345,18 @@ export class LowdbStore implements Store {
    * session logs miss, in order.
    */
   private async replay(changes: JournalChange[]): Promise<Set<string>> {
+    // Records, steers, lanes and grants: only the latest of each counts (saving an older one
+    // again could move a run back, or give it a second place in the runs index).
+    const runs = new Map<string, RunRecord>();
+    const steers = new Map<string, SteerRecord>();
+    const lanes = new Map<string, StoredLaneEntry[]>();
+    const grants = new Map<string, string[]>();
     const events = new Map<string, RunEvent[]>();
     for (const c of changes) {
-      if (c.k === 'run') void this.saveRun(c.v);
-      else if (c.k === 'steer') void this.saveSteer(c.v);
-      else if (c.k === 'lane') void this.saveLane(c.s, c.v);
-      else if (c.k === 'grants') void this.saveGrants(c.s, c.v);
+      if (c.k === 'run') runs.set(c.v.runId, c.v);
+      else if (c.k === 'steer') steers.set(c.v.steerId, c.v);
+      else if (c.k === 'lane') lanes.set(c.s, c.v);
+      else if (c.k === 'grants') grants.set(c.s, c.v);
       else if (c.k === 'event') events.set(c.v.runId, [...(events.get(c.v.runId) ?? []), c.v]);
       else {
         const log = this.conversationLog(c.s);
@@ -328,6 +365,15 @@ export class LowdbStore implements Store {
         if (missing.length > 0) void this.appendMessages(c.s, missing);
       }
     }
+    for (const [runId, record] of runs) {
+      const stored = await this.runs.get(runId);
+      if (!stored || !sameJson(withoutPosition(stored), record)) void this.saveRun(record);
+    }
+    for (const [steerId, steer] of steers) {
+      if (!sameJson(await this.steers.get(steerId), steer)) void this.saveSteer(steer);
+    }
+    for (const [sessionId, entries] of lanes) void this.saveLane(sessionId, entries);
+    for (const [sessionId, fingerprints] of grants) void this.saveGrants(sessionId, fingerprints);
     for (const [runId, logged] of events) {
       const runLog = this.runLog(runId);
       const last = (await runLog.last())?.seq ?? 0;
@@ -440,7 +486,7 @@ export class LowdbStore implements Store {
   ): SegmentedLog<T> {
     let log = logs.get(key);
     if (!log) {
-      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer });
+      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer, onRead: this.countRead });
       logs.set(key, log);
     }
     return log;
@@ -519,10 +565,12 @@ export class LowdbStore implements Store {
     await this.pendingWrites.settled().catch(() => {});
     // Appends to a log still being loaded reach the writer once it is loaded.
     const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map((log) => log.ready);
+    loading.push(...this.runIndex.loading());
     await Promise.allSettled(loading);
     await this.writer.flush();
     // What was busy when it fell out of use can go now.
     for (const cache of [this.runLogs, this.sessionLogs, this.conversations]) cache.trim();
+    this.runIndex.trim();
     this.runs.trim();
     this.steers.trim();
   }
@@ -544,8 +592,10 @@ export class LowdbStore implements Store {
     return {
       journalWrites: this.journal.writes,
       fileWrites: this.writer.fileWrites,
+      fileReads: this.fileReads,
       pendingFiles: this.writer.pendingFiles,
       openLogs: this.runLogs.size + this.sessionLogs.size + this.conversations.size,
+      openIndexLists: this.runIndex.openLists,
       cachedSegments: this.eventSegments.size + this.sessionSegments.size + this.messageSegments.size,
       cachedRecords: this.runs.cachedCount + this.steers.cachedCount,
     };
@@ -554,6 +604,14 @@ export class LowdbStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw closedStoreError();
   }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function withoutPosition({ indexPosition: _position, ...record }: StoredRunRecord): RunRecord {
+  return record;
 }
 
 function isIdle<T>(log: SegmentedLog<T>): boolean {

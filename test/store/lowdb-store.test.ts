@@ -81,7 +81,7 @@ describe('LowdbStore: reads and writes', () => {
       await store.flush();
       const files = await filesUnder(dir);
       const fileIn = (area: string) => files.find((f) => relative(dir, f).startsWith(area))!;
-      expect(JSON.parse(await readFile(fileIn('runs'), 'utf8'))).toMatchObject({ runId: 'r1', state: 'running' });
+      expect(JSON.parse(await readFile(fileIn('runs/'), 'utf8'))).toMatchObject({ runId: 'r1', state: 'running' });
       expect(JSON.parse(await readFile(fileIn('events'), 'utf8'))).toEqual([runEvent('r1', 's1', 1, 1)]);
       expect(JSON.parse(await readFile(fileIn('sessions'), 'utf8'))).toEqual([[1, 'r1', 1]]);
       expect(JSON.parse(await readFile(join(dir, 'open-runs.json'), 'utf8'))).toEqual({ runs: ['r1'] });
@@ -217,6 +217,7 @@ describe('LowdbStore: segmented logs', () => {
       }
       await store.flush();
       expect(store.stats().openLogs).toBeLessThanOrEqual(8);
+      expect(store.stats().openIndexLists).toBeLessThanOrEqual(8);
       expect(store.stats().pendingFiles).toBe(0);
       expect((await store.readEvents('r3')).map((e) => e.type)).toEqual(['turn.started', 'run.completed']);
       expect((await store.readSessionEvents('s97')).map((e) => e.seq)).toEqual([1, 2]);
@@ -300,7 +301,7 @@ describe('LowdbStore: file names', () => {
     expect(await readdir(root)).toEqual(['x']);
     expect(await readdir(join(root, 'x'))).toEqual(['y']);
     const files = await filesUnder(dir);
-    expect(files.filter((f) => relative(dir, f).startsWith('runs'))).toHaveLength(ids.length);
+    expect(files.filter((f) => relative(dir, f).startsWith('runs/'))).toHaveLength(ids.length);
     for (const file of files) {
       for (const part of relative(dir, file).split('/')) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(80);
     }

@@ -119,7 +119,8 @@ it('after SIGKILL at any moment, every acknowledged write is on disk, logs have 
       } while (before);
       expect(listed.map(([runId]) => runId).sort()).toEqual([...stored.keys()].sort());
       expect(new Map(listed)).toEqual(stored);
-      for (const [runId, state] of acked.runs) expect(stored.get(runId), runId).toBe(state);
+      // A later save may have landed with the acknowledged one, its own acknowledgement cut off by the kill.
+      for (const [runId, state] of acked.runs) expect(state === 'queued' ? ['queued', 'completed', 'cancelled'] : [state], runId).toContain(stored.get(runId));
     } finally {
       await store.close();
     }

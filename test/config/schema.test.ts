@@ -44,7 +44,7 @@ describe('defaults (README, Configuration)', () => {
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576 },
-      store: { kind: 'lowdb', dir: '.switchyard' },
+      store: { kind: 'lowdb', dir: '.switchyard', fsync: false },
       models: {},
       mcp: {},
     });

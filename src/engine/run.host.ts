@@ -23,6 +23,7 @@ import type { AnyTool } from '../tools/tool.js';
 import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
+import type { EngineObserver } from './engine-observer.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
 import type { RunLedger } from './run-ledger.js';
@@ -53,6 +54,7 @@ export interface RunHostDeps {
   onError: (error: unknown) => void;
   /** Submits a delegated run (`session_send`) and resolves with its result. May reject with an EngineError. */
   delegate: (request: RunRequest) => Promise<RunResult>;
+  observer: EngineObserver;
 }
 
 /**
@@ -147,6 +149,9 @@ export class RunHost {
             callTimeoutMs: Math.max(1, Math.min(toolConfig.default_timeout_seconds * 1000, handle.deadlineAt - nowOf(clock))),
           });
           handle.batch = { ...plan, service, startedAt: [] };
+          for (const { tool, commandVerdict } of plan.calls) {
+            if (commandVerdict) this.deps.observer.commandJudged({ runId: context.runId, tool, verdict: commandVerdict });
+          }
           return { batch: plan.act };
         }),
         announceSchedule: ({ context }) => {

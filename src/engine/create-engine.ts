@@ -18,6 +18,7 @@ import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { configuredModels } from './configured-models.js';
+import type { EngineObserver } from './engine-observer.js';
 import { Engine } from './engine.js';
 import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
 import { EngineError } from '../core/errors.js';
@@ -63,6 +64,11 @@ export interface EngineOptions {
    * startGateway so nodes can register. Without it node_invoke fails with `unavailable`.
    */
   nodes?: NodeInvoker;
+  /**
+   * What an observer learns beyond the event log: a run's start (its trace id goes into
+   * `run.started`) and command-policy verdicts. src/telemetry provides one. Default: none.
+   */
+  observer?: Partial<EngineObserver>;
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
@@ -94,6 +100,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
   });
   for (const connection of mcp) engine.onClose(() => connection.close());
   await engine.recover();

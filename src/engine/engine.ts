@@ -22,6 +22,7 @@ import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { Admission } from './admission.js';
 import { approvalGateFor } from './approvals.js';
+import { NO_OBSERVER, type EngineObserver } from './engine-observer.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
@@ -48,6 +49,8 @@ export interface EngineDeps {
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
   nodes?: ToolServiceOptions['nodes'];
+  /** What telemetry learns beyond the event log (createEngine's observer). */
+  observer?: Partial<EngineObserver>;
 }
 
 export class Engine {
@@ -79,6 +82,7 @@ export class Engine {
     this.models = deps.models;
     this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
     const config = () => this.config;
+    const observer: EngineObserver = { ...NO_OBSERVER, ...deps.observer };
     const write = (result: void | Promise<void>) => this.ledger.write(result);
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.log = new EventLog(this.store, this.clock, this.onError);
@@ -103,6 +107,7 @@ export class Engine {
       onSettled: (handle) => {
         if (handle.actor) this.inspection.forget(handle.actor);
       },
+      observer,
     });
     const exec = this.config.execution;
     this.limiter = new SupervisorHost({ maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent }, this.clock, this.inspection, {
@@ -152,6 +157,7 @@ export class Engine {
       onError: this.onError,
       closing: () => this.closed,
       delegate: async (request) => this.wait((await this.submit(request)).runId),
+      observer,
     });
     this.admission = new Admission({
       table: this.table,

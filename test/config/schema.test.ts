@@ -43,8 +43,9 @@ describe('defaults (README, Configuration)', () => {
         unprivileged_gid: 65534,
         command_policy: { enforcement: 'warn', rules: [] },
       },
-      gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576 },
+      gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576, metrics_public: false },
       store: { kind: 'lowdb', dir: '.switchyard', fsync: false },
+      telemetry: { metrics: true, service_name: 'switchyard', log_level: 'info' },
       models: {},
       mcp: {},
     });
@@ -120,6 +121,10 @@ env = { DEBUG = "1" }
 
 [mcp.remote]
 url = "http://localhost:9000/mcp"
+
+[telemetry]
+otlp_endpoint = "http://collector:4318"
+log_level = "debug"
 `;
     const defaults = defaultConfig();
     expect(parseConfigToml(toml)).toStrictEqual({
@@ -147,6 +152,7 @@ url = "http://localhost:9000/mcp"
       },
       gateway: { ...defaults.gateway, port: 0 },
       store: { ...defaults.store, kind: 'memory' },
+      telemetry: { ...defaults.telemetry, otlp_endpoint: 'http://collector:4318', log_level: 'debug' },
       models: {
         local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY', max_retry_wait_seconds: 60 },
       },
@@ -174,7 +180,7 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'boolean as string', toml: '[sandbox]\nnetwork = "yes"', path: 'sandbox.network', message: 'expected true or false, got "yes"' },
     { bad: 'date where a string belongs', toml: '[store]\ndir = 2024-01-01', path: 'store.dir', message: 'expected a string, got a date' },
     { bad: 'scalar where a table belongs', toml: 'execution = 3', path: 'execution', message: 'expected a table, got 3' },
-    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, models, mcp\)$/ },
+    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, telemetry, models, mcp\)$/ },
     { bad: 'unknown nested key', toml: '[execution]\nmax_runs_globl = 2', path: 'execution.max_runs_globl', message: /^unknown key \(allowed here: max_runs_global, / },
     { bad: 'unknown key in the command policy', toml: '[sandbox.command_policy]\nmode = "block"', path: 'sandbox.command_policy.mode', message: /allowed here: enforcement, rules/ },
     { bad: 'unknown key in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"\naction = "warn"\nregex = "a"', path: 'sandbox.command_policy.rules[0].regex', message: /allowed here: name, pattern, action/ },

@@ -7,6 +7,7 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ApprovalDecisionSchema, SessionGrants, type ApprovalDecision, type ApprovalGate, type ApprovalRequest } from '../approval/index.js';
 import { appliedConfig, ConfigError, diffConfig, mergeConfig } from '../config/index.js';
+import { InProcessClaimRegistry, type ClaimRegistry } from '../concurrency/index.js';
 import type { Clock } from '../core/clock.js';
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { SubmitResult } from '../core/submit-result.js';
@@ -48,6 +49,8 @@ export interface EngineDeps {
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
   nodes?: ToolServiceOptions['nodes'];
+  /** Where tool calls hold their claims against other runs' calls (default: this process only). */
+  claims?: ClaimRegistry;
 }
 
 export class Engine {
@@ -103,7 +106,8 @@ export class Engine {
       },
     });
     const exec = this.config.execution;
-    this.limiter = new SupervisorHost({ maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent }, this.clock, this.inspection, {
+    const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent, weights: exec.priority_weights };
+    this.limiter = new SupervisorHost(limits, this.clock, this.inspection, {
       granted: (runId) => this.table.get(runId)?.actor?.send({ type: 'GRANTED' }),
       waiting: (runId, position) => this.ledger.markQueued(runId, position, 'limits'),
       released: (runId) => {
@@ -142,6 +146,7 @@ export class Engine {
       tools: deps.tools,
       ...(deps.sessionTools ? { sessionTools: deps.sessionTools } : {}),
       approvals: this.approvals,
+      claims: deps.claims ?? new InProcessClaimRegistry(),
       ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
@@ -154,6 +159,7 @@ export class Engine {
       store: this.store,
       models: this.models,
       config,
+      clock: this.clock,
       assertOpen: () => this.assertOpen(),
       cancel: (runId, reason) => void this.cancel(runId, reason),
     });
@@ -252,7 +258,9 @@ export class Engine {
     if (diff.changed.some((key) => key === 'execution.max_runs_global' || key === 'execution.max_runs_per_agent')) {
       // Announced first, so runs the raise admits never appear before the limit that let them in.
       this.log.engineEvent('limits.changed', { max_runs_global: exec.max_runs_global, max_runs_per_agent: exec.max_runs_per_agent });
-      this.limiter.reconfigure(exec.max_runs_global, exec.max_runs_per_agent);
+    }
+    if (diff.changed.some((key) => key.startsWith('execution.max_runs_') || key.startsWith('execution.priority_weights'))) {
+      this.limiter.reconfigure(exec.max_runs_global, exec.max_runs_per_agent, exec.priority_weights);
     }
     this.sessions.reconfigure();
     if (diff.changed.length > 0) {

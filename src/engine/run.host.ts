@@ -4,17 +4,17 @@
  * releases) and the run's ToolService. The chart decides the order; this file does each step.
  */
 import { assign, createActor, fromPromise } from 'xstate';
-import { z } from 'zod';
 import type { ActOutput } from '../../machines/act.machine.js';
 import type { ModelReply, ModelTurnInput } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { ApprovalGate } from '../approval/index.js';
+import type { ClaimRegistry } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
 import { nowOf, type Clock } from '../core/clock.js';
 import { ToolError } from '../core/errors.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
-import type { DelegatedRunResult } from '../tools/tool.js';
+import type { DelegatedRunResult, DelegationRequest } from '../tools/tool.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
@@ -23,6 +23,7 @@ import type { AnyTool } from '../tools/tool.js';
 import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
+import { toolSpecOf } from './tool-specs.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
 import type { RunLedger } from './run-ledger.js';
@@ -47,6 +48,8 @@ export interface RunHostDeps {
   /** Tools only the runs of one session see; one replaces an engine tool of the same name. Must not throw. */
   sessionTools?: (sessionId: string) => readonly AnyTool[];
   approvals: ApprovalGate;
+  /** Where tool calls hold their claims against other runs' calls. */
+  claims: ClaimRegistry;
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   nodes?: ToolServiceOptions['nodes'];
   /** Contract: must not throw; reports an unexpected error. */
@@ -82,6 +85,7 @@ export class RunHost {
         agentId: handle.request.agentId,
         timeoutMs: handle.request.timeoutMs,
         maxIterations: handle.request.maxIterations,
+        ...(handle.request.startBy !== undefined ? { startWithinMs: Math.max(0, Date.parse(handle.request.startBy) - nowOf(this.deps.clock)) } : {}),
       },
       clock: this.deps.clock,
       inspect: this.deps.inspection.option,
@@ -105,8 +109,9 @@ export class RunHost {
         requestPermits: ({ context, self }) => {
           // A delegated run works under its parent's permit: the parent waits for it, so making
           // it wait for a permit of its own could deadlock at the limit.
-          if (table.require(context.runId).request.parentRunId !== undefined) self.send({ type: 'GRANTED' });
-          else limiter.acquire(context.runId, context.agentId);
+          const { parentRunId, priority } = table.require(context.runId).request;
+          if (parentRunId !== undefined) self.send({ type: 'GRANTED' });
+          else limiter.acquire(context.runId, context.agentId, priority);
         },
         announceStarted: ({ context }) => {
           ledger.markStarted(table.require(context.runId));
@@ -130,6 +135,11 @@ export class RunHost {
           ledger.endRun(table.require(context.runId), outcome, { turns, toolCalls }),
         handOverSteers: ({ context }, { steers: unconsumed, outcome }) =>
           steers.handOver(table.require(context.runId), unconsumed, outcome?.state === 'completed'),
+        escalateSteer: ({ context }, { steer, to }) => {
+          const handle = table.require(context.runId);
+          ledger.append(handle, 'run.steer_escalated', { steerId: steer.steerId, to });
+          if (to === 'queue') steers.toLane(handle, steer);
+        },
         releaseSlot: ({ context }) => sessions.runEnded(context.sessionId, context.runId),
         releasePermits: ({ context }) => limiter.release(context.runId),
         planBatch: assign(({ context }) => {
@@ -167,7 +177,7 @@ export class RunHost {
       },
       actors: {
         modelTurn: fromPromise<ModelReply, ModelTurnInput>(({ input, signal }) => this.modelTurn(input, signal)),
-        act: provideActMachine({ table, ledger, clock }),
+        act: provideActMachine({ table, ledger, clock, claims: this.deps.claims, crossRunClaims: () => this.deps.config().tool_service.cross_run_claims }),
       },
     });
   }
@@ -214,7 +224,7 @@ export class RunHost {
   }
 
   /** session_send: a run on another session, owned by this one (cancelling it cancels the child). */
-  private async delegate(parent: RunHandle, request: { sessionId: string; input: string }): Promise<DelegatedRunResult> {
+  private async delegate(parent: RunHandle, request: DelegationRequest): Promise<DelegatedRunResult> {
     const { table } = this.deps;
     for (let run: RunHandle | undefined = parent; run; run = table.get(run.request.parentRunId ?? '')) {
       if (run.status.sessionId === request.sessionId) {
@@ -231,6 +241,7 @@ export class RunHost {
       input: request.input,
       parentRunId: parent.status.runId,
       busyPolicy: 'queue',
+      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
       ...(parent.request.unattended !== undefined ? { unattended: parent.request.unattended } : {}),
       // A delegated run may not escape the tier its parent works under.
       ...(parent.request.approvalTier !== undefined ? { approvalTier: parent.request.approvalTier } : {}),
@@ -276,17 +287,4 @@ export function splitModel(model: string): [string, string | undefined] {
 
 function abortError(): Error {
   return Object.assign(new Error('aborted'), { name: 'AbortError', code: 'aborted' });
-}
-
-function toolSpecOf(tool: AnyTool & { jsonSchema?: unknown }): ToolSpec {
-  // MCP tools carry their server's own JSON Schema; zod only sees a generic object there.
-  let parameters: unknown = tool.jsonSchema ?? { type: 'object' };
-  if (tool.jsonSchema === undefined) {
-    try {
-      parameters = z.toJSONSchema(tool.input);
-    } catch {
-      // A schema zod cannot express as JSON Schema still works; the model just sees less.
-    }
-  }
-  return { name: tool.name, description: tool.description, parameters };
 }

@@ -64,6 +64,7 @@ const ENGINE_RANK: Record<string, number> = {
   'admission.ts': 3,
   'run.host.ts': 4,
   'act.host.ts': 5,
+  'tool-specs.ts': 5,
   'approvals.ts': 6,
   'steers.ts': 6,
   'run-ledger.ts': 7,

@@ -31,6 +31,9 @@ export interface ActHostDeps {
  * const act = provideActMachine({ table, ledger, clock }); // the run machine's `act` actor
  */
 export function provideActMachine({ table, ledger, clock, claims, crossRunClaims }: ActHostDeps) {
+  /** Tool executions still settling, by call: a call cancelled mid-execution keeps its claim until its tool has stopped. */
+  const executing = new Map<string, Promise<unknown>>();
+  const callKey = (runId: string, index: number) => `${runId}\u0000${index}`;
   const batchOf = (runId: string) => {
     const batch = table.get(runId)?.batch;
     if (!batch) throw new Error(`run ${runId} has no tool batch`);
@@ -75,7 +78,8 @@ export function provideActMachine({ table, ledger, clock, claims, crossRunClaims
             const batch = batchOf(input.runId);
             return batch.service.approve(batch.calls[input.index]!, signal);
           }),
-          // The claim is held for as long as the call's `holding` state lasts: stopping this actor gives it back.
+          // The claim is held for as long as the call's `holding` state lasts (a call stopped mid-execution:
+          // until its tool has stopped too); stopping this actor gives it back.
           holdClaim: fromCallback<EventObject, { runId: string; index: number }>(({ input, sendBack }) => {
             const batch = batchOf(input.runId);
             const call = batch.calls[input.index]!;
@@ -87,12 +91,24 @@ export function provideActMachine({ table, ledger, clock, claims, crossRunClaims
               { workspace: batch.service.workspace, runId: input.runId, callId: call.callId, tool: call.tool, claim: call.claim },
               { waiting: (block) => sendBack({ type: 'CLAIM_WAITING', ...block }), held: () => sendBack({ type: 'CLAIM_HELD' }) },
             );
-            return () => ticket.release();
+            return () => {
+              const running = executing.get(callKey(input.runId, input.index));
+              const release = () => ticket.release();
+              if (running) void running.then(release, release);
+              else release();
+            };
           }),
           executeTool: fromPromise(async ({ input, signal }) => {
             const batch = batchOf(input.runId);
             const call = batch.calls[input.index]!;
-            return batch.service.execute(call, signal, batch.act.calls[input.index]!.timeoutMs);
+            const key = callKey(input.runId, input.index);
+            const running = batch.service.execute(call, signal, batch.act.calls[input.index]!.timeoutMs);
+            executing.set(key, running);
+            const forget = () => {
+              if (executing.get(key) === running) executing.delete(key);
+            };
+            running.then(forget, forget);
+            return running;
           }),
         },
       }),

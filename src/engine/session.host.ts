@@ -123,12 +123,6 @@ export class SessionHost {
     this.actorOf(sessionId).send({ type: 'RESTORE', entries: timed });
   }
 
-  /** What is left of a start deadline, as the session's delay (0 once it has passed). */
-  private startWithin(startBy: string | undefined): { startWithinMs?: number } {
-    if (startBy === undefined) return {};
-    return { startWithinMs: Math.max(0, Date.parse(startBy) - nowOf(this.deps.clock)) };
-  }
-
   /**
    * Cancels the active run (reason `stopped`) and purges the lane, including the steers the
    * stopped run hands back to the lane front.
@@ -230,6 +224,12 @@ export class SessionHost {
       this.deps.log.forgetSession(sessionId);
       this.seqLoaded.delete(sessionId);
     }
+  }
+
+  /** What is left of a start deadline, as the session's delay (0 once it has passed). */
+  private startWithin(startBy: string | undefined): { startWithinMs?: number } {
+    if (startBy === undefined) return {};
+    return { startWithinMs: Math.max(0, Date.parse(startBy) - nowOf(this.deps.clock)) };
   }
 
   private persistLane(sessionId: string, session: SessionActor): void {

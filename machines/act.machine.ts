@@ -4,11 +4,13 @@
  * once. In groups mode a call depends on every call of the earlier groups and calls start
  * strictly in model order; in dag mode a call depends only on the earlier calls it conflicts
  * with. Before a checkpoint call starts (a group's first call; every call in dag mode): a
- * pending steer defers every call not yet started, a fatal error aborts them. CLOSE (the run
- * was cancelled or timed out) ends every open call at once. Pure.
+ * pending steer defers every call not yet started, a fatal error aborts them. A started call
+ * may still wait for a claim another run holds; it says so (CALL_WAITING) and announces its
+ * start once it holds it (CALL_STARTED). CLOSE (the run was cancelled or timed out) ends every
+ * open call at once. Pure.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type { CallDoneEvent, ToolCallError, ToolCallOutcome } from './tool-call.machine.js';
+import type { CallDoneEvent, CallStartedEvent, CallWaitingEvent, ClaimWait, ToolCallError, ToolCallOutcome } from './tool-call.machine.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
 export interface PlannedCall {
@@ -52,6 +54,8 @@ export interface ActOutput {
 
 export type ActEvent =
   | CallDoneEvent
+  | CallStartedEvent
+  | CallWaitingEvent
   | { type: 'STEER_PENDING' }
   | { type: 'CLOSE'; code: string; message: string }
   | { type: 'xstate.error.actor.*'; error: unknown };
@@ -108,6 +112,7 @@ const actSetup = setup({
   actions: {
     // Effects, provided by the engine.
     callStarted: (_, _params: { index: number }) => {},
+    callWaiting: (_, _params: { index: number } & ClaimWait) => {},
     callFinished: (_, _params: { index: number; result: ToolCallOutcome }) => {},
     // Pure.
     markSteerPending: assign({ steerPending: true }),
@@ -120,6 +125,7 @@ const actSetup = setup({
   },
   guards: {
     allDone: ({ context }) => context.status.every((s) => s === 'done'),
+    callOpen: ({ context }, index: number) => context.status[index] === 'running',
   },
 });
 
@@ -146,9 +152,9 @@ const advance = actSetup.createAction(
       status[index] = 'running';
       enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!) });
     };
+    // A started call announces itself (CALL_STARTED) once it holds its claim.
     for (const index of step.start) {
       spawn(index);
-      enqueue({ type: 'callStarted', params: { index } });
       enqueue.sendTo(childId(index), { type: 'START' });
     }
     for (const { index, result } of step.reuse) {
@@ -232,6 +238,14 @@ export const actMachine = actSetup.createMachine({
       always: { guard: 'allDone', target: 'done' },
       on: {
         CALL_DONE: { actions: [recordDone, advance] },
+        CALL_STARTED: {
+          guard: { type: 'callOpen', params: ({ event }) => event.index },
+          actions: { type: 'callStarted', params: ({ event }) => ({ index: event.index }) },
+        },
+        CALL_WAITING: {
+          guard: { type: 'callOpen', params: ({ event }) => event.index },
+          actions: { type: 'callWaiting', params: ({ event }) => ({ index: event.index, blockedBy: event.blockedBy, resource: event.resource }) },
+        },
         STEER_PENDING: { actions: ['markSteerPending', advance] },
         'xstate.error.actor.*': { actions: ['markFatal', recordCrash, advance] },
         CLOSE: { target: 'done', actions: closeOpenCalls },

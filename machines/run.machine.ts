@@ -4,10 +4,13 @@
  * its exit actions, in this order: append the terminal event, hand unconsumed steers back,
  * release the session slot, release the permits — so no path leaves a session busy or a
  * permit held, and a successor never starts before its predecessor's terminal event.
- * Pure: time comes from the actor clock (the deadline is a named delay), effects are named
+ * A run that must start by a time and is still queued then fails `deadline_unmeetable`; a
+ * steer with a deadline that is still unread then escalates: it cancels the run (and runs
+ * next, as the follow-up of the unread steers) or leaves it for the lane.
+ * Pure: time comes from the actor clock (the deadlines are delays), effects are named
  * actions and actors that src/ provides.
  */
-import { assign, fromPromise, sendTo, setup } from 'xstate';
+import { assign, cancel, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
 import { actMachine, type ActInput, type ActOutput } from './act.machine.js';
 
 export interface ToolCallRequest {
@@ -21,9 +24,15 @@ export interface ModelReply {
   toolCalls: ToolCallRequest[];
 }
 
+export type SteerEscalation = 'interrupt' | 'queue';
+
 export interface PendingSteer {
   steerId: string;
   text: string;
+  /** How long it may wait for a turn boundary, from its delivery; none: as long as the run takes. */
+  deadlineMs?: number;
+  /** What happens when the deadline passes first (default interrupt). */
+  escalation?: SteerEscalation;
 }
 
 export type RunOutcome =
@@ -37,6 +46,8 @@ export interface RunInput {
   agentId: string;
   timeoutMs: number;
   maxIterations: number;
+  /** The run must leave `queued` within this many ms (its startBy), or it fails `deadline_unmeetable`. */
+  startWithinMs?: number;
 }
 
 export interface RunContext extends RunInput {
@@ -53,7 +64,11 @@ export interface RunContext extends RunInput {
 export type RunEvent =
   | { type: 'GRANTED' }
   | { type: 'STEER'; steer: PendingSteer }
-  | { type: 'CANCEL'; reason: string };
+  | { type: 'CANCEL'; reason: string }
+  /** Raised by the run itself when a steer's deadline passes. */
+  | { type: 'STEER_DUE'; steerId: string }
+  /** Raised by the run itself when its start deadline passes. */
+  | { type: 'START_DUE' };
 
 export interface ModelTurnInput {
   runId: string;
@@ -66,6 +81,10 @@ export interface BatchCloseReason {
   message: string;
 }
 
+function steerOf(context: RunContext, steerId: string): PendingSteer {
+  return context.pendingSteers.find((s) => s.steerId === steerId)!;
+}
+
 const notProvided = (name: string) => () => Promise.reject(new Error(`run machine: actor ${name} was not provided`));
 
 function errorOf(error: unknown, code: string): { code: string; message: string } {
@@ -74,13 +93,17 @@ function errorOf(error: unknown, code: string): { code: string; message: string 
   return { code: typeof ownCode === 'string' ? ownCode : code, message };
 }
 
+const steerTimerId = (steerId: string) => `steer:${steerId}`;
+const START_TIMER_ID = 'startBy';
+
 function closeReasonOf(event: { type: string; reason?: unknown }): BatchCloseReason {
   if (event.type === 'CANCEL') return { code: 'cancelled', message: `run cancelled (${String(event.reason)})` };
+  if (event.type === 'STEER_DUE') return { code: 'cancelled', message: 'run cancelled (steer_escalated)' };
   if (event.type.startsWith('xstate.after.')) return { code: 'timeout', message: 'run deadline expired' };
   return { code: 'aborted', message: 'batch closed' };
 }
 
-export const runMachine = setup({
+const runSetup = setup({
   types: {
     context: {} as RunContext,
     events: {} as RunEvent,
@@ -107,6 +130,8 @@ export const runMachine = setup({
     closeBatch: (_, _params: BatchCloseReason) => {},
     appendTerminalEvent: (_, _params: { outcome: RunOutcome | undefined; turns: number; toolCalls: number }) => {},
     handOverSteers: (_, _params: { steers: PendingSteer[]; outcome: RunOutcome | undefined }) => {},
+    /** A steer's deadline passed unread: announce it; for `queue`, also move the steer to the lane. */
+    escalateSteer: (_, _params: { steer: PendingSteer; to: SteerEscalation }) => {},
     releaseSlot: () => {},
     releasePermits: () => {},
     // Pure bookkeeping.
@@ -114,6 +139,9 @@ export const runMachine = setup({
       pendingSteers: ({ context, event }) => (event.type === 'STEER' ? [...context.pendingSteers, event.steer] : context.pendingSteers),
     }),
     clearSteers: assign({ pendingSteers: [] }),
+    dropSteer: assign({
+      pendingSteers: ({ context, event }) => context.pendingSteers.filter((s) => event.type !== 'STEER_DUE' || s.steerId !== event.steerId),
+    }),
     recordReply: assign(({ context }, reply: ModelReply) => ({
       lastReply: reply,
       toolCallCount: context.toolCallCount + reply.toolCalls.length,
@@ -128,8 +156,36 @@ export const runMachine = setup({
     iterationCapReached: ({ context }) => context.turn >= context.maxIterations,
     outcomeIs: ({ context }, state: RunOutcome['state']) => context.outcome?.state === state,
     batchFailedFatally: (_, output: ActOutput) => output.fatal !== undefined,
+    steerDueTo: ({ context, event }, to: SteerEscalation) => {
+      if (event.type !== 'STEER_DUE') return false;
+      const steer = context.pendingSteers.find((s) => s.steerId === event.steerId);
+      return steer !== undefined && (steer.escalation ?? 'interrupt') === to;
+    },
   },
-}).createMachine({
+});
+
+/** Effects and bookkeeping above; the timers of the deadlines below, so the chart can name them. */
+const startSteerDeadline = runSetup.createAction(
+  enqueueActions(({ event, enqueue }) => {
+    if (event.type !== 'STEER' || event.steer.deadlineMs === undefined) return;
+    enqueue.raise({ type: 'STEER_DUE', steerId: event.steer.steerId }, { delay: event.steer.deadlineMs, id: steerTimerId(event.steer.steerId) });
+  }),
+);
+
+/** The steers are read now: their deadlines no longer matter. */
+const cancelSteerDeadlines = runSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    for (const steer of context.pendingSteers) if (steer.deadlineMs !== undefined) enqueue.cancel(steerTimerId(steer.steerId));
+  }),
+);
+
+const startStartDeadline = runSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    if (context.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE' }, { delay: context.startWithinMs, id: START_TIMER_ID });
+  }),
+);
+
+export const runMachine = runSetup.createMachine({
   id: 'run',
   context: ({ input }) => ({
     ...input,
@@ -154,16 +210,43 @@ export const runMachine = setup({
         'releasePermits',
       ],
       on: {
-        STEER: { actions: 'addSteer' },
+        STEER: { actions: ['addSteer', startSteerDeadline] },
         CANCEL: {
           target: '.ending',
           actions: { type: 'setOutcome', params: ({ event }) => ({ state: 'cancelled' as const, reason: event.reason }) },
         },
+        STEER_DUE: [
+          {
+            guard: { type: 'steerDueTo', params: 'interrupt' },
+            target: '.ending',
+            actions: [
+              { type: 'escalateSteer', params: ({ context, event }) => ({ steer: steerOf(context, event.steerId), to: 'interrupt' as const }) },
+              { type: 'setOutcome', params: { state: 'cancelled' as const, reason: 'steer_escalated' } },
+            ],
+          },
+          {
+            guard: { type: 'steerDueTo', params: 'queue' },
+            actions: [{ type: 'escalateSteer', params: ({ context, event }) => ({ steer: steerOf(context, event.steerId), to: 'queue' as const }) }, 'dropSteer'],
+          },
+        ],
       },
       states: {
         queued: {
-          entry: 'requestPermits',
-          on: { GRANTED: 'running' },
+          entry: ['requestPermits', startStartDeadline],
+          exit: cancel(START_TIMER_ID),
+          on: {
+            GRANTED: 'running',
+            START_DUE: {
+              target: 'ending',
+              actions: {
+                type: 'setOutcome',
+                params: {
+                  state: 'failed' as const,
+                  error: { code: 'deadline_unmeetable', message: 'the run could not start by its startBy time (no permit came free in time); it never ran' },
+                },
+              },
+            },
+          },
         },
         running: {
           entry: 'announceStarted',
@@ -184,6 +267,7 @@ export const runMachine = setup({
             thinking: {
               entry: [
                 { type: 'consumeSteers', params: ({ context }) => ({ steers: context.pendingSteers, turn: context.turn }) },
+                cancelSteerDeadlines,
                 'clearSteers',
                 { type: 'startTurn', params: ({ context }) => ({ turn: context.turn }) },
               ],
@@ -210,7 +294,7 @@ export const runMachine = setup({
             acting: {
               entry: ['planBatch', 'announceSchedule'],
               exit: { type: 'closeBatch', params: ({ event }) => closeReasonOf(event) },
-              on: { STEER: { actions: ['addSteer', 'tellBatchOfSteer'] } },
+              on: { STEER: { actions: ['addSteer', startSteerDeadline, 'tellBatchOfSteer'] } },
               invoke: {
                 id: 'act',
                 src: 'act',

@@ -2,7 +2,8 @@
  * A session: its slot (at most one active run) and its wait lane (a bounded FIFO of messages
  * that arrived while the slot was taken). Decides what happens to every message — start,
  * steer, queue, reject — and announces each decision as an emitted event that the engine
- * carries out. Lane expiry uses delayed events on the actor clock. Pure: no clock, no I/O.
+ * carries out. Lane expiry and start deadlines use delayed events on the actor clock. Pure: no
+ * clock, no I/O.
  */
 import { assign, enqueueActions, setup } from 'xstate';
 
@@ -21,6 +22,8 @@ export interface SessionMessage {
   runModel?: string;
   runWorkspace?: string;
   expectedRunId?: string;
+  /** Must start (be admitted) within this many ms, or it leaves the lane `deadline_unmeetable`. */
+  startWithinMs?: number;
 }
 
 export interface LaneEntry {
@@ -30,6 +33,8 @@ export interface LaneEntry {
   /** The model / workspace its run will use. */
   model?: string;
   workspace?: string;
+  /** Its start deadline, counted from when it (re-)entered the lane. */
+  startWithinMs?: number;
 }
 
 export interface ActiveRun {
@@ -67,6 +72,7 @@ export type SessionEvent =
   | { type: 'RUN_ENDED'; runId: string }
   | { type: 'CANCEL_QUEUED'; runId: string; reason: string }
   | { type: 'LANE_EXPIRED'; runId: string }
+  | { type: 'START_DUE'; runId: string }
   | { type: 'PURGE' }
   | { type: 'REQUEUE_FRONT'; entry: LaneEntry }
   /** After a restart: the lane as it was persisted, front first. */
@@ -83,6 +89,7 @@ export type SessionEmitted =
   | { type: 'idle'; laneDepth: number };
 
 const laneTimerId = (runId: string) => `lane:${runId}`;
+const startTimerId = (runId: string) => `start:${runId}`;
 
 /** A steer goes into the active run only if it is plain text for that very run and there is room. */
 export function canSteer(context: SessionContext, message: SessionMessage): boolean {
@@ -125,6 +132,7 @@ export const sessionMachine = setup({
       const [front, ...rest] = context.lane;
       if (!front) return;
       enqueue.cancel(laneTimerId(front.runId));
+      enqueue.cancel(startTimerId(front.runId));
       enqueue.assign({ lane: rest, active: activeFrom(front.runId, front.viaInterrupt, front) });
       enqueue.emit({ type: 'admit', runId: front.runId });
     }),
@@ -146,11 +154,13 @@ export const sessionMachine = setup({
       }
       for (const entry of superseded) {
         enqueue.cancel(laneTimerId(entry.runId));
+        enqueue.cancel(startTimerId(entry.runId));
         enqueue.emit({ type: 'dropped', runId: entry.runId, reason: 'superseded' });
       }
       const lane = [...kept, { runId: m.runId, viaInterrupt: interrupting, model: m.runModel, workspace: m.runWorkspace }];
       enqueue.assign({ lane });
       enqueue.raise({ type: 'LANE_EXPIRED', runId: m.runId }, { delay: 'laneMaxWait', id: laneTimerId(m.runId) });
+      if (m.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE', runId: m.runId }, { delay: m.startWithinMs, id: startTimerId(m.runId) });
       enqueue.emit({ type: 'queued', runId: m.runId, position: lane.length });
       const active = context.active;
       if (interrupting && active && (active.running || active.viaInterrupt)) {
@@ -174,15 +184,18 @@ export const sessionMachine = setup({
       enqueue.emit({ type: 'idle', laneDepth: context.lane.length });
     }),
     dropQueued: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'CANCEL_QUEUED' && event.type !== 'LANE_EXPIRED') return;
+      if (event.type !== 'CANCEL_QUEUED' && event.type !== 'LANE_EXPIRED' && event.type !== 'START_DUE') return;
       if (!context.lane.some((e) => e.runId === event.runId)) return;
       enqueue.cancel(laneTimerId(event.runId));
+      enqueue.cancel(startTimerId(event.runId));
       enqueue.assign({ lane: context.lane.filter((e) => e.runId !== event.runId) });
-      enqueue.emit({ type: 'dropped', runId: event.runId, reason: event.type === 'LANE_EXPIRED' ? 'lane_timeout' : event.reason });
+      const reason = event.type === 'LANE_EXPIRED' ? 'lane_timeout' : event.type === 'START_DUE' ? 'deadline_unmeetable' : event.reason;
+      enqueue.emit({ type: 'dropped', runId: event.runId, reason });
     }),
     purge: enqueueActions(({ context, enqueue }) => {
       for (const entry of context.lane) {
         enqueue.cancel(laneTimerId(entry.runId));
+        enqueue.cancel(startTimerId(entry.runId));
         enqueue.emit({ type: 'dropped', runId: entry.runId, reason: 'purged' });
       }
       enqueue.assign({ lane: [] });
@@ -199,6 +212,7 @@ export const sessionMachine = setup({
       enqueue.assign({ lane: [...context.lane, ...event.entries] });
       for (const entry of event.entries) {
         enqueue.raise({ type: 'LANE_EXPIRED', runId: entry.runId }, { delay: 'laneMaxWait', id: laneTimerId(entry.runId) });
+        if (entry.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE', runId: entry.runId }, { delay: entry.startWithinMs, id: startTimerId(entry.runId) });
       }
     }),
     configure: assign(({ context, event }) => (event.type === 'CONFIGURE' ? { ...context, ...event.limits } : context)),
@@ -210,6 +224,7 @@ export const sessionMachine = setup({
   on: {
     CANCEL_QUEUED: { actions: 'dropQueued' },
     LANE_EXPIRED: { actions: 'dropQueued' },
+    START_DUE: { actions: 'dropQueued' },
     CONFIGURE: { actions: 'configure' },
   },
   states: {

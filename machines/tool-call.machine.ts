@@ -1,11 +1,15 @@
 /*
- * One tool call: waiting (until the batch starts it) -> validate -> claim -> approval ->
- * execute -> finished | failed | cancelled | deferred. Validation and the claim were decided
- * when the batch was planned and are carried in the input; approval and execution are
- * actors that src/ provides. The call's own timeout is a named delay on the actor clock.
- * Every final state reports its result to the batch (CALL_DONE). Pure.
+ * One tool call: waiting (until the batch starts it) -> validate -> waitingForClaim ->
+ * approval -> execute -> finished | failed | cancelled | deferred. Validation and the claim
+ * were decided when the batch was planned and are carried in the input. The claim is held
+ * against other runs by an invoked actor (`holdClaim`) for as long as the call is in
+ * `holding`: it says when the call must wait and when it holds, and gives the claim back when
+ * the call leaves, however it leaves. Approval and execution are actors that src/ provides.
+ * Waiting for the claim and executing are each bounded by the call's timeout, a named delay on
+ * the actor clock. The call tells the batch when it starts (CALL_STARTED: it holds its claim)
+ * and when it must wait (CALL_WAITING); every final state reports its result (CALL_DONE). Pure.
  */
-import { assign, fromPromise, sendParent, setup } from 'xstate';
+import { assign, fromCallback, fromPromise, sendParent, setup, type EventObject } from 'xstate';
 
 export interface ToolCallError {
   code: string;
@@ -35,12 +39,22 @@ export interface ToolCallInput {
 
 export type ApprovalVerdict = { allowed: true } | { allowed: false; error: ToolCallError };
 
+/** Who holds what a waiting call needs (machines stay free of src/, so this mirrors src/concurrency's ClaimBlock). */
+export interface ClaimWait {
+  blockedBy: { runId: string; callId: string; tool: string };
+  resource: string;
+}
+
 export interface ToolCallContext extends ToolCallInput {
   result: ToolCallOutcome | undefined;
+  /** Set while the call waits for a claim another run holds. */
+  wait: ClaimWait | undefined;
 }
 
 export type ToolCallEvent =
   | { type: 'START' }
+  | ({ type: 'CLAIM_WAITING' } & ClaimWait)
+  | { type: 'CLAIM_HELD' }
   | { type: 'DEFER' }
   | { type: 'CANCEL'; message: string }
   | { type: 'ABORT'; message: string }
@@ -51,6 +65,15 @@ export interface CallDoneEvent {
   index: number;
   result: ToolCallOutcome;
 }
+
+/** The call holds its claim and goes on (or was refused at planning): the batch announces its start. */
+export interface CallStartedEvent {
+  type: 'CALL_STARTED';
+  index: number;
+}
+
+/** The call waits for a claim another run holds. */
+export type CallWaitingEvent = { type: 'CALL_WAITING'; index: number } & ClaimWait;
 
 const notProvided = (name: string) => () => Promise.reject(new Error(`tool-call machine: actor ${name} was not provided`));
 
@@ -68,12 +91,17 @@ export const toolCallMachine = setup({
   actors: {
     requestApproval: fromPromise<ApprovalVerdict, { runId: string; index: number }>(notProvided('requestApproval')),
     executeTool: fromPromise<unknown, { runId: string; index: number }>(notProvided('executeTool')),
+    /** Without a registry there is nobody else to wait for: the claim is held at once. */
+    holdClaim: fromCallback<EventObject, { runId: string; index: number }>(({ sendBack }) => sendBack({ type: 'CLAIM_HELD' })),
   },
   delays: {
     callTimeout: ({ context }) => context.timeoutMs,
   },
   actions: {
     setResult: assign((_, result: ToolCallOutcome) => ({ result })),
+    recordWait: assign((_, wait: ClaimWait) => ({ wait })),
+    announceStarted: sendParent(({ context }): CallStartedEvent => ({ type: 'CALL_STARTED', index: context.index })),
+    announceWaiting: sendParent(({ context }, wait: ClaimWait): CallWaitingEvent => ({ type: 'CALL_WAITING', index: context.index, ...wait })),
     report: sendParent(({ context }): CallDoneEvent => ({
       type: 'CALL_DONE',
       index: context.index,
@@ -87,7 +115,7 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: 'toolCall',
-  context: ({ input }) => ({ ...input, result: undefined }),
+  context: ({ input }) => ({ ...input, result: undefined, wait: undefined }),
   initial: 'waiting',
   states: {
     waiting: {
@@ -110,62 +138,95 @@ export const toolCallMachine = setup({
     },
     validate: {
       always: [
-        { guard: 'plannedValid', target: 'claim' },
-        { target: 'failed', actions: { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) } },
+        { guard: 'plannedValid', target: 'holding' },
+        { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
       ],
     },
-    // The claim was computed once, from the admitted arguments, when the batch was planned.
-    claim: { always: 'running' },
-    running: {
+    // The claim was computed once, from the admitted arguments, when the batch was planned; here
+    // it is held against the calls of other runs for as long as the call is in this state.
+    holding: {
+      invoke: { src: 'holdClaim', input: ({ context }) => ({ runId: context.runId, index: context.index }) },
       on: {
         CANCEL: {
           target: 'cancelled',
           actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: { code: 'cancelled', message: event.message } }) },
         },
       },
-      initial: 'approval',
+      initial: 'waitingForClaim',
       states: {
-        approval: {
-          initial: 'deciding',
-          states: {
-            deciding: { always: [{ guard: 'approvalNeeded', target: 'asking' }, { target: '#toolCall.running.execute' }] },
-            asking: {
-              invoke: {
-                src: 'requestApproval',
-                input: ({ context }) => ({ runId: context.runId, index: context.index }),
-                onDone: [
-                  { guard: { type: 'approved', params: ({ event }) => event.output }, target: '#toolCall.running.execute' },
-                  {
-                    target: '#toolCall.failed',
-                    actions: {
-                      type: 'setResult',
-                      params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
-                    },
-                  },
-                ],
-                onError: {
-                  target: '#toolCall.failed',
-                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
-                },
-              },
+        waitingForClaim: {
+          on: {
+            CLAIM_WAITING: {
+              actions: [
+                { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+                { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+              ],
             },
+            CLAIM_HELD: 'running',
           },
-        },
-        execute: {
           after: {
             callTimeout: {
               target: '#toolCall.failed',
               actions: {
                 type: 'setResult',
-                params: ({ context }) => ({ ok: false, error: { code: 'timeout', message: `tool call exceeded its timeout of ${context.timeoutMs} ms` } }),
+                params: ({ context }) => ({
+                  ok: false,
+                  error: {
+                    code: 'timeout',
+                    message: `tool call waited its whole timeout of ${context.timeoutMs} ms for ${context.wait?.resource ?? 'its claim'}, held by ${context.wait?.blockedBy.tool ?? 'a call'} of run ${context.wait?.blockedBy.runId ?? '?'}; it was not run`,
+                  },
+                }),
               },
             },
           },
-          invoke: {
-            src: 'executeTool',
-            input: ({ context }) => ({ runId: context.runId, index: context.index }),
-            onDone: { target: '#toolCall.finished', actions: { type: 'setResult', params: ({ event }) => ({ ok: true, output: event.output }) } },
-            onError: { target: '#toolCall.failed', actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) } },
+        },
+        running: {
+          entry: 'announceStarted',
+          initial: 'approval',
+          states: {
+            approval: {
+              initial: 'deciding',
+              states: {
+                deciding: { always: [{ guard: 'approvalNeeded', target: 'asking' }, { target: '#toolCall.holding.running.execute' }] },
+                asking: {
+                  invoke: {
+                    src: 'requestApproval',
+                    input: ({ context }) => ({ runId: context.runId, index: context.index }),
+                    onDone: [
+                      { guard: { type: 'approved', params: ({ event }) => event.output }, target: '#toolCall.holding.running.execute' },
+                      {
+                        target: '#toolCall.failed',
+                        actions: {
+                          type: 'setResult',
+                          params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
+                        },
+                      },
+                    ],
+                    onError: {
+                      target: '#toolCall.failed',
+                      actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
+                    },
+                  },
+                },
+              },
+            },
+            execute: {
+              after: {
+                callTimeout: {
+                  target: '#toolCall.failed',
+                  actions: {
+                    type: 'setResult',
+                    params: ({ context }) => ({ ok: false, error: { code: 'timeout', message: `tool call exceeded its timeout of ${context.timeoutMs} ms` } }),
+                  },
+                },
+              },
+              invoke: {
+                src: 'executeTool',
+                input: ({ context }) => ({ runId: context.runId, index: context.index }),
+                onDone: { target: '#toolCall.finished', actions: { type: 'setResult', params: ({ event }) => ({ ok: true, output: event.output }) } },
+                onError: { target: '#toolCall.failed', actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) } },
+              },
+            },
           },
         },
       },

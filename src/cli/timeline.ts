@@ -65,6 +65,10 @@ function describe(event: StreamEvent): string {
       return event.toolCalls.length > 0
         ? `calls ${event.toolCalls.map((c) => `${c.name}(${clip(JSON.stringify(c.args), 30)})`).join(', ')}`
         : `"${clip(event.text)}"`;
+    case 'run.steer_escalated':
+      return `steer ${event.steerId} not read in time -> ${event.to}`;
+    case 'tool.waiting':
+      return `[${event.callId}] waits for ${event.blockedBy.tool} of run ${event.blockedBy.runId} (${event.resource})`;
     case 'tool.started':
       return `${event.tool} [${event.callId}]`;
     case 'tool.finished':

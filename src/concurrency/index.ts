@@ -5,3 +5,7 @@ export { pathsOverlap } from './paths-overlap.js';
 export { claimsConflict, conflictReason } from './conflict.js';
 export { partitionParallelGroups, batchParallelizable } from './partition.js';
 export { canonicalJson } from './canonical-json.js';
+export { ClaimQueue, holdsAcrossRuns } from './claim-queue.js';
+export type { ClaimBlock, ClaimHolder, QueuedClaim } from './claim-queue.js';
+export { InProcessClaimRegistry } from './claim-registry.js';
+export type { ClaimListener, ClaimRegistry, ClaimRequest, ClaimTicket } from './claim-registry.js';

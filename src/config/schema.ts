@@ -15,6 +15,14 @@ const positiveSeconds = z.number().positive();
 const nonEmpty = z.string().min(1);
 const recordKey = z.string().min(1);
 
+const PriorityWeightsSchema = z
+  .object({
+    interactive: positiveInt.default(4).describe('Weight of runs with `priority = "interactive"` (the default priority).'),
+    background: positiveInt.default(2).describe('Weight of runs with `priority = "background"`.'),
+    batch: positiveInt.default(1).describe('Weight of runs with `priority = "batch"`.'),
+  })
+  .strict();
+
 const ExecutionSchema = z
   .object({
     max_runs_global: positiveInt.default(8)
@@ -33,6 +41,10 @@ const ExecutionSchema = z
       .describe('Seconds a run may take from its start (time queued does not count) when its request sets no `timeoutMs`; then it ends `failed` with `timeout`.'),
     max_iterations: positiveInt.default(1000)
       .describe('Model turns a run may take when its request sets no `maxIterations`; then it ends `failed` with `max_iterations`.'),
+    steer_deadline_seconds: positiveSeconds.optional()
+      .describe('Seconds a steer may wait for the running run\'s next turn boundary when its request sets no `steerDeadlineMs`; then it escalates (`steerEscalation`). Unset: a steer waits as long as the run takes.'),
+    priority_weights: PriorityWeightsSchema.prefault({})
+      .describe('The shares of the limiter\'s grants the priority classes get while runs of several classes wait (weighted fair queueing).'),
     default_model: nonEmpty.default('scripted')
       .describe('The model of a run whose request names none: a provider id (`scripted` is built in, `[models.<id>]` adds more), optionally as `<id>:<model>`.'),
   })
@@ -45,7 +57,9 @@ const ToolServiceSchema = z
     scheduling: z.enum(['groups', 'dag']).default('groups')
       .describe('How a batch is ordered: contiguous groups of non-conflicting calls, one group after another, or `dag`, where a call waits only for the earlier calls it conflicts with.'),
     default_timeout_seconds: positiveSeconds.default(60)
-      .describe('Seconds one tool call may take, clipped to the run\'s remaining deadline; then it is an error result with code `timeout`.'),
+      .describe('Seconds one tool call may take, clipped to the run\'s remaining deadline; then it is an error result with code `timeout`. Waiting for another run\'s claim is bounded by it too.'),
+    cross_run_claims: z.boolean().default(true)
+      .describe('Whether every tool call holds its claim against the calls of other runs working in the same workspace (a conflicting call waits, `tool.waiting`). `false`: only the calls of one batch are ordered.'),
   })
   .strict();
 

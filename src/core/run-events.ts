@@ -42,13 +42,17 @@ export interface DeniedAction {
 
 export interface RunEventData {
   'run.queued': { position: number; reason: 'session_busy' | 'limits' };
-  /** `traceId`: the run's trace, when tracing is on (README, "Operating Switchyard"). */
-  'run.started': { agentId: string; model: string; parentRunId?: string; traceId?: string };
+  /** `workspace`: where its tool calls work (claims of runs in one workspace meet across runs); `traceId`: the run's trace, when tracing is on (README, "Operating Switchyard"). */
+  'run.started': { agentId: string; model: string; parentRunId?: string; workspace: string; traceId?: string };
   'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
+  /** A steer was not read within its deadline: the run is cancelled for it (`interrupt`) or it moved to the lane (`queue`). */
+  'run.steer_escalated': { steerId: string; to: 'interrupt' | 'queue' };
   'turn.started': { turn: number };
   'model.delta': { turn: number; text: string };
   'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[]; finishReason?: FinishReason; usage?: TokenUsage };
   'tool.scheduled': ToolScheduleData;
+  /** The call must wait for a claim a call of another run holds; its tool.started follows once it holds it. */
+  'tool.waiting': { callId: string; blockedBy: { runId: string; callId: string; tool: string }; resource: string };
   'tool.started': { callId: string; tool: string; args: unknown };
   'approval.requested': { approvalId: string; callId: string; action: unknown };
   'approval.resolved': { approvalId: string; decision: string; by: string };

@@ -41,16 +41,34 @@ export const RunRequestSchema = z
       .string()
       .regex(/^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/, 'must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>')
       .optional(),
+    /** The limiter's class for this run (docs/runs.md, "Priorities"). */
+    priority: z.enum(['interactive', 'background', 'batch']).optional(),
+    /** The run must start by this time, or it ends failed with `deadline_unmeetable` then. */
+    startBy: z.iso.datetime({ offset: true }).optional(),
+    /** The same, relative to the submit. */
+    startWithinMs: z.number().int().nonnegative().max(MAX_TIMER_MS).optional(),
+    /** As a steer: how long it may wait for the running run's next turn boundary before it escalates. */
+    steerDeadlineMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
+    /** As a steer past its deadline: cancel the run and run this message next, or move it to the lane. */
+    steerEscalation: z.enum(['interrupt', 'queue']).optional(),
   })
-  .strict();
+  .strict()
+  .refine((req) => req.startBy === undefined || req.startWithinMs === undefined, {
+    message: 'give startBy or startWithinMs, not both',
+    path: ['startWithinMs'],
+  });
 
 export type RunRequest = z.input<typeof RunRequestSchema>;
 
+export type RunPriority = NonNullable<z.output<typeof RunRequestSchema>['priority']>;
+
 /** A request after validation, with the defaults of the config in force at submit time. */
-export interface AdmittedRequest extends z.output<typeof RunRequestSchema> {
+export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>, 'startWithinMs'> {
   runId: string;
   agentId: string;
   busyPolicy: 'steer' | 'interrupt' | 'queue';
+  priority: RunPriority;
+  steerEscalation: 'interrupt' | 'queue';
   timeoutMs: number;
   maxIterations: number;
   model: string;
@@ -60,25 +78,31 @@ export interface AdmittedRequest extends z.output<typeof RunRequestSchema> {
   plainText: boolean;
 }
 
-export function admitRequest(raw: unknown, config: Config): AdmittedRequest {
+/** `now` (the engine clock, ms) turns `startWithinMs` into the `startBy` the admitted request carries. */
+export function admitRequest(raw: unknown, config: Config, now = Date.now()): AdmittedRequest {
   const parsed = RunRequestSchema.safeParse(raw);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
     const summary = issues.map((i) => `${i.path || '(request)'}: ${i.message}`).join('; ');
     throw new EngineError('invalid_request', `invalid run request: ${summary}`, { issues });
   }
-  const req = parsed.data;
+  const { startWithinMs, ...req } = parsed.data;
   if (req.workspace !== undefined && !req.workspace.startsWith('/')) {
     throw new EngineError('invalid_request', 'invalid run request: workspace: must be an absolute path', {
       issues: [{ path: 'workspace', message: 'must be an absolute path' }],
     });
   }
   const exec = config.execution;
+  const steerDeadlineMs = req.steerDeadlineMs ?? (exec.steer_deadline_seconds !== undefined ? timerMs(exec.steer_deadline_seconds) : undefined);
   return {
     ...req,
     runId: req.runId ?? randomUUID(),
     agentId: req.agentId ?? 'main',
     busyPolicy: req.busyPolicy ?? exec.busy_policy,
+    priority: req.priority ?? 'interactive',
+    steerEscalation: req.steerEscalation ?? 'interrupt',
+    ...(steerDeadlineMs !== undefined ? { steerDeadlineMs } : {}),
+    ...(startWithinMs !== undefined ? { startBy: new Date(now + startWithinMs).toISOString() } : {}),
     timeoutMs: req.timeoutMs ?? timerMs(exec.default_timeout_seconds),
     maxIterations: req.maxIterations ?? exec.max_iterations,
     model: req.model ?? exec.default_model,

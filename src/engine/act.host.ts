@@ -4,9 +4,10 @@
  * executions through the run's ToolService, and the batch's results turned into the tool
  * messages of the conversation.
  */
-import { fromPromise } from 'xstate';
+import { fromCallback, fromPromise, type EventObject } from 'xstate';
 import { actMachine, type ActOutput } from '../../machines/act.machine.js';
 import { toolCallMachine, type ToolCallOutcome } from '../../machines/tool-call.machine.js';
+import { holdsAcrossRuns, type ClaimRegistry } from '../concurrency/index.js';
 import { nowOf, type Clock } from '../core/clock.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
@@ -18,6 +19,10 @@ export interface ActHostDeps {
   table: RunTable;
   ledger: RunLedger;
   clock: Clock;
+  /** Where calls hold their claims against the calls of other runs. */
+  claims: ClaimRegistry;
+  /** [tool_service] cross_run_claims, read as each call starts. */
+  crossRunClaims: () => boolean;
 }
 
 /**
@@ -25,7 +30,10 @@ export interface ActHostDeps {
  * @example
  * const act = provideActMachine({ table, ledger, clock }); // the run machine's `act` actor
  */
-export function provideActMachine({ table, ledger, clock }: ActHostDeps) {
+export function provideActMachine({ table, ledger, clock, claims, crossRunClaims }: ActHostDeps) {
+  /** Tool executions still settling, by call: a call cancelled mid-execution keeps its claim until its tool has stopped. */
+  const executing = new Map<string, Promise<unknown>>();
+  const callKey = (runId: string, index: number) => `${runId}\u0000${index}`;
   const batchOf = (runId: string) => {
     const batch = table.get(runId)?.batch;
     if (!batch) throw new Error(`run ${runId} has no tool batch`);
@@ -39,6 +47,11 @@ export function provideActMachine({ table, ledger, clock }: ActHostDeps) {
         if (!handle || !call) return;
         handle.batch!.startedAt[index] = nowOf(clock);
         ledger.append(handle, 'tool.started', { callId: call.callId, tool: call.tool, args: call.args });
+      },
+      callWaiting: ({ context }, { index, blockedBy, resource }) => {
+        const handle = table.get(context.runId);
+        const call = handle?.batch?.calls[index];
+        if (handle && call) ledger.append(handle, 'tool.waiting', { callId: call.callId, blockedBy, resource });
       },
       callFinished: ({ context }, { index, result }) => {
         const handle = table.get(context.runId);
@@ -65,10 +78,37 @@ export function provideActMachine({ table, ledger, clock }: ActHostDeps) {
             const batch = batchOf(input.runId);
             return batch.service.approve(batch.calls[input.index]!, signal);
           }),
+          // The claim is held for as long as the call's `holding` state lasts (a call stopped mid-execution:
+          // until its tool has stopped too); stopping this actor gives it back.
+          holdClaim: fromCallback<EventObject, { runId: string; index: number }>(({ input, sendBack }) => {
+            const batch = batchOf(input.runId);
+            const call = batch.calls[input.index]!;
+            if (!crossRunClaims() || !holdsAcrossRuns(call.claim)) {
+              sendBack({ type: 'CLAIM_HELD' });
+              return undefined;
+            }
+            const ticket = claims.acquire(
+              { workspace: batch.service.workspace, runId: input.runId, callId: call.callId, tool: call.tool, claim: call.claim },
+              { waiting: (block) => sendBack({ type: 'CLAIM_WAITING', ...block }), held: () => sendBack({ type: 'CLAIM_HELD' }) },
+            );
+            return () => {
+              const running = executing.get(callKey(input.runId, input.index));
+              const release = () => ticket.release();
+              if (running) void running.then(release, release);
+              else release();
+            };
+          }),
           executeTool: fromPromise(async ({ input, signal }) => {
             const batch = batchOf(input.runId);
             const call = batch.calls[input.index]!;
-            return batch.service.execute(call, signal, batch.act.calls[input.index]!.timeoutMs);
+            const key = callKey(input.runId, input.index);
+            const running = batch.service.execute(call, signal, batch.act.calls[input.index]!.timeoutMs);
+            executing.set(key, running);
+            const forget = () => {
+              if (executing.get(key) === running) executing.delete(key);
+            };
+            running.then(forget, forget);
+            return running;
           }),
         },
       }),

@@ -4,6 +4,7 @@
  * session (and, for a run it admits, the limiter) decides synchronously — and the answer goes
  * out only once that decision is durable in the store.
  */
+import { nowOf, type Clock } from '../core/clock.js';
 import { EngineError } from '../core/errors.js';
 import type { Config } from '../config/index.js';
 import { admitRequest, splitModel, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
@@ -23,6 +24,7 @@ export interface AdmissionDeps {
   store: Store;
   models: ReadonlyMap<string, ModelProvider>;
   config: () => Config;
+  clock: Clock;
   /** Throws EngineError `closed` once the engine is closed. */
   assertOpen: () => void;
   /** Cancels a run whose admission could not be stored. Must not throw. */
@@ -37,7 +39,7 @@ export class Admission {
   async submit(raw: RunRequest): Promise<SubmitResult> {
     const { assertOpen, store, sessions } = this.deps;
     assertOpen();
-    const request = admitRequest(raw, this.deps.config());
+    const request = admitRequest(raw, this.deps.config(), nowOf(this.deps.clock));
     const refused = sandboxRequestIssue(request, this.deps.config());
     if (refused !== undefined) throw new EngineError('invalid_request', `invalid run request: ${refused.path}: ${refused.message}`, { issues: [refused] });
     this.assertFreeId(request.runId);
@@ -91,6 +93,7 @@ export class Admission {
       runModel: request.model,
       runWorkspace: handle.workspace,
       ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
+      ...(request.startBy !== undefined ? { startBy: request.startBy } : {}),
     });
     return this.decisionOf(request.runId, request.sessionId);
   }

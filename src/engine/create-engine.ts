@@ -5,6 +5,7 @@
  */
 import type { InspectionEvent } from 'xstate';
 import type { ApprovalDecision, ApprovalRequest } from '../approval/index.js';
+import type { ClaimRegistry } from '../concurrency/index.js';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ConfigError, defaultConfig, loadConfig, mergeConfig } from '../config/index.js';
 import { scriptedModel } from '../model/scripted.js';
@@ -60,6 +61,11 @@ export interface EngineOptions {
    */
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   /**
+   * Where tool calls hold their claims against the calls of other runs (docs/claims.md, "Claims
+   * across runs"). Default: a registry in this process.
+   */
+  claims?: ClaimRegistry;
+  /**
    * Connected node clients for the node_invoke tool: a NodeRegistry, also handed to
    * startGateway so nodes can register. Without it node_invoke fails with `unavailable`.
    */
@@ -97,6 +103,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.rewriteArguments ? { rewriteArguments: options.rewriteArguments } : {}),
     ...(options.sessionTools ? { sessionTools: options.sessionTools } : {}),
     ...(options.nodes ? { nodes: options.nodes } : {}),
+    ...(options.claims ? { claims: options.claims } : {}),
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),

@@ -7,14 +7,14 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Config, PartialConfig } from '../config/index.js';
 import { ApprovalDecisionSchema, SessionGrants, type ApprovalDecision, type ApprovalGate, type ApprovalRequest } from '../approval/index.js';
 import { appliedConfig, ConfigError, diffConfig, mergeConfig } from '../config/index.js';
+import { InProcessClaimRegistry, type ClaimRegistry } from '../concurrency/index.js';
 import type { Clock } from '../core/clock.js';
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import { EngineError } from '../core/errors.js';
 import type { RunEvent } from '../core/run-events.js';
 import type { RunRequest } from '../core/run-request.js';
-import { isTerminalState, resultOf, type RunResult, type RunStatus } from '../core/run-status.js';
-import { runOfSteer, steerFields } from '../core/steer.js';
+import type { RunResult, RunStatus } from '../core/run-status.js';
 import { Conversations } from '../harness/conversation.js';
 import type { ModelProvider } from '../model/types.js';
 import type { RunPage, RunQuery, Store } from '../store/types.js';
@@ -28,6 +28,7 @@ import { openEventStream, type EventStream, type EventStreamFilter } from './eve
 import { InspectionHub, type InspectionListener } from './inspection.js';
 import { recover, type Recovered } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
+import { RunLookup } from './run-lookup.js';
 import { RunHost } from './run.host.js';
 import { RunTable, type WaitOptions } from './run-table.js';
 import { SessionHost } from './session.host.js';
@@ -51,6 +52,8 @@ export interface EngineDeps {
   nodes?: ToolServiceOptions['nodes'];
   /** What telemetry learns beyond the event log (createEngine's observer). */
   observer?: Partial<EngineObserver>;
+  /** Where tool calls hold their claims against other runs' calls (default: this process only). */
+  claims?: ClaimRegistry;
 }
 
 export class Engine {
@@ -70,6 +73,7 @@ export class Engine {
   private readonly steers: Steers;
   private readonly runHost: RunHost;
   private readonly admission: Admission;
+  private readonly lookup: RunLookup;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
   /** Shutting down: nothing new is accepted, nothing waiting starts. */
@@ -110,7 +114,8 @@ export class Engine {
       observer,
     });
     const exec = this.config.execution;
-    this.limiter = new SupervisorHost({ maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent }, this.clock, this.inspection, {
+    const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent, weights: exec.priority_weights };
+    this.limiter = new SupervisorHost(limits, this.clock, this.inspection, {
       granted: (runId) => {
         // While shutting down a run waiting for permits stays queued for the next start.
         if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
@@ -152,6 +157,7 @@ export class Engine {
       tools: deps.tools,
       ...(deps.sessionTools ? { sessionTools: deps.sessionTools } : {}),
       approvals: this.approvals,
+      claims: deps.claims ?? new InProcessClaimRegistry(),
       ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
@@ -159,6 +165,7 @@ export class Engine {
       delegate: async (request) => this.wait((await this.submit(request)).runId),
       observer,
     });
+    this.lookup = new RunLookup(this.table, this.steers, this.store, this.log);
     this.admission = new Admission({
       table: this.table,
       sessions: this.sessions,
@@ -166,6 +173,7 @@ export class Engine {
       store: this.store,
       models: this.models,
       config,
+      clock: this.clock,
       assertOpen: () => {
         this.assertOpen();
         if (this.draining) throw new EngineError('closed', 'the engine is shutting down and accepts no new messages; send it again once it is back');
@@ -195,13 +203,9 @@ export class Engine {
     return this.admission.submit(raw);
   }
 
-  async wait(runId: string, options: WaitOptions = {}): Promise<RunResult> {
-    // A steer's id stands for the run it went into; a steer that run never read moves on to a follow-up.
-    for (;;) {
-      const target = this.steers.targetOf(runId) ?? runId;
-      const result = await this.waitRun(target, options);
-      if ((this.steers.targetOf(runId) ?? runId) === target) return result;
-    }
+  /** The run's result once it is settled; for a steer's id, that of the run it went into. */
+  wait(runId: string, options: WaitOptions = {}): Promise<RunResult> {
+    return this.lookup.wait(runId, options);
   }
 
   events(filter: EventStreamFilter = {}): EventStream {
@@ -209,26 +213,13 @@ export class Engine {
   }
 
   /** The run's whole event log, in seq order (for a steer's id: the log of the run it went into). */
-  async history(runId: string): Promise<RunEvent[]> {
-    await this.log.settled();
-    return this.store.readEvents(await this.steers.runOf(runId));
+  history(runId: string): Promise<RunEvent[]> {
+    return this.lookup.history(runId);
   }
 
   /** The run's status, from memory or, for a run that finished before a restart, from the store. */
-  async getRun(runId: string): Promise<RunStatus | undefined> {
-    const live = this.status(runId);
-    if (live) return live;
-    await this.log.settled();
-    const record = await this.store.getRun(runId);
-    const steer = await this.steers.find(runId);
-    if (record) {
-      const { request: _request, ...status } = record;
-      // A steer that became a run of its own (requeued) says so.
-      return steer ? { ...status, steer: steerFields(steer) } : status;
-    }
-    if (!steer || runOfSteer(steer) === runId) return undefined;
-    const into = await this.getRun(runOfSteer(steer));
-    return into && { ...into, steer: steerFields(steer) };
+  getRun(runId: string): Promise<RunStatus | undefined> {
+    return this.lookup.getRun(runId);
   }
 
   /** A page of stored runs, newest first (the contract: Store.queryRuns in src/store/types.ts). */
@@ -257,10 +248,7 @@ export class Engine {
   }
 
   status(runId: string): RunStatus | undefined {
-    const steer = this.steers.get(runId);
-    const handle = this.table.get(steer ? runOfSteer(steer) : runId);
-    if (!handle) return undefined;
-    return steer ? { ...handle.status, steer: steerFields(steer) } : { ...handle.status };
+    return this.lookup.status(runId);
   }
 
   reconfigure(partial: PartialConfig): { applied: string[]; restartRequired: string[] } {
@@ -278,7 +266,9 @@ export class Engine {
     if (diff.changed.some((key) => key === 'execution.max_runs_global' || key === 'execution.max_runs_per_agent')) {
       // Announced first, so runs the raise admits never appear before the limit that let them in.
       this.log.engineEvent('limits.changed', { max_runs_global: exec.max_runs_global, max_runs_per_agent: exec.max_runs_per_agent });
-      this.limiter.reconfigure(exec.max_runs_global, exec.max_runs_per_agent);
+    }
+    if (diff.changed.some((key) => key.startsWith('execution.max_runs_') || key.startsWith('execution.priority_weights'))) {
+      this.limiter.reconfigure(exec.max_runs_global, exec.max_runs_per_agent, exec.priority_weights);
     }
     this.sessions.reconfigure();
     if (diff.changed.length > 0) {
@@ -360,18 +350,6 @@ export class Engine {
     await this.log.settled();
     await this.store.flush();
     await this.store.close();
-  }
-
-  private async waitRun(runId: string, options: WaitOptions): Promise<RunResult> {
-    const handle = this.table.get(runId);
-    if (handle) return this.table.settled(handle, options);
-    await this.log.settled();
-    const record = await this.store.getRun(runId);
-    if (record && isTerminalState(record.state)) return resultOf({ ...record, state: record.state });
-    // A steer from before a restart answers with the fate of the run it went into.
-    const into = record ? runId : await this.steers.runOf(runId);
-    if (into !== runId) return this.wait(into, options);
-    throw new EngineError('not_found', `no run "${runId}"`, { runId });
   }
 
   /** Cancels a run (running or queued) and every run it delegated to. */

@@ -95,6 +95,7 @@ export async function recover(deps: RecoveryDeps): Promise<Recovered> {
       viaInterrupt: lane.find((e) => e.runId === h.status.runId)?.viaInterrupt ?? false,
       model: h.request.model,
       workspace: h.workspace,
+      ...(h.request.startBy !== undefined ? { startBy: h.request.startBy } : {}),
     }));
     result.requeued.push(...entries.map((e) => e.runId));
     sessions.restore(sessionId, entries);

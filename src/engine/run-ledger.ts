@@ -83,10 +83,11 @@ export class RunLedger {
       model: request.model,
       ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
       ...(traceId ? { traceId } : {}),
+      workspace: handle.workspace,
     });
   }
 
-  /** A message that left the lane without running: cancelled, superseded, purged or expired. */
+  /** A message that left the lane without running: cancelled, superseded, purged, expired or out of time to start. */
   endQueued(runId: string, reason: string): void {
     const handle = this.deps.table.get(runId);
     if (!handle || handle.ended) return;
@@ -97,6 +98,9 @@ export class RunLedger {
         message: `waited longer than execution.wait_lane_max_wait_seconds (${seconds} s) for the session`,
       };
       this.endRun(handle, { state: 'failed', error });
+    } else if (reason === 'deadline_unmeetable') {
+      const message = `the run could not start by its startBy time (${handle.request.startBy ?? '?'}): the session was still busy; it never ran`;
+      this.endRun(handle, { state: 'failed', error: { code: 'deadline_unmeetable', message } });
     } else {
       this.endRun(handle, { state: 'cancelled', reason });
     }

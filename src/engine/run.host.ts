@@ -8,12 +8,13 @@ import type { ActOutput } from '../../machines/act.machine.js';
 import type { ModelReply, ModelTurnInput } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { ApprovalGate } from '../approval/index.js';
+import type { ClaimRegistry } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
 import { nowOf, type Clock } from '../core/clock.js';
 import { ToolError } from '../core/errors.js';
 import { splitModel, type RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
-import type { DelegatedRunResult } from '../tools/tool.js';
+import type { DelegatedRunResult, DelegationRequest } from '../tools/tool.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
@@ -48,6 +49,8 @@ export interface RunHostDeps {
   /** Tools only the runs of one session see; one replaces an engine tool of the same name. Must not throw. */
   sessionTools?: (sessionId: string) => readonly AnyTool[];
   approvals: ApprovalGate;
+  /** Where tool calls hold their claims against other runs' calls. */
+  claims: ClaimRegistry;
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   nodes?: ToolServiceOptions['nodes'];
   /** Contract: must not throw; reports an unexpected error. */
@@ -86,6 +89,7 @@ export class RunHost {
         agentId: handle.request.agentId,
         timeoutMs: handle.request.timeoutMs,
         maxIterations: handle.request.maxIterations,
+        ...(handle.request.startBy !== undefined ? { startWithinMs: Math.max(0, Date.parse(handle.request.startBy) - nowOf(this.deps.clock)) } : {}),
       },
       clock: this.deps.clock,
       inspect: this.deps.inspection.option,
@@ -112,8 +116,9 @@ export class RunHost {
         requestPermits: ({ context, self }) => {
           // A delegated run works under its parent's permit: the parent waits for it, so making
           // it wait for a permit of its own could deadlock at the limit.
-          if (table.require(context.runId).request.parentRunId !== undefined) self.send({ type: 'GRANTED' });
-          else limiter.acquire(context.runId, context.agentId);
+          const { parentRunId, priority } = table.require(context.runId).request;
+          if (parentRunId !== undefined) self.send({ type: 'GRANTED' });
+          else limiter.acquire(context.runId, context.agentId, priority);
         },
         announceStarted: ({ context }) => {
           ledger.markStarted(table.require(context.runId));
@@ -137,6 +142,11 @@ export class RunHost {
           ledger.endRun(table.require(context.runId), outcome, { turns, toolCalls }),
         handOverSteers: ({ context }, { steers: unconsumed, outcome }) =>
           steers.handOver(table.require(context.runId), unconsumed, outcome?.state === 'completed'),
+        escalateSteer: ({ context }, { steer, to }) => {
+          const handle = table.require(context.runId);
+          ledger.append(handle, 'run.steer_escalated', { steerId: steer.steerId, to });
+          if (to === 'queue') steers.toLane(handle, steer);
+        },
         releaseSlot: ({ context }) => sessions.runEnded(context.sessionId, context.runId),
         releasePermits: ({ context }) => limiter.release(context.runId),
         planBatch: assign(({ context }) => {
@@ -177,7 +187,7 @@ export class RunHost {
       },
       actors: {
         modelTurn: fromPromise<ModelReply, ModelTurnInput>(({ input, signal }) => this.modelTurn(input, signal)),
-        act: provideActMachine({ table, ledger, clock }),
+        act: provideActMachine({ table, ledger, clock, claims: this.deps.claims, crossRunClaims: () => this.deps.config().tool_service.cross_run_claims }),
       },
     });
   }
@@ -224,7 +234,7 @@ export class RunHost {
   }
 
   /** session_send: a run on another session, owned by this one (cancelling it cancels the child). */
-  private async delegate(parent: RunHandle, request: { sessionId: string; input: string }): Promise<DelegatedRunResult> {
+  private async delegate(parent: RunHandle, request: DelegationRequest): Promise<DelegatedRunResult> {
     const { table } = this.deps;
     for (let run: RunHandle | undefined = parent; run; run = table.get(run.request.parentRunId ?? '')) {
       if (run.status.sessionId === request.sessionId) {
@@ -241,6 +251,7 @@ export class RunHost {
       input: request.input,
       parentRunId: parent.status.runId,
       busyPolicy: 'queue',
+      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
       ...(parent.request.unattended !== undefined ? { unattended: parent.request.unattended } : {}),
       // A delegated run may not escape the tier its parent works under.
       ...(parent.request.approvalTier !== undefined ? { approvalTier: parent.request.approvalTier } : {}),

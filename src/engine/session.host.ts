@@ -7,13 +7,16 @@
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import type { LaneEntry, SessionEmitted, SessionLimits, SessionMessage } from '../../machines/session.machine.js';
 import { sessionMachine } from '../../machines/session.machine.js';
-import { timerMs, type Clock } from '../core/clock.js';
+import { nowOf, timerMs, type Clock } from '../core/clock.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../store/types.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
 
 type SessionActor = Actor<typeof sessionMachine>;
+
+/** A message or lane entry with its start deadline as a time (`startBy`); the session gets it as a delay. */
+type WithStartBy<T> = Omit<T, 'startWithinMs'> & { startBy?: string };
 
 /** What the engine does with a session's decisions. Contract: none may throw. */
 export interface SessionHandlers {
@@ -93,8 +96,8 @@ export class SessionHost {
     this.seqLoaded.add(sessionId);
   }
 
-  submit(sessionId: string, message: SessionMessage): void {
-    this.actorOf(sessionId).send({ type: 'SUBMIT', message });
+  submit(sessionId: string, { startBy, ...message }: WithStartBy<SessionMessage>): void {
+    this.actorOf(sessionId).send({ type: 'SUBMIT', message: { ...message, ...this.startWithin(startBy) } });
   }
 
   runStarted(sessionId: string, runId: string): void {
@@ -117,8 +120,9 @@ export class SessionHost {
     this.actorOf(sessionId).send({ type: 'REQUEUE_FRONT', entry });
   }
 
-  restore(sessionId: string, entries: LaneEntry[]): void {
-    this.actorOf(sessionId).send({ type: 'RESTORE', entries });
+  restore(sessionId: string, entries: WithStartBy<LaneEntry>[]): void {
+    const timed = entries.map(({ startBy, ...entry }) => ({ ...entry, ...this.startWithin(startBy) }));
+    this.actorOf(sessionId).send({ type: 'RESTORE', entries: timed });
   }
 
   /**
@@ -228,6 +232,12 @@ export class SessionHost {
       this.deps.log.forgetSession(sessionId);
       this.seqLoaded.delete(sessionId);
     }
+  }
+
+  /** What is left of a start deadline, as the session's delay (0 once it has passed). */
+  private startWithin(startBy: string | undefined): { startWithinMs?: number } {
+    if (startBy === undefined) return {};
+    return { startWithinMs: Math.max(0, Date.parse(startBy) - nowOf(this.deps.clock)) };
   }
 
   private persistLane(sessionId: string, session: SessionActor): void {

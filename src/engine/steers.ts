@@ -1,7 +1,8 @@
 /*
  * Steers: messages accepted into a running run, to be read at its next turn boundary. Each is
  * a record of its own (core/steer.ts), stored when accepted: pending until the run reads it,
- * or — when the run ends first — handed over to one follow-up run at the front of the lane.
+ * or — when the run ends first, or the steer's deadline passes first and it escalates to the
+ * lane — handed over to a follow-up run at the front of the lane.
  * A steer is settled in the store only after what settles it is durable (the `run.steered`
  * event, the follow-up run's record), so a crash in between leaves it pending and recovery
  * decides from the log: read exactly once, or re-queued exactly once.
@@ -77,7 +78,9 @@ export class Steers {
     const text = steerHandle.request.input;
     const target = table.get(intoRunId);
     if (target?.actor && !target.ended) {
-      target.actor.send({ type: 'STEER', steer: { steerId, text } });
+      const { steerDeadlineMs, steerEscalation } = steerHandle.request;
+      const deadline = steerDeadlineMs !== undefined ? { deadlineMs: steerDeadlineMs, escalation: steerEscalation } : {};
+      target.actor.send({ type: 'STEER', steer: { steerId, text, ...deadline } });
     } else if (target) {
       this.handOver(target, [{ steerId, text }], target.status.state === 'completed');
     }
@@ -106,6 +109,22 @@ export class Steers {
   }
 
   /**
+   * A steer's deadline passed before the run read it (`queue` escalation): it leaves the run
+   * and waits at the front of the lane as a run of its own, which starts when this run ends.
+   */
+  toLane(handle: RunHandle, steer: PendingSteer): void {
+    if (this.deps.closing()) return;
+    const followUp = this.followUpOf(handle.request, [steer], 0);
+    this.deps.sessions.steersConsumed(handle.status.sessionId, handle.status.runId, 1);
+    this.deps.sessions.requeueFront(handle.status.sessionId, {
+      runId: followUp.status.runId,
+      viaInterrupt: false,
+      model: followUp.request.model,
+      workspace: followUp.workspace,
+    });
+  }
+
+  /**
    * A follow-up run (a handle in the table, queued) carrying `steers`, with the first steer's
    * id and the given request's settings; each steer is settled once the run's record is durable.
    */
@@ -120,6 +139,8 @@ export class Steers {
         busyPolicy: 'queue',
         parentRunId: undefined,
         expectedRunId: undefined,
+        // Its messages were accepted in time: a start deadline no longer applies.
+        startBy: undefined,
       },
       depth,
     );

@@ -3,7 +3,7 @@
  * the actor and forwards what the limiter announces to a handler table the engine supplies.
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
-import type { SupervisorEmitted } from '../../machines/supervisor.machine.js';
+import type { Priority, PriorityWeights, SupervisorEmitted } from '../../machines/supervisor.machine.js';
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
 import type { Clock } from '../core/clock.js';
 import type { InspectionHub } from './inspection.js';
@@ -12,7 +12,7 @@ import type { InspectionHub } from './inspection.js';
 export interface SupervisorHandlers {
   /** The run holds its permits now: start it. */
   granted(runId: string): void;
-  /** The run waits for permits at this 1-based position. */
+  /** The run waits for permits at this 1-based position in the limiter's service order. */
   waiting(runId: string, position: number): void;
   /** The run gave its permits back. */
   released(runId: string): void;
@@ -28,12 +28,17 @@ export interface LimiterFigures {
 /**
  * @example
  * const limiter = new SupervisorHost({ maxGlobal: 8, maxPerAgent: 3 }, clock, inspection, handlers);
- * limiter.acquire('run-1', 'main'); // handlers.granted('run-1') or handlers.waiting('run-1', n)
+ * limiter.acquire('run-1', 'main', 'interactive'); // handlers.granted('run-1') or handlers.waiting('run-1', n)
  */
 export class SupervisorHost {
   private readonly actor: Actor<typeof supervisorMachine>;
 
-  constructor(limits: { maxGlobal: number; maxPerAgent: number }, clock: Clock, inspection: InspectionHub, handlers: SupervisorHandlers) {
+  constructor(
+    limits: { maxGlobal: number; maxPerAgent: number; weights?: PriorityWeights },
+    clock: Clock,
+    inspection: InspectionHub,
+    handlers: SupervisorHandlers,
+  ) {
     this.actor = createActor(supervisorMachine, { input: limits, clock, inspect: inspection.option, id: 'supervisor' });
     this.actor.on('*', (emitted) => {
       const event = emitted as SupervisorEmitted;
@@ -48,16 +53,16 @@ export class SupervisorHost {
     return this.actor;
   }
 
-  acquire(runId: string, agentId: string): void {
-    this.actor.send({ type: 'ACQUIRE', runId, agentId });
+  acquire(runId: string, agentId: string, priority: Priority = 'interactive'): void {
+    this.actor.send({ type: 'ACQUIRE', runId, agentId, priority });
   }
 
   release(runId: string): void {
     this.actor.send({ type: 'RELEASE', runId });
   }
 
-  reconfigure(maxGlobal: number, maxPerAgent: number): void {
-    this.actor.send({ type: 'RECONFIGURE', maxGlobal, maxPerAgent });
+  reconfigure(maxGlobal: number, maxPerAgent: number, weights?: PriorityWeights): void {
+    this.actor.send({ type: 'RECONFIGURE', maxGlobal, maxPerAgent, ...(weights ? { weights } : {}) });
   }
 
   figures(): LimiterFigures {

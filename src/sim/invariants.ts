@@ -4,10 +4,11 @@
  * the store receives it) plus what each submit returned, it reports every breach of session
  * exclusivity, of the limits in force, of the accounting of accepted messages, of the numbering of
  * the event log, of claim-aware tool dispatch (conflicting calls of a batch never overlap and run
- * in model order) and of restart recovery. Pure bookkeeping — no clock, no timers, no I/O — so a
+ * in model order; conflicting calls of different runs in one workspace never overlap) and of
+ * restart recovery. Pure bookkeeping — no clock, no timers, no I/O — so a
  * test and the deterministic simulator can both drive it.
  */
-import { claimsConflict, type Claim } from '../concurrency/index.js';
+import { canonicalJson, claimsConflict, holdsAcrossRuns, type Claim } from '../concurrency/index.js';
 
 export interface Violation {
   invariant: InvariantName;
@@ -39,6 +40,8 @@ export type InvariantName =
   | 'tool-overlap'
   /** A call starts only after every earlier call of its batch it conflicts with has run. */
   | 'tool-order'
+  /** Two calls of different runs in one workspace whose footprints conflict were never running at the same time. */
+  | 'cross-run-overlap'
   /** After a restart, no run of the stopped engine is left running. */
   | 'restart-running'
   /** After a restart, every accepted message without an outcome is still known to the engine. */
@@ -63,6 +66,8 @@ export interface ObservedEvent {
   sessionId?: string;
   sessionSeq?: number;
   agentId?: string;
+  /** run.started: where the run's calls work. */
+  workspace?: string;
   steerId?: string;
   running?: string[];
   /** model.message: the calls of the batch that follows, `{ id, name, args }[]` (run.completed: a count). */
@@ -114,9 +119,20 @@ interface ToolCallArgs {
 
 interface CallTrack {
   callId: string;
+  tool: string;
   footprint: Claim;
+  /** The claim its tool.scheduled declared (a delegation holds nothing across runs). */
+  declared: Claim;
+  /** Repeats an earlier call of its batch (same tool, same arguments): it gets that call's result and never executes. */
+  repeat: boolean;
   state: 'waiting' | 'running' | 'finished';
   started: boolean;
+}
+
+/** A call running right now, as the cross-run check sees it. */
+interface OpenCall {
+  runId: string;
+  call: CallTrack;
 }
 
 /** The batch a run is in: its calls in model order. */
@@ -146,6 +162,10 @@ export class InvariantMonitor {
   private readonly batches = new Map<string, BatchTrack>();
   /** Runs that were running when the engine stopped: the next engine must end each of them. */
   private readonly orphans = new Set<string>();
+  /** runId -> its workspace (from run.started). */
+  private readonly workspaces = new Map<string, string>();
+  /** workspace -> the calls running in it, of every run. */
+  private readonly openCalls = new Map<string, Set<OpenCall>>();
 
   constructor(options: InvariantMonitorOptions) {
     this.limits = options.limits;
@@ -196,9 +216,12 @@ export class InvariantMonitor {
     } else if (event.type === 'tool.finished') {
       const call = event.callId === undefined ? undefined : this.batches.get(runId)?.byId.get(event.callId);
       if (call) call.state = 'finished';
+      if (call) this.closeCalls(runId, (open) => open.call === call);
     } else if (TERMINAL_TYPES.has(event.type)) {
       run.terminal = event.type;
       this.running.delete(runId);
+      this.closeCalls(runId, () => true);
+      this.workspaces.delete(runId);
       this.batches.delete(runId);
       this.replies.delete(runId);
       this.orphans.delete(runId);
@@ -211,6 +234,8 @@ export class InvariantMonitor {
    */
   restarted(): void {
     for (const runId of this.running.keys()) this.orphans.add(runId);
+    // The stopped engine's calls stopped with it.
+    this.openCalls.clear();
   }
 
   /**
@@ -327,9 +352,13 @@ export class InvariantMonitor {
   private observeSchedule(runId: string, event: ObservedEvent): void {
     const args = new Map((this.replies.get(runId) ?? []).map((call) => [call.id, call.args]));
     this.replies.delete(runId);
+    const seen = new Set<string>();
     const calls = (event.claims ?? []).map((c): CallTrack => {
       const footprint = this.footprint ? this.footprint({ tool: c.tool, args: args.get(c.callId), declared: c.claim }) : c.claim;
-      return { callId: c.callId, footprint, state: 'waiting', started: false };
+      const key = `${c.tool}\u0000${canonicalJson(args.get(c.callId) ?? null)}`;
+      const repeat = seen.has(key);
+      seen.add(key);
+      return { callId: c.callId, tool: c.tool, footprint, declared: c.claim, repeat, state: 'waiting', started: false };
     });
     this.batches.set(runId, { calls, byId: new Map(calls.map((c) => [c.callId, c])) });
   }
@@ -357,6 +386,35 @@ export class InvariantMonitor {
     }
     call.started = true;
     call.state = 'running';
+    this.openAcrossRuns(runId, call, where);
+  }
+
+  /** Against the running calls of every other run in the same workspace: no conflicting one may be open. */
+  private openAcrossRuns(runId: string, call: CallTrack, where: string): void {
+    const workspace = this.workspaces.get(runId);
+    if (workspace === undefined || call.repeat || !holdsAcrossRuns(call.declared)) return;
+    this.checks += 1;
+    let open = this.openCalls.get(workspace);
+    if (!open) {
+      open = new Set();
+      this.openCalls.set(workspace, open);
+    }
+    for (const other of open) {
+      if (other.runId === runId || !claimsConflict(call.footprint, other.call.footprint)) continue;
+      this.report(
+        'cross-run-overlap',
+        `${where}: call ${call.callId} (${call.tool}) started while the conflicting call ${other.call.callId} (${other.call.tool}) of run ${other.runId}, in the same workspace, was running`,
+      );
+    }
+    open.add({ runId, call });
+  }
+
+  private closeCalls(runId: string, which: (open: OpenCall) => boolean): void {
+    const workspace = this.workspaces.get(runId);
+    const open = workspace === undefined ? undefined : this.openCalls.get(workspace);
+    if (!open) return;
+    for (const entry of open) if (entry.runId === runId && which(entry)) open.delete(entry);
+    if (open.size === 0) this.openCalls.delete(workspace!);
   }
 
   private observeStart(runId: string, run: RunTrack, event: ObservedEvent, where: string): void {
@@ -366,6 +424,7 @@ export class InvariantMonitor {
       return;
     }
     run.started = true;
+    if (event.workspace !== undefined) this.workspaces.set(runId, event.workspace);
     for (const [other] of this.running) {
       if (this.runs.get(other)?.sessionId === run.sessionId) {
         this.report('session-exclusive', `${where}: run ${other} of session ${run.sessionId} is still running`);

@@ -30,7 +30,8 @@ export function formatReport(report: SimulationReport, wallMs?: number): string 
   lines.push(`switchyard simulate — seed ${report.seed}, ${n(report.runs)} messages`);
   lines.push(
     `  runs:      ${n(ran)} ended (${n(report.completed)} completed, ${n(report.cancelled)} cancelled, ${n(report.failed)} failed); ` +
-      `${n(report.steered)} messages steered into running runs, ${n(report.rejected)} rejected (lane_full)`,
+      `${n(report.steered)} messages steered into running runs, ${n(report.rejected)} rejected (lane_full); ` +
+      `${n(report.claimWaits)} tool calls waited for another run's claim`,
   );
   const perVirtual = virtualSeconds > 0 ? ran / virtualSeconds : 0;
   let time = `  time:      ${virtualSeconds.toFixed(1)} s virtual in ${n(report.steps)} steps — ${perVirtual.toFixed(2)} runs/s of virtual execution`;

@@ -26,12 +26,19 @@ export const FAULT_KINDS = [
   'limitShrink',
   'laneOverflow',
   'crash',
+  'sharedWorkspace',
+  'steerDeadline',
+  'priority',
+  'startBy',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /**
  * Default rate of each fault: per tool call (toolError, toolHang), per model turn
- * (modelError), per message (the rest; interrupt and steer are shares of the busy policies).
+ * (modelError), per message (the rest; interrupt and steer are shares of the busy policies,
+ * steerDeadline a share of the steers). sharedWorkspace: the message works in one of two
+ * workspaces shared between sessions, so its calls meet other runs' claims; priority: it runs
+ * as background or batch; startBy: it must start within a few seconds.
  */
 export const DEFAULT_FAULT_RATES: Readonly<Record<FaultKind, number>> = {
   toolError: 0.06,
@@ -47,6 +54,10 @@ export const DEFAULT_FAULT_RATES: Readonly<Record<FaultKind, number>> = {
   limitShrink: 0.02,
   laneOverflow: 0.01,
   crash: 0.008,
+  sharedWorkspace: 0.3,
+  steerDeadline: 0.3,
+  priority: 0.3,
+  startBy: 0.05,
 };
 
 /** The synthetic tools' kinds; `duplicate` repeats an earlier call of the same batch. */
@@ -100,6 +111,8 @@ export interface SimulateOptions {
     lyingWriteClaim?: boolean;
     /** The store says every write is durable at once: the engine answers submits before its writes land. */
     earlyAnswer?: boolean;
+    /** `[tool_service] cross_run_claims = false`: runs sharing a workspace no longer wait for each other's claims. */
+    ignoreCrossRunClaims?: boolean;
   };
   /** On a violation, look for a smaller failing simulation (default true). */
   shrink?: boolean;
@@ -125,6 +138,13 @@ export interface MessagePlan {
   policy: 'steer' | 'interrupt' | 'queue';
   /** A deadline of the message's own. */
   timeoutMs?: number;
+  /** One of the shared workspaces (an absolute directory); none: the session's own. */
+  workspace?: string;
+  priority?: 'background' | 'batch';
+  startWithinMs?: number;
+  /** As a steer: its deadline and what it does past it. */
+  steerDeadlineMs?: number;
+  steerEscalation?: 'interrupt' | 'queue';
   turns: TurnPlan[];
 }
 
@@ -146,6 +166,8 @@ export interface Scenario {
   rates: Record<FaultKind, number>;
   lyingWriteClaim: boolean;
   earlyAnswer: boolean;
+  /** The workspaces sessions share (absolute). */
+  sharedWorkspaces: string[];
   /** In time order; ops at the same instant in the order they were drawn. */
   ops: SimOp[];
   /** Every message's plan by runId (the model looks its turns up here). */
@@ -153,6 +175,7 @@ export interface Scenario {
 }
 
 const PATHS = ['/sim/a', '/sim/a/x', '/sim/b', '/sim/c'] as const;
+const SHARED_WORKSPACES = ['shared-1', 'shared-2'] as const;
 const NODES = ['n1', 'n2'] as const;
 /** Longer than any run deadline the simulator configures: the model never answers in time. */
 const MODEL_HANG_MS = 3_600_000;
@@ -194,6 +217,7 @@ function simulationConfig(seed: number, options: SimulateOptions, rates: Record<
       parallel_tool_concurrency: options.debug?.lyingWriteClaim && concurrency < 2 ? 4 : concurrency,
       scheduling,
       default_timeout_seconds: 5,
+      cross_run_claims: !options.debug?.ignoreCrossRunClaims,
     },
     approval: { tier: 'full' },
     sandbox: { workspace_root: workspaceRoot },
@@ -211,6 +235,7 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
   const rates = resolveRates(options.faults);
   const config = simulationConfig(seed, options, rates, join(dataDir, 'workspaces'));
   const exec = config.execution;
+  const sharedWorkspaces = SHARED_WORKSPACES.map((name) => join(dataDir, name));
 
   const drawn: { op: SimOp; order: number }[] = [];
   const plans = new Map<string, MessagePlan>();
@@ -227,7 +252,7 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
     const session = random.int(0, sessions - 1);
     const sessionId = `s${session + 1}`;
     const agentId = `agent${(session % agents) + 1}`;
-    const message = planMessage(`m${i + 1}`, sessionId, agentId, stream, rates, toolMix, exec.max_iterations);
+    const message = planMessage(`m${i + 1}`, sessionId, agentId, stream, rates, toolMix, exec.max_iterations, sharedWorkspaces);
     const batch = [message];
     // Lane overflow: a burst of queued messages to one session, more than its lane holds.
     const burst = stream('laneOverflow');
@@ -277,6 +302,7 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
     rates,
     lyingWriteClaim: options.debug?.lyingWriteClaim ?? false,
     earlyAnswer: options.debug?.earlyAnswer ?? false,
+    sharedWorkspaces,
     ops: drawn.map((d) => d.op),
     plans,
   };
@@ -290,12 +316,25 @@ function planMessage(
   rates: Record<FaultKind, number>,
   toolMix: Record<ToolKind, number>,
   maxIterations: number,
+  sharedWorkspaces: readonly string[],
 ): MessagePlan {
   const random = stream('turns');
   const r = stream('policy').next();
   const policy = r < rates.steer ? 'steer' : r < rates.steer + rates.interrupt ? 'interrupt' : 'queue';
   const deadlines = stream('deadline');
   const deadline = deadlines.chance(rates.deadline) ? deadlines.int(200, 3_000) : undefined;
+  const options: Partial<MessagePlan> = {};
+  const shared = stream('sharedWorkspace');
+  if (shared.chance(rates.sharedWorkspace)) options.workspace = shared.pick(sharedWorkspaces);
+  const priority = stream('priority');
+  if (priority.chance(rates.priority)) options.priority = priority.pick(['background', 'batch'] as const);
+  const startBy = stream('startBy');
+  if (startBy.chance(rates.startBy)) options.startWithinMs = startBy.int(0, 3_000);
+  const steerDeadline = stream('steerDeadline');
+  if (policy === 'steer' && steerDeadline.chance(rates.steerDeadline)) {
+    options.steerDeadlineMs = steerDeadline.int(50, 2_000);
+    options.steerEscalation = steerDeadline.pick(['interrupt', 'queue'] as const);
+  }
   // A few runs go past the iteration cap.
   const toolTurns = random.chance(0.04) ? maxIterations : random.int(0, 3);
   const hangs = stream('modelHang');
@@ -315,7 +354,7 @@ function planMessage(
     if (t === toolTurns) turns.push({ kind: 'text', delayMs });
     else turns.push({ kind: 'tools', delayMs, calls: planBatch(random, rates, toolMix) });
   }
-  return { runId, sessionId, agentId, policy, ...(deadline !== undefined ? { timeoutMs: deadline } : {}), turns };
+  return { runId, sessionId, agentId, policy, ...(deadline !== undefined ? { timeoutMs: deadline } : {}), ...options, turns };
 }
 
 function planBatch(random: Random, rates: Record<FaultKind, number>, toolMix: Record<ToolKind, number>): CallPlan[] {
@@ -373,7 +412,12 @@ export function describeOp(op: SimOp): string {
 }
 
 function describeMessage(m: MessagePlan): string {
-  const deadline = m.timeoutMs !== undefined ? ` timeout=${m.timeoutMs}ms` : '';
+  const deadline =
+    (m.timeoutMs !== undefined ? ` timeout=${m.timeoutMs}ms` : '') +
+    (m.workspace !== undefined ? ` workspace=${m.workspace.slice(m.workspace.lastIndexOf('/') + 1)}` : '') +
+    (m.priority !== undefined ? ` priority=${m.priority}` : '') +
+    (m.startWithinMs !== undefined ? ` startWithin=${m.startWithinMs}ms` : '') +
+    (m.steerDeadlineMs !== undefined ? ` steerDeadline=${m.steerDeadlineMs}ms→${m.steerEscalation ?? 'interrupt'}` : '');
   const turns = m.turns.map((t) => {
     switch (t.kind) {
       case 'tools':

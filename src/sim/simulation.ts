@@ -53,6 +53,8 @@ export interface SimulationReport {
   steered: number;
   /** Messages rejected at submit (lane_full). */
   rejected: number;
+  /** Tool calls that waited for a claim another run held (tool.waiting). */
+  claimWaits: number;
 }
 
 /** One engine and what belongs to it alone: its view of the clock and the store, its tool gate. */
@@ -96,7 +98,7 @@ class Simulation {
   private limits: Limits;
   private config: Config;
   private readonly faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
-  private readonly counts = { completed: 0, cancelled: 0, failed: 0, steered: 0, rejected: 0 };
+  private readonly counts = { completed: 0, cancelled: 0, failed: 0, steered: 0, rejected: 0, claimWaits: 0 };
   private readonly agentOf = new Map<string, string>();
   /** Events appended per run, as the monitor saw them. */
   private readonly appended = new Map<string, number>();
@@ -214,6 +216,9 @@ class Simulation {
         break;
       case 'tool.scheduled':
         incarnation.batchKeys.set(event.runId, new Set());
+        break;
+      case 'tool.waiting':
+        this.counts.claimWaits += 1;
         break;
       case 'tool.started': {
         if (!SIM_TOOL_NAMES.has(event.tool)) break;
@@ -378,6 +383,10 @@ class Simulation {
           input: `message ${m.runId}`,
           busyPolicy: m.policy,
           ...(m.timeoutMs !== undefined ? { timeoutMs: m.timeoutMs } : {}),
+          ...(m.workspace !== undefined ? { workspace: m.workspace } : {}),
+          ...(m.priority !== undefined ? { priority: m.priority } : {}),
+          ...(m.startWithinMs !== undefined ? { startWithinMs: m.startWithinMs } : {}),
+          ...(m.steerDeadlineMs !== undefined ? { steerDeadlineMs: m.steerDeadlineMs, steerEscalation: m.steerEscalation } : {}),
         }),
       ),
     );
@@ -385,6 +394,10 @@ class Simulation {
       const m = messages[i]!;
       if (m.policy === 'steer' || m.policy === 'interrupt') this.faults[m.policy] += 1;
       if (m.timeoutMs !== undefined) this.faults.deadline += 1;
+      if (m.workspace !== undefined) this.faults.sharedWorkspace += 1;
+      if (m.priority !== undefined) this.faults.priority += 1;
+      if (m.startWithinMs !== undefined) this.faults.startBy += 1;
+      if (m.steerDeadlineMs !== undefined) this.faults.steerDeadline += 1;
       if (result.status === 'fulfilled') {
         this.monitor.accepted(result.value);
         if (result.value.outcome === 'steered') this.counts.steered += 1;
@@ -484,6 +497,7 @@ class Simulation {
       steps: this.steps,
       steered: this.counts.steered,
       rejected: this.counts.rejected,
+      claimWaits: this.counts.claimWaits,
     };
   }
 }

@@ -1,5 +1,5 @@
 export { defineTool, ToolError } from './tool.js';
-export type { AnyTool, DelegatedRunResult, SandboxSettings, Tool, ToolContext } from './tool.js';
+export type { AnyTool, DelegatedRunResult, DelegationRequest, SandboxSettings, Tool, ToolContext } from './tool.js';
 export type { ClaimContext } from '../concurrency/index.js';
 export { ToolService } from './tool-service.js';
 export type { AdmittedCall, ToolServiceOptions } from './tool-service.js';

@@ -14,7 +14,7 @@ import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrenc
 import type { Config } from '../config/index.js';
 import type { NodeInvoker } from './node-invoker.js';
 import { evaluateCommand, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
-import type { AnyTool, DelegatedRunResult, SandboxSettings, ToolContext } from './tool.js';
+import type { AnyTool, DelegatedRunResult, DelegationRequest, SandboxSettings, ToolContext } from './tool.js';
 
 /** [approval] as the ToolService needs it. */
 export type ApprovalSettings = Pick<Config['approval'], 'tier' | 'tools'>;
@@ -27,7 +27,7 @@ export interface ToolServiceOptions {
   sandbox: SandboxSettings;
   unattended: boolean;
   warn(message: string): void;
-  delegate?(request: { sessionId: string; input: string }): Promise<DelegatedRunResult>;
+  delegate?(request: DelegationRequest): Promise<DelegatedRunResult>;
   /** Connected node clients, handed to tools as ctx.nodes (node_invoke). */
   nodes?: NodeInvoker;
   /** A hook that may rewrite a call's arguments after its claim was computed. */

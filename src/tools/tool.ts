@@ -24,6 +24,12 @@ export interface DelegatedRunResult {
   error?: CodedError;
 }
 
+export interface DelegationRequest {
+  sessionId: string;
+  input: string;
+  workspace?: string;
+}
+
 export interface ToolContext {
   signal: AbortSignal;
   /** Absolute path of the run's workspace; file paths must stay inside it. */
@@ -36,8 +42,11 @@ export interface ToolContext {
   sandbox?: SandboxSettings;
   /** Reports a sandbox warning (unsandboxed fallback) on the run's event log. */
   warn?(message: string): void;
-  /** Starts a delegated run on another session (parentRunId = this run) and waits for it. */
-  delegate?(request: { sessionId: string; input: string }): Promise<DelegatedRunResult>;
+  /**
+   * Starts a delegated run on another session (parentRunId = this run) and waits for it. It
+   * works in `workspace` when given (an existing absolute directory), else in its session's.
+   */
+  delegate?(request: DelegationRequest): Promise<DelegatedRunResult>;
   /** Runs commands on connected node clients (node_invoke); set when the engine has a node registry. */
   nodes?: NodeInvoker;
 }

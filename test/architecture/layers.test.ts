@@ -69,6 +69,7 @@ const ENGINE_RANK: Record<string, number> = {
   'run-ledger.ts': 7,
   'session.host.ts': 8,
   'supervisor.host.ts': 8,
+  'run-lookup.ts': 3,
   'run-table.ts': 9,
   'admission-order.ts': 9,
   'event-stream.ts': 9,

@@ -23,9 +23,10 @@ describe('defaults (README, Configuration)', () => {
         max_pending_steers: 16,
         default_timeout_seconds: 172800,
         max_iterations: 1000,
+        priority_weights: { interactive: 4, background: 2, batch: 1 },
         default_model: 'scripted',
       },
-      tool_service: { parallel_tool_concurrency: 8, scheduling: 'groups', default_timeout_seconds: 60 },
+      tool_service: { parallel_tool_concurrency: 8, scheduling: 'groups', default_timeout_seconds: 60, cross_run_claims: true },
       approval: { tier: 'auto', timeout_seconds: 120, tools: {} },
       sandbox: {
         backend: 'auto',

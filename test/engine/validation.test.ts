@@ -53,7 +53,12 @@ describe('invalid_request', () => {
     ['empty sessionId', { ...base, sessionId: '' }, 'sessionId'],
     ['missing input', { sessionId: 's' }, 'input'],
     ['input of the wrong type', { ...base, input: ['hello'] }, 'input'],
-    ['an unknown key', { ...base, priority: 'high' }, ''],
+    ['an unknown key', { ...base, urgency: 'high' }, ''],
+    ['an unknown priority', { ...base, priority: 'high' }, 'priority'],
+    ['a startBy that is not an ISO time', { ...base, startBy: 'tomorrow' }, 'startBy'],
+    ['both startBy and startWithinMs', { ...base, startBy: '2030-01-01T00:00:00Z', startWithinMs: 1000 }, 'startWithinMs'],
+    ['a zero steerDeadlineMs', { ...base, steerDeadlineMs: 0 }, 'steerDeadlineMs'],
+    ['an unknown steerEscalation', { ...base, steerEscalation: 'drop' }, 'steerEscalation'],
     ['empty runId', { ...base, runId: '' }, 'runId'],
     ['a relative workspace', { ...base, workspace: 'projects/app' }, 'workspace'],
     ['a negative timeoutMs', { ...base, timeoutMs: -5 }, 'timeoutMs'],
@@ -78,8 +83,8 @@ describe('invalid_request', () => {
 
   it('names the unknown key', async () => {
     const { engine } = await busyEngine();
-    const error = await expectRejected(engine, { sessionId: 's', input: 'x', priority: 'high' }, 'invalid_request');
-    expect(error.message).toContain('priority');
+    const error = await expectRejected(engine, { sessionId: 's', input: 'x', urgency: 'high' }, 'invalid_request');
+    expect(error.message).toContain('urgency');
   });
 
   it('reports every bad field at once', async () => {

@@ -47,6 +47,8 @@ describe('machineGraph(runMachine)', () => {
     // source, target, label
     ['run.live.queued', 'run.live.running', 'GRANTED'],
     ['run.live', 'run.live.ending', 'CANCEL'],
+    ['run.live', 'run.live.ending', 'STEER_DUE [steerDueTo(interrupt)]'],
+    ['run.live.queued', 'run.live.ending', 'START_DUE'],
     ['run.live.running', 'run.live.ending', 'after runDeadline'],
     ['run.live.running.thinking', 'run.live.running.acting', 'done: modelTurn [replyHasToolCalls]'],
     ['run.live.running.thinking', 'run.live.running.boundary', 'done: modelTurn'],
@@ -65,8 +67,8 @@ describe('machineGraph(runMachine)', () => {
   });
 
   it('has no other transitions; events handled in place and invoked actors are listed on their state', () => {
-    expect(graph.edges).toHaveLength(15);
-    expect(node('run.live')?.internal).toEqual(['STEER']);
+    expect(graph.edges).toHaveLength(17);
+    expect(node('run.live')?.internal).toEqual(['STEER', 'STEER_DUE [steerDueTo(queue)]']);
     expect(node('run.live.running.acting')).toMatchObject({ invokes: ['act'], internal: ['STEER'] });
     expect(node('run.live.running.thinking')?.invokes).toEqual(['modelTurn']);
   });

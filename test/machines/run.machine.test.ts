@@ -2,7 +2,7 @@
  * The run statechart (docs/runs.md, "The states of a run", "Deadlines and cancellation") as a
  * model: every path xstate/graph finds is replayed on a real actor with recording effects, and
  * every path that ends checks the release-by-construction contract. Explicit tests below pin the
- * rules a path walk cannot name (deadline, cap, steers).
+ * rules a path walk cannot name (deadline, cap, steers, steer and start deadlines).
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
@@ -32,6 +32,7 @@ const EFFECTS = [
   'announceSchedule',
   'recordToolResults',
   'closeBatch',
+  'escalateSteer',
   ...EXIT_ACTIONS,
 ] as const;
 
@@ -67,6 +68,7 @@ function harness(runInput: RunInput = input) {
       announceSchedule: record('announceSchedule'),
       recordToolResults: record('recordToolResults'),
       closeBatch: record('closeBatch'),
+      escalateSteer: record('escalateSteer'),
       appendTerminalEvent: record('appendTerminalEvent'),
       handOverSteers: record('handOverSteers'),
       releaseSlot: record('releaseSlot'),
@@ -120,6 +122,12 @@ const toolsFatal: InternalEvent = {
 };
 const toolsError = (error: unknown): InternalEvent => ({ type: `xstate.error.actor.${actingId}`, error });
 const steer = (steerId: string, text = steerId): RunEvent => ({ type: 'STEER', steer: { steerId, text } });
+/** Longer than the clock ever moves in a path (one run deadline at most): in a walk, only the explicit event fires it. */
+const STEER_DEADLINE_MS = 3 * input.timeoutMs;
+const steerWithDeadline = (steerId: string, escalation: 'interrupt' | 'queue', deadlineMs = STEER_DEADLINE_MS): RunEvent => ({
+  type: 'STEER',
+  steer: { steerId, text: steerId, deadlineMs, escalation },
+});
 const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
 
 // ---------------------------------------------------------------------------------------------
@@ -128,6 +136,10 @@ const coded = (message: string, code: string) => Object.assign(new Error(message
 const labelled: [label: string, event: ExploredEvent][] = [
   ['GRANTED', { type: 'GRANTED' }],
   ['STEER', steer('s')],
+  ['STEER (deadline → interrupt)', steerWithDeadline('s', 'interrupt')],
+  ['STEER (deadline → queue)', steerWithDeadline('s', 'queue')],
+  ['steer deadline', { type: 'STEER_DUE', steerId: 's' }],
+  ['start deadline', { type: 'START_DUE' }],
   ['CANCEL', { type: 'CANCEL', reason: 'user' }],
   ['model: tool calls', withTools],
   ['model: answer', answer],
@@ -146,7 +158,7 @@ type RunSnapshot = ReturnType<typeof runMachine.transition>;
 /** Value plus the context that steers control flow; replies and counters do not. */
 function serializeRun(snapshot: RunSnapshot): string {
   const { turn, pendingSteers, outcome } = snapshot.context;
-  return JSON.stringify({ value: snapshot.value, turn, steers: pendingSteers.length, outcome });
+  return JSON.stringify({ value: snapshot.value, turn, steers: pendingSteers.map((s) => s.escalation ?? 'none'), outcome });
 }
 
 const traversal = {
@@ -155,7 +167,16 @@ const traversal = {
   events: alphabet as RunEvent[],
   serializeState: serializeRun,
   // At most one unconsumed steer keeps the graph finite; the cap (2 turns) bounds the rest.
-  filterEvents: (snapshot: RunSnapshot, event: RunEvent) => event.type !== 'STEER' || snapshot.context.pendingSteers.length < 1,
+  // A deadline of a steer that is not there, or of a start already made, changes nothing: left out.
+  // Steers with a deadline arrive while queued or during the first batch only (a long tool call: what
+  // they are for), which covers their rules and keeps the walk small.
+  filterEvents: (snapshot: RunSnapshot, event: RunEvent) =>
+    event.type === 'STEER'
+      ? snapshot.context.pendingSteers.length < 1 &&
+        (event.steer.deadlineMs === undefined || (snapshot.context.turn === 0 && (snapshot.matches({ live: 'queued' }) || snapshot.matches({ live: { running: 'acting' } }))))
+      : event.type === 'STEER_DUE'
+        ? snapshot.context.pendingSteers.some((s) => s.deadlineMs !== undefined)
+        : event.type !== 'START_DUE' || JSON.stringify(snapshot.value) === JSON.stringify({ live: 'queued' }),
 };
 
 const simplePaths = getSimplePaths(runMachine, traversal);
@@ -181,9 +202,12 @@ function replay(path: StatePath<RunSnapshot, RunEvent>) {
     if (event.type === deadlineEvent) {
       h.clock.increment(input.timeoutMs);
     } else if (event.type === 'STEER') {
-      const unique = { steerId: `steer-${index}`, text: `steer ${index}` };
+      const unique = { ...event.steer, steerId: `steer-${index}`, text: `steer ${index}` };
       sentSteers.push(unique);
       h.send({ type: 'STEER', steer: unique });
+    } else if (event.type === 'STEER_DUE') {
+      // The walk names the steer 's'; the replay gave it its own id.
+      h.send({ type: 'STEER_DUE', steerId: h.actor.getSnapshot().context.pendingSteers.find((p) => p.deadlineMs !== undefined)!.steerId });
     } else {
       h.send(event);
     }
@@ -191,6 +215,8 @@ function replay(path: StatePath<RunSnapshot, RunEvent>) {
   });
   return { ...h, sentSteers };
 }
+
+const bySteerId = (a: PendingSteer, b: PendingSteer) => a.steerId.localeCompare(b.steerId);
 
 function expectEndedByConstruction(h: ReturnType<typeof replay>) {
   const snapshot = h.actor.getSnapshot();
@@ -212,10 +238,17 @@ function expectEndedByConstruction(h: ReturnType<typeof replay>) {
     names.filter((name) => name === 'planBatch').length,
   );
 
-  // Every steer is accounted for once: consumed at a turn, or handed over at the end.
+  // Every steer is accounted for once: consumed at a turn, moved to the lane past its deadline, or handed over at the end.
   const consumed = (h.paramsOf('consumeSteers') as { steers: PendingSteer[] }[]).flatMap((p) => p.steers);
+  const escalated = h.paramsOf('escalateSteer') as { steer: PendingSteer; to: string }[];
+  const toLane = escalated.filter((e) => e.to === 'queue').map((e) => e.steer);
   const handedOver = (h.paramsOf('handOverSteers') as { steers: PendingSteer[] }[]).flatMap((p) => p.steers);
-  expect([...consumed, ...handedOver]).toEqual(h.sentSteers);
+  expect([...consumed, ...toLane, ...handedOver].sort(bySteerId)).toEqual([...h.sentSteers].sort(bySteerId));
+  // An interrupting escalation is the run's end: its steer is handed over to run next.
+  for (const e of escalated.filter((x) => x.to === 'interrupt')) {
+    expect(snapshot.context.outcome).toEqual({ state: 'cancelled', reason: 'steer_escalated' });
+    expect(handedOver).toContainEqual(e.steer);
+  }
 }
 
 describe('run machine, model-based (xstate/graph)', () => {
@@ -250,6 +283,7 @@ describe('run machine, model-based (xstate/graph)', () => {
       [
         'cancelled',
         'completed',
+        'failed/deadline_unmeetable',
         'failed/internal',
         'failed/max_iterations',
         'failed/model_error',
@@ -412,6 +446,88 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
     h.send(steer('mid'));
     h.send(toolsDone);
     expect(h.paramsOf('consumeSteers').at(-1)).toEqual({ steers: [{ steerId: 'mid', text: 'mid' }], turn: 1 });
+  });
+});
+
+describe('run machine, steer deadlines (docs/runs.md, "Steers with a deadline")', () => {
+  /** A run in the middle of a long tool batch with a steer of 1 s waiting. */
+  function actingWithSteer(escalation: 'interrupt' | 'queue') {
+    const h = harness({ ...input, maxIterations: 5 });
+    h.send({ type: 'GRANTED' });
+    h.send(withTools);
+    h.send(steerWithDeadline('hurry', escalation, 1_000));
+    return h;
+  }
+
+  it.each(['interrupt', 'queue'] as const)('boundary first (%s): the steer is read, and its deadline later changes nothing', (escalation) => {
+    const h = actingWithSteer(escalation);
+    h.clock.increment(999);
+    h.send(toolsDone);
+    expect(h.paramsOf('consumeSteers').at(-1)).toMatchObject({ steers: [{ steerId: 'hurry' }], turn: 1 });
+    h.clock.increment(10_000);
+    expect(h.paramsOf('escalateSteer')).toEqual([]);
+    expect(h.actor.getSnapshot().value).toEqual({ live: { running: 'thinking' } });
+  });
+
+  it('deadline first, interrupt: the run ends cancelled with steer_escalated, its batch closed, the steer handed over to run next', () => {
+    const h = actingWithSteer('interrupt');
+    h.clock.increment(999);
+    expect(h.actor.getSnapshot().value).toEqual({ live: { running: 'acting' } });
+    h.clock.increment(1);
+    const snapshot = h.actor.getSnapshot();
+    expect(snapshot.context.outcome).toEqual({ state: 'cancelled', reason: 'steer_escalated' });
+    expect(h.paramsOf('closeBatch')).toEqual([{ code: 'cancelled', message: 'run cancelled (steer_escalated)' }]);
+    expect(h.paramsOf('escalateSteer')).toEqual([{ steer: expect.objectContaining({ steerId: 'hurry' }), to: 'interrupt' }]);
+    expect(h.paramsOf('handOverSteers')).toEqual([{ steers: [expect.objectContaining({ steerId: 'hurry' })], outcome: snapshot.context.outcome }]);
+    // The escalation is announced before the terminal event.
+    expect(h.names().indexOf('escalateSteer')).toBeLessThan(h.names().indexOf('appendTerminalEvent'));
+  });
+
+  it('deadline first, queue: the steer leaves the run for the lane, the run goes on and reads nothing of it', () => {
+    const h = actingWithSteer('queue');
+    h.clock.increment(1_000);
+    expect(h.paramsOf('escalateSteer')).toEqual([{ steer: expect.objectContaining({ steerId: 'hurry' }), to: 'queue' }]);
+    expect(h.actor.getSnapshot().context.pendingSteers).toEqual([]);
+    h.send(toolsDone);
+    expect(h.paramsOf('consumeSteers').at(-1)).toEqual({ steers: [], turn: 1 });
+    h.send(answer);
+    expect(h.actor.getSnapshot().context.outcome).toEqual({ state: 'completed', output: 'done' });
+    expect(h.paramsOf('handOverSteers')).toEqual([{ steers: [], outcome: { state: 'completed', output: 'done' } }]);
+  });
+
+  it('each steer keeps its own deadline, counted from its delivery', () => {
+    const h = harness({ ...input, maxIterations: 5 });
+    h.send({ type: 'GRANTED' });
+    h.send(withTools);
+    h.send(steerWithDeadline('first', 'queue', 1_000));
+    h.clock.increment(500);
+    h.send(steerWithDeadline('second', 'queue', 1_000));
+    h.clock.increment(500);
+    expect((h.paramsOf('escalateSteer') as { steer: PendingSteer }[]).map((e) => e.steer.steerId)).toEqual(['first']);
+    h.clock.increment(500);
+    expect((h.paramsOf('escalateSteer') as { steer: PendingSteer }[]).map((e) => e.steer.steerId)).toEqual(['first', 'second']);
+  });
+});
+
+describe('run machine, start deadline (docs/runs.md, "Start deadlines")', () => {
+  it('a run still queued when its startWithinMs passes ends failed deadline_unmeetable, releasing by construction', () => {
+    const h = harness({ ...input, startWithinMs: 500 });
+    h.clock.increment(499);
+    expect(h.actor.getSnapshot().value).toEqual({ live: 'queued' });
+    h.clock.increment(1);
+    const snapshot = h.actor.getSnapshot();
+    expect(snapshot.value).toBe('failed');
+    expect(snapshot.context.outcome).toMatchObject({ state: 'failed', error: { code: 'deadline_unmeetable' } });
+    expect(h.names().slice(-4)).toEqual([...EXIT_ACTIONS]);
+    expect(h.names()).not.toContain('announceStarted');
+  });
+
+  it('a run granted in time keeps running past its start deadline', () => {
+    const h = harness({ ...input, startWithinMs: 500 });
+    h.clock.increment(400);
+    h.send({ type: 'GRANTED' });
+    h.clock.increment(10_000);
+    expect(h.actor.getSnapshot().value).toEqual({ live: { running: 'thinking' } });
   });
 });
 

@@ -131,3 +131,60 @@ describe('InvariantMonitor: restart recovery', () => {
     expect(monitor.checkRecovery((runId) => runId === 'x')).toEqual([]);
   });
 });
+
+describe('InvariantMonitor: claims across runs', () => {
+  /** Runs each in its own session, each with one batch; `steps` are `start <run>/<call>` and `finish <run>/<call>`. */
+  function runs(specs: { runId: string; workspace: string; calls: Call[] }[], steps: string[]) {
+    const monitor = new InvariantMonitor({ limits: () => ({ maxGlobal: 8, maxPerAgent: 8 }) });
+    const ev = fabricate();
+    for (const { runId, workspace, calls } of specs) {
+      const session = `s-${runId}`;
+      monitor.observe(ev('run.started', runId, session, { workspace }));
+      monitor.observe(ev('model.message', runId, session, { toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, args: c.args ?? { id: c.id } })) }));
+      monitor.observe(ev('tool.scheduled', runId, session, { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }));
+    }
+    for (const step of steps) {
+      const [what, target] = step.split(' ') as ['start' | 'finish', string];
+      const [runId, callId] = target.split('/') as [string, string];
+      monitor.observe(ev(what === 'start' ? 'tool.started' : 'tool.finished', runId, `s-${runId}`, { callId }));
+    }
+    return monitor.violations().map((v) => v.invariant);
+  }
+
+  it('flags two runs of one workspace running conflicting calls at once', () => {
+    const specs = [
+      { runId: 'a', workspace: '/w', calls: [write('a1', '/w/f')] },
+      { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] },
+    ];
+    expect(runs(specs, ['start a/a1', 'start b/b1'])).toEqual(['cross-run-overlap']);
+    expect(runs(specs, ['start a/a1', 'finish a/a1', 'start b/b1'])).toEqual([]);
+  });
+
+  it('lets other workspaces, non-conflicting claims, repeated calls and delegations run side by side', () => {
+    expect(runs([{ runId: 'a', workspace: '/w', calls: [write('a1', '/w/f')] }, { runId: 'b', workspace: '/v', calls: [write('b1', '/w/f')] }], ['start a/a1', 'start b/b1'])).toEqual([]);
+    expect(runs([{ runId: 'a', workspace: '/w', calls: [read('a1', '/w/f')] }, { runId: 'b', workspace: '/w', calls: [read('b1', '/w/f')] }], ['start a/a1', 'start b/b1'])).toEqual([]);
+    const repeat: Call = { id: 'a2', tool: 'write', claim: Claims.paths(['/w/f']), args: { id: 'a1' } };
+    expect(
+      runs([{ runId: 'a', workspace: '/w', calls: [write('a1', '/w/f'), repeat] }, { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] }], ['start a/a1', 'finish a/a1', 'start b/b1', 'start a/a2']),
+    ).toEqual([]);
+    const delegation: Call = { id: 'a1', tool: 'session_send', claim: Claims.sessions(['child']) };
+    expect(runs([{ runId: 'a', workspace: '/w', calls: [delegation] }, { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] }], ['start a/a1', 'start b/b1'])).toEqual([]);
+  });
+
+  it('forgets the calls of a run that ended', () => {
+    const specs = [
+      { runId: 'a', workspace: '/w', calls: [write('a1', '/w/f')] },
+      { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] },
+    ];
+    const monitor = new InvariantMonitor({ limits: () => ({ maxGlobal: 8, maxPerAgent: 8 }) });
+    const ev = fabricate();
+    for (const { runId, workspace, calls } of specs) {
+      monitor.observe(ev('run.started', runId, `s-${runId}`, { workspace }));
+      monitor.observe(ev('tool.scheduled', runId, `s-${runId}`, { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }));
+    }
+    monitor.observe(ev('tool.started', 'a', 's-a', { callId: 'a1' }));
+    monitor.observe(ev('run.cancelled', 'a', 's-a'));
+    monitor.observe(ev('tool.started', 'b', 's-b', { callId: 'b1' }));
+    expect(monitor.violations()).toEqual([]);
+  });
+});

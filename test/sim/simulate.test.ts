@@ -29,6 +29,8 @@ describe('simulate()', () => {
     const missed = FAULT_KINDS.filter((kind) => injected[kind] === 0);
     expect(missed, `never injected; injected: ${JSON.stringify(injected)}`).toEqual([]);
     expect(reports.every((r) => r.completed > 0 && r.cancelled > 0 && r.failed > 0)).toBe(true);
+    // Runs sharing a workspace did wait for each other's claims.
+    expect(reports.every((r) => r.claimWaits > 0)).toBe(true);
   }, 120_000);
 
   it('gives the same report, byte for byte, for the same seed — crashes and restarts included', async () => {
@@ -68,6 +70,18 @@ describe('simulate()', () => {
     expect(shrunk.trace.length).toBeGreaterThan(0);
     expect(shrunk.trace.length).toBeLessThan(first!.afterOps);
     expect(shrunk.trace.join('\n')).toMatch(/write \/sim\//);
+  }, 60_000);
+
+  it('catches runs that share a workspace and ignore each other\'s claims (cross_run_claims off), and shrinks it to two messages', async () => {
+    const onlyShared = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, kind === 'sharedWorkspace' ? 0.6 : false]));
+    const report = await simulate({ seed: 6, runs: 200, faults: onlyShared, debug: { ignoreCrossRunClaims: true } });
+    expect(report.violations[0]?.invariant).toBe('cross-run-overlap');
+    expect(report.shrunk).toMatchObject({ seed: 6, invariant: 'cross-run-overlap', faults: ['sharedWorkspace'] });
+    expect(report.shrunk!.trace).toHaveLength(2);
+    expect(report.shrunk!.trace.every((line) => line.includes('workspace=shared-'))).toBe(true);
+    const honest = await simulate({ seed: 6, runs: 200, faults: onlyShared, shrink: false });
+    expect(honest.violations).toEqual([]);
+    expect(honest.claimWaits).toBeGreaterThan(0);
   }, 60_000);
 });
 

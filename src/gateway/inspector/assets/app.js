@@ -503,6 +503,8 @@
           : JSON.stringify(event.text);
       case 'tool.scheduled':
         return `${event.claims.length} call(s) in ${event.groups.length} group(s), ${event.mode}`;
+      case 'tool.waiting':
+        return `${event.callId} · waits for ${event.blockedBy.tool} of run ${shortId(event.blockedBy.runId)} · ${event.resource}`;
       case 'tool.started':
         return `${event.tool} · ${event.callId}`;
       case 'tool.finished':
@@ -597,10 +599,14 @@
         current = { schedule: event, calls: new Map() };
         event.claims.forEach((claim, index) => current.calls.set(claim.callId, { ...claim, index, start: undefined, end: undefined, finished: undefined }));
         batches.push(current);
-      } else if (current && (event.type === 'tool.started' || event.type === 'tool.finished')) {
+      } else if (current && (event.type === 'tool.waiting' || event.type === 'tool.started' || event.type === 'tool.finished')) {
         const call = current.calls.get(event.callId);
         if (!call) continue;
-        if (event.type === 'tool.started') call.start = Date.parse(event.at);
+        // A wait for another run's claim: drawn before the call's own bar.
+        if (event.type === 'tool.waiting') {
+          call.waitStart = Date.parse(event.at);
+          call.waiting = event;
+        } else if (event.type === 'tool.started') call.start = Date.parse(event.at);
         else {
           call.end = Date.parse(event.at);
           call.finished = event;
@@ -626,9 +632,9 @@
   function renderBatch(batch, now) {
     const calls = [...batch.calls.values()];
     const scheduledAt = Date.parse(batch.schedule.at);
-    const starts = calls.map((c) => c.start).filter((t) => t !== undefined);
+    const starts = calls.map((c) => (c.waitStart !== undefined ? c.waitStart : c.start)).filter((t) => t !== undefined);
     const t0 = Math.min(scheduledAt, ...starts);
-    const ends = calls.map((c) => (c.end !== undefined ? c.end : c.start !== undefined ? now : t0));
+    const ends = calls.map((c) => (c.end !== undefined ? c.end : c.start !== undefined || c.waitStart !== undefined ? now : t0));
     const t1 = Math.max(t0 + 1, ...ends);
     const span = t1 - t0;
     const pct = (t) => `${(((t - t0) / span) * 100).toFixed(3)}%`;
@@ -660,6 +666,16 @@
         const callEnd = call.end !== undefined ? call.end : now;
         const duration = call.start !== undefined ? callEnd - call.start : 0;
         const error = call.finished && call.finished.error ? ` · ${call.finished.error.code}: ${call.finished.error.message}` : '';
+        const waitEnd = call.start !== undefined ? call.start : call.end !== undefined ? call.end : now;
+        const wait =
+          call.waitStart === undefined
+            ? null
+            : h('div', {
+                class: 'bar waiting',
+                style: `left:${pct(call.waitStart)};width:${width(call.waitStart, waitEnd)}`,
+                title: `${call.tool} (${call.callId}) waited ${formatMs(waitEnd - call.waitStart)} for ${call.waiting.blockedBy.tool} (${call.waiting.blockedBy.callId}) of run ${call.waiting.blockedBy.runId}: ${call.waiting.resource}`,
+                dataset: { testid: 'timeline-wait', callId: call.callId, blockedBy: call.waiting.blockedBy.runId, resource: call.waiting.resource },
+              });
         const bar =
           call.start === undefined
             ? null
@@ -677,7 +693,7 @@
           'div',
           { class: 'row' },
           h('div', { class: 'row-label', title: `${call.tool} · ${call.callId} · claim ${call.label}` }, h('span', { class: 'tool' }, call.tool), h('span', { class: 'claim' }, call.label)),
-          h('div', { class: 'track' }, bar),
+          h('div', { class: 'track' }, wait, bar),
         );
       });
       body.push(
@@ -713,7 +729,7 @@
     const run = runId && state.runs.get(runId);
     const batches = run ? batchesOf(run) : [];
     const replayAt = state.view === 'run' ? replay.time() : undefined;
-    const running = replayAt === undefined && batches.some((b) => [...b.calls.values()].some((c) => c.start !== undefined && !c.finished));
+    const running = replayAt === undefined && batches.some((b) => [...b.calls.values()].some((c) => (c.start !== undefined || c.waitStart !== undefined) && !c.finished));
     // Redrawn only when it changed (or while a bar grows), so a tooltip under the mouse stays put.
     const signature = `${runId}:${run ? run.events.size : 0}:${batches.length}:${state.view === 'run' ? replay.index : ''}`;
     if (!running && signature === renderedTimeline) return;

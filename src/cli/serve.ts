@@ -10,14 +10,16 @@ import { createEngine, type Engine } from '../engine/index.js';
 import { startGateway } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
-import { LowdbStore } from '../store/index.js';
+import { LowdbStore, type Store } from '../store/index.js';
+import { redactedUrl } from '../store/redis-client.js';
 import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
 
 export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
                        [--config switchyard.toml] [--grace-seconds 10]
 
   --host, --port     where to listen (default: [gateway] of the config; --port 0 picks a free port)
-  --data-dir         the store and the token file (default: [store] dir of the config)
+  --data-dir         the store and the token file (default: [store] dir of the config);
+                     with [store] kind = "redis", only the token file
   --config           a TOML config file
   --grace-seconds    on SIGINT/SIGTERM, how long running runs may take to finish before
                      they are cancelled (default 10)
@@ -41,7 +43,7 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   const graceMs = (secondsOption(values['grace-seconds'], '--grace-seconds') ?? 10) * 1000;
   const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
-  const store = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir);
+  const store = await openStore(config, dataDir);
   // Created first: the engine's node_invoke and the gateway's node connections share it.
   const nodes = new NodeRegistry();
   let engine: Engine;
@@ -66,7 +68,7 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     throw error;
   });
 
-  io.out(`store: ${store === 'memory' ? 'memory (nothing survives a restart)' : dataDir}`);
+  io.out(`store: ${describeStore(config, dataDir)}`);
   io.out(`listening on ${gateway.url}`);
   io.out(`inspector: ${gateway.httpUrl}/inspect?token=<the token in ${gateway.tokenPath}>`);
   if (gateway.tokenCreated) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
@@ -101,6 +103,22 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   signals.off('SIGTERM', forceExit);
   io.out('stopped');
   return 0;
+}
+
+/** The store of [store] kind; with Redis, the data directory holds only the token file. */
+async function openStore(config: Config, dataDir: string): Promise<Store | 'memory'> {
+  if (config.store.kind === 'memory') return 'memory';
+  if (config.store.kind === 'redis') {
+    const { RedisStore } = await import('../store/redis-store.js');
+    return RedisStore.open({ url: config.store.url, keyPrefix: config.store.key_prefix });
+  }
+  return LowdbStore.open(dataDir);
+}
+
+function describeStore(config: Config, dataDir: string): string {
+  if (config.store.kind === 'memory') return 'memory (nothing survives a restart)';
+  if (config.store.kind === 'redis') return `redis ${redactedUrl(config.store.url)} (keys ${config.store.key_prefix}*; token in ${dataDir})`;
+  return dataDir;
 }
 
 /** Waits until nothing runs or the grace period is over; returns how many runs still run. */

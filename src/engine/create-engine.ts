@@ -28,7 +28,8 @@ export interface EngineOptions {
   /**
    * Where runs, events, conversations, lanes and grants are kept: a Store, 'memory', or
    * `{ dir }` for the file store (lowdb) in that directory. Default: 'memory', unless the
-   * config object sets `store` (then its `kind` and `dir` decide).
+   * config object sets `store` (then its `kind` decides: `dir` for lowdb, `url` and
+   * `key_prefix` for Redis).
    */
   store?: Store | 'memory' | { dir: string };
   /** Model providers by id, merged over the built-in "scripted". */
@@ -127,7 +128,11 @@ async function resolveStore(options: EngineOptions, config: Config): Promise<Sto
   if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir);
   if (choice !== undefined) return choice as Store;
   const configured = typeof options.config === 'object' && options.config.store !== undefined;
-  return configured && config.store.kind === 'lowdb' ? LowdbStore.open(config.store.dir) : new MemoryStore();
+  if (!configured || config.store.kind === 'memory') return new MemoryStore();
+  if (config.store.kind === 'lowdb') return LowdbStore.open(config.store.dir);
+  // Loaded only when asked for: an engine on files never loads the Redis client.
+  const { RedisStore } = await import('../store/redis-store.js');
+  return RedisStore.open({ url: config.store.url, keyPrefix: config.store.key_prefix });
 }
 
 async function resolveConfig(config: PartialConfig | string | undefined): Promise<Config> {

@@ -3,4 +3,8 @@ export { LowdbStore } from './lowdb-store.js';
 export type { LowdbStoreOptions, LowdbStoreStats } from './lowdb-store.js';
 export { StoreError, isStoreError } from './store-error.js';
 export type { StoreErrorCode } from './store-error.js';
-export type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
+// The Redis store and client are imported from their own files (redis-store.js, redis-client.js),
+// so that nothing that uses only files or memory loads the Redis client.
+export type { RedisStoreOptions, SessionFencing } from './redis-store.js';
+export type { Redis, RedisClientOptions } from './redis-client.js';
+export type { RunRecord, RunState, SessionWork, SteerRecord, Store, StoredLaneEntry } from './types.js';

@@ -44,7 +44,8 @@ describe('defaults (README, Configuration)', () => {
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576 },
-      store: { kind: 'lowdb', dir: '.switchyard' },
+      store: { kind: 'lowdb', dir: '.switchyard', url: 'redis://127.0.0.1:6379/0', key_prefix: 'switchyard:' },
+      cluster: { lease_seconds: 10 },
       models: {},
       mcp: {},
     });
@@ -107,6 +108,10 @@ port = 0
 [store]
 kind = "memory"
 
+[cluster]
+lease_seconds = 2.5
+node_id = "gw-1"
+
 [models.local]
 kind = "openai"
 base_url = "http://localhost:11434/v1"
@@ -147,6 +152,7 @@ url = "http://localhost:9000/mcp"
       },
       gateway: { ...defaults.gateway, port: 0 },
       store: { ...defaults.store, kind: 'memory' },
+      cluster: { lease_seconds: 2.5, node_id: 'gw-1' },
       models: {
         local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY', max_retry_wait_seconds: 60 },
       },
@@ -174,7 +180,7 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'boolean as string', toml: '[sandbox]\nnetwork = "yes"', path: 'sandbox.network', message: 'expected true or false, got "yes"' },
     { bad: 'date where a string belongs', toml: '[store]\ndir = 2024-01-01', path: 'store.dir', message: 'expected a string, got a date' },
     { bad: 'scalar where a table belongs', toml: 'execution = 3', path: 'execution', message: 'expected a table, got 3' },
-    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, models, mcp\)$/ },
+    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, cluster, models, mcp\)$/ },
     { bad: 'unknown nested key', toml: '[execution]\nmax_runs_globl = 2', path: 'execution.max_runs_globl', message: /^unknown key \(allowed here: max_runs_global, / },
     { bad: 'unknown key in the command policy', toml: '[sandbox.command_policy]\nmode = "block"', path: 'sandbox.command_policy.mode', message: /allowed here: enforcement, rules/ },
     { bad: 'unknown key in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"\naction = "warn"\nregex = "a"', path: 'sandbox.command_policy.rules[0].regex', message: /allowed here: name, pattern, action/ },

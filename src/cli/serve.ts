@@ -6,12 +6,11 @@
  */
 import { resolve } from 'node:path';
 import { defaultConfig, loadConfig, type Config } from '../config/index.js';
-import { createEngine, type Engine } from '../engine/index.js';
+import type { Engine } from '../engine/index.js';
 import { startGateway } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
-import { LowdbStore, type Store } from '../store/index.js';
-import { redactedUrl } from '../store/redis-client.js';
+import { startServeBackend } from './serve-backend.js';
 import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
 
 export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
@@ -43,19 +42,12 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   const graceMs = (secondsOption(values['grace-seconds'], '--grace-seconds') ?? 10) * 1000;
   const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
-  const store = await openStore(config, dataDir);
   // Created first: the engine's node_invoke and the gateway's node connections share it.
   const nodes = new NodeRegistry();
-  let engine: Engine;
-  try {
-    // The data directory the store and token really live in, so the sandbox keeps every workspace away from it.
-    engine = await createEngine({ config: { ...config, store: { ...config.store, dir: dataDir } }, store, nodes });
-  } catch (error) {
-    if (store !== 'memory') await store.close();
-    throw error;
-  }
+  const backend = await startServeBackend(config, dataDir, nodes, (line) => io.err(line));
+  const { engine } = backend;
   const gateway = await startGateway({
-    engine,
+    engine: backend.front,
     nodes,
     host: values.host ?? config.gateway.host,
     port: portOption(values.port) ?? config.gateway.port,
@@ -64,11 +56,12 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     httpRoutes: inspectorRoutes(),
     logger: { warn: (message) => io.err(`gateway: ${message}`), error: (message, error) => io.err(`gateway: ${message}: ${String(error)}`) },
   }).catch(async (error: unknown) => {
-    await engine.close();
+    await backend.close();
     throw error;
   });
+  await backend.announce(gateway.url);
 
-  io.out(`store: ${describeStore(config, dataDir)}`);
+  io.out(`store: ${backend.describe}`);
   io.out(`listening on ${gateway.url}`);
   io.out(`inspector: ${gateway.httpUrl}/inspect?token=<the token in ${gateway.tokenPath}>`);
   if (gateway.tokenCreated) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
@@ -97,28 +90,12 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   if (unfinished > 0) io.out(`cancelling ${unfinished} run(s) still running`);
   // The engine first: it cancels what still runs (queued messages stay queued in the store)
   // and answers the clients waiting for those runs before their connections close.
-  await engine.close();
+  await backend.close();
   await gateway.close();
   signals.off('SIGINT', forceExit);
   signals.off('SIGTERM', forceExit);
   io.out('stopped');
   return 0;
-}
-
-/** The store of [store] kind; with Redis, the data directory holds only the token file. */
-async function openStore(config: Config, dataDir: string): Promise<Store | 'memory'> {
-  if (config.store.kind === 'memory') return 'memory';
-  if (config.store.kind === 'redis') {
-    const { RedisStore } = await import('../store/redis-store.js');
-    return RedisStore.open({ url: config.store.url, keyPrefix: config.store.key_prefix });
-  }
-  return LowdbStore.open(dataDir);
-}
-
-function describeStore(config: Config, dataDir: string): string {
-  if (config.store.kind === 'memory') return 'memory (nothing survives a restart)';
-  if (config.store.kind === 'redis') return `redis ${redactedUrl(config.store.url)} (keys ${config.store.key_prefix}*; token in ${dataDir})`;
-  return dataDir;
 }
 
 /** Waits until nothing runs or the grace period is over; returns how many runs still run. */

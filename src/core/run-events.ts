@@ -42,7 +42,8 @@ export interface DeniedAction {
 
 export interface RunEventData {
   'run.queued': { position: number; reason: 'session_busy' | 'limits' };
-  'run.started': { agentId: string; model: string; parentRunId?: string };
+  /** `node`: the process that runs it, when several share the work (README, "Several gateway processes"). */
+  'run.started': { agentId: string; model: string; parentRunId?: string; node?: string };
   'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
   'turn.started': { turn: number };
   'model.delta': { turn: number; text: string };

@@ -19,6 +19,7 @@ import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { configuredModels } from './configured-models.js';
 import { Engine } from './engine.js';
+import type { SessionOwnership } from './ownership.js';
 import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
 import { EngineError } from '../core/errors.js';
 
@@ -64,6 +65,11 @@ export interface EngineOptions {
    * startGateway so nodes can register. Without it node_invoke fails with `unavailable`.
    */
   nodes?: NodeInvoker;
+  /**
+   * Shares sessions and permits with other processes on one Redis (src/cluster/, docs/cluster.md).
+   * Then nothing is recovered at start: each session is recovered by the process that takes it over.
+   */
+  ownership?: SessionOwnership;
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
@@ -95,9 +101,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.ownership ? { ownership: options.ownership } : {}),
   });
   for (const connection of mcp) engine.onClose(() => connection.close());
-  await engine.recover();
+  if (!options.ownership) await engine.recover();
   return engine;
 }
 

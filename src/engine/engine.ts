@@ -25,10 +25,12 @@ import { approvalGateFor } from './approvals.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
-import { recover, type Recovered } from './recovery.js';
+import type { Limiter, SessionOwnership } from './ownership.js';
+import { recover, recoverSession, type Recovered } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
 import { RunHost } from './run.host.js';
 import { RunTable, type WaitOptions } from './run-table.js';
+import { SessionHandover } from './session-handover.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
 import { SupervisorHost } from './supervisor.host.js';
@@ -48,6 +50,8 @@ export interface EngineDeps {
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
   nodes?: ToolServiceOptions['nodes'];
+  /** Shares sessions and permits with other processes (src/cluster/); without it the engine is alone. */
+  ownership?: SessionOwnership;
 }
 
 export class Engine {
@@ -62,11 +66,12 @@ export class Engine {
   private readonly approvals: ApprovalGate;
   private readonly table: RunTable;
   private readonly ledger: RunLedger;
-  private readonly limiter: SupervisorHost;
+  private readonly limiter: Limiter;
   private readonly sessions: SessionHost;
   private readonly steers: Steers;
   private readonly runHost: RunHost;
   private readonly admission: Admission;
+  private readonly handover: SessionHandover;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
 
@@ -81,6 +86,7 @@ export class Engine {
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.log = new EventLog(this.store, this.clock, this.onError);
     const conversations = new Conversations(this.store);
+    const ownership = deps.ownership;
     this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root);
     this.grants = new SessionGrants({ onChange: (sessionId, fingerprints) => write(this.store.saveGrants?.(sessionId, fingerprints)) });
     const ledger = () => this.ledger;
@@ -101,15 +107,20 @@ export class Engine {
       onSettled: (handle) => {
         if (handle.actor) this.inspection.forget(handle.actor);
       },
+      ...(ownership ? { nodeId: ownership.nodeId } : {}),
     });
     const exec = this.config.execution;
-    this.limiter = new SupervisorHost({ maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent }, this.clock, this.inspection, {
-      granted: (runId) => this.table.get(runId)?.actor?.send({ type: 'GRANTED' }),
-      waiting: (runId, position) => this.ledger.markQueued(runId, position, 'limits'),
-      released: (runId) => {
+    const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent };
+    const limiterHandlers = {
+      granted: (runId: string) => this.table.get(runId)?.actor?.send({ type: 'GRANTED' }),
+      waiting: (runId: string, position: number) => this.ledger.markQueued(runId, position, 'limits'),
+      released: (runId: string) => {
         if (this.table.running.delete(runId)) this.log.engineEvent('engine.running', { running: [...this.table.running] });
       },
-    });
+    };
+    this.limiter = ownership
+      ? ownership.limiter(limiterHandlers, limits, (runId) => this.table.get(runId)?.status.sessionId)
+      : new SupervisorHost(limits, this.clock, this.inspection, limiterHandlers);
     this.sessions = new SessionHost({
       clock: this.clock,
       store: this.store,
@@ -145,7 +156,8 @@ export class Engine {
       ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
-      delegate: async (request) => this.wait((await this.submit(request)).runId),
+      delegate: ownership ? (request) => ownership.delegate(request) : async (request) => this.wait((await this.submit(request)).runId),
+      ...(ownership ? { ownership } : {}),
     });
     this.admission = new Admission({
       table: this.table,
@@ -156,20 +168,41 @@ export class Engine {
       config,
       assertOpen: () => this.assertOpen(),
       cancel: (runId, reason) => void this.cancel(runId, reason),
+      limiter: this.limiter,
+    });
+    this.handover = new SessionHandover({
+      table: this.table,
+      sessions: this.sessions,
+      ledger: this.ledger,
+      conversations,
+      cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason),
     });
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */
   recover(): Promise<Recovered> {
-    return recover({
-      store: this.store,
-      log: this.log,
-      grants: this.grants,
-      table: this.table,
-      ledger: this.ledger,
-      sessions: this.sessions,
-      steers: this.steers,
-    });
+    return recover(this.recoveryDeps());
+  }
+
+  /** In a cluster: this process now owns the session; picks up what its last owner left in the store. */
+  adoptSession(sessionId: string): Promise<Recovered> {
+    this.sessions.resume(sessionId);
+    return recoverSession(this.recoveryDeps(), sessionId);
+  }
+
+  /** In a cluster: whether the session has an active run, a waiting message or an unsettled run here. */
+  sessionBusy(sessionId: string): boolean {
+    return this.handover.busy(sessionId);
+  }
+
+  /** In a cluster: lets an idle session go (false while it is busy or writing); another process may own it next. */
+  releaseSession(sessionId: string): boolean {
+    return this.handover.release(sessionId);
+  }
+
+  /** In a cluster: another process took the session over; its runs here stop without writing. */
+  dropSession(sessionId: string, reason: string): void {
+    this.handover.drop(sessionId, reason);
   }
 
   /**
@@ -333,9 +366,14 @@ export class Engine {
   }
 
   private *liveActors(): Iterable<AnyActorRef> {
-    yield this.limiter.ref;
+    if (this.limiter.ref) yield this.limiter.ref;
     yield* this.sessions.actors();
     for (const handle of this.table.handles()) if (handle.actor) yield handle.actor;
+  }
+
+  private recoveryDeps() {
+    const { store, log, grants, table, ledger, sessions, steers } = this;
+    return { store, log, grants, table, ledger, sessions, steers };
   }
 
   private assertOpen(): void {

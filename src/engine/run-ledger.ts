@@ -28,6 +28,8 @@ export interface RunLedgerDeps {
   releaseAbandoned: (handle: RunHandle) => void;
   /** Forgets a settled run's live parts outside the table (its actor's inspection). Must not throw. */
   onSettled: (handle: RunHandle) => void;
+  /** This process's name in a cluster, carried by run.started. */
+  nodeId?: string;
 }
 
 export class RunLedger {
@@ -69,6 +71,7 @@ export class RunLedger {
       agentId: handle.request.agentId,
       model: handle.request.model,
       ...(handle.request.parentRunId ? { parentRunId: handle.request.parentRunId } : {}),
+      ...(this.deps.nodeId !== undefined ? { node: this.deps.nodeId } : {}),
     });
   }
 

@@ -29,14 +29,14 @@ import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
-import type { SupervisorHost } from './supervisor.host.js';
+import { leaseCheckedTools, OWNER_LOST, type Limiter, type SessionOwnership } from './ownership.js';
 
 export interface RunHostDeps {
   table: RunTable;
   ledger: RunLedger;
   log: EventLog;
   sessions: SessionHost;
-  limiter: SupervisorHost;
+  limiter: Limiter;
   steers: Steers;
   conversations: Conversations;
   inspection: InspectionHub;
@@ -53,6 +53,7 @@ export interface RunHostDeps {
   onError: (error: unknown) => void;
   /** Submits a delegated run (`session_send`) and resolves with its result. May reject with an EngineError. */
   delegate: (request: RunRequest) => Promise<RunResult>;
+  ownership?: Pick<SessionOwnership, 'mayAct'>; // in a cluster: a run stops once its process may no longer act
 }
 
 /**
@@ -175,6 +176,7 @@ export class RunHost {
   private async modelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
     const { table, ledger, conversations } = this.deps;
     const handle = table.require(input.runId);
+    this.assertMayAct(handle.status.sessionId);
     await ledger.flushInbox(handle);
     const conversation = await conversations.messages(handle.status.sessionId);
     if (signal.aborted) throw abortError();
@@ -191,6 +193,7 @@ export class RunHost {
       onRetry: (attempt, reason) => ledger.append(handle, 'run.retrying', { attempt, reason }),
     });
     if (signal.aborted) throw abortError();
+    this.assertMayAct(handle.status.sessionId); // an answer that outlived the lease must not act here
     handle.status.usage = addUsage(handle.status.usage, reply.usage);
     ledger.append(handle, 'model.message', modelMessageData(input.turn, reply));
     await conversations.append(handle.status.sessionId, assistantMessageOf(reply));
@@ -199,11 +202,15 @@ export class RunHost {
     return reply;
   }
 
-  /** The engine's tools, with the session's own over them. */
+  /** The engine's tools, with the session's own over them (in a cluster, each checking the lease first). */
   private toolsOf(sessionId: string): ReadonlyMap<string, AnyTool> {
     const own = this.deps.sessionTools?.(sessionId) ?? [];
-    if (own.length === 0) return this.deps.tools;
-    return new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+    const tools = own.length === 0 ? this.deps.tools : new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+    return this.deps.ownership ? leaseCheckedTools(tools, sessionId, this.deps.ownership) : tools;
+  }
+
+  private assertMayAct(sessionId: string): void {
+    if (this.deps.ownership && !this.deps.ownership.mayAct(sessionId)) throw Object.assign(new Error(OWNER_LOST.message), { code: OWNER_LOST.code });
   }
 
   private toolSpecsOf(sessionId: string): ToolSpec[] {

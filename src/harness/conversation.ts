@@ -39,6 +39,17 @@ export class Conversations {
     });
   }
 
+  /**
+   * Forgets the session's cached conversation (another process may append to it next); false,
+   * keeping it, while a write of it is still in flight.
+   */
+  forget(sessionId: string): boolean {
+    if (this.tails.has(sessionId)) return false;
+    this.loaded.delete(sessionId);
+    this.loading.delete(sessionId);
+    return true;
+  }
+
   private enqueue(sessionId: string, write: (conversation: Message[]) => Promise<void>): Promise<void> {
     const previous = this.tails.get(sessionId) ?? Promise.resolve();
     const next = previous.then(async () => write(await this.load(sessionId)));

@@ -1,0 +1,60 @@
+/*
+ * Handing sessions between processes (a cluster, docs/cluster.md): whether a session has
+ * anything live here, letting an idle one go, and dropping one another process has taken over.
+ * Taking one over is recovery's part (recoverSession).
+ */
+import type { Conversations } from '../harness/conversation.js';
+import type { RunLedger } from './run-ledger.js';
+import type { RunHandle, RunTable } from './run-table.js';
+import type { SessionHost } from './session.host.js';
+
+export interface SessionHandoverDeps {
+  table: RunTable;
+  sessions: SessionHost;
+  ledger: RunLedger;
+  conversations: Conversations;
+  /** Cancels a run and the runs it delegated. Must not throw. */
+  cancelRunTree: (runId: string, reason: string) => void;
+}
+
+export class SessionHandover {
+  constructor(private readonly deps: SessionHandoverDeps) {}
+
+  /** The session has an actor (an active run or a waiting message) or a run not yet settled here. */
+  busy(sessionId: string): boolean {
+    return this.deps.sessions.has(sessionId) || this.handlesOf(sessionId).some((h) => !h.settled);
+  }
+
+  /**
+   * Lets an idle session go: its cached conversation is forgotten, since the next process to
+   * own it may append to it. False, keeping everything, while it is busy or still writing.
+   */
+  release(sessionId: string): boolean {
+    if (this.busy(sessionId)) return false;
+    return this.deps.conversations.forget(sessionId);
+  }
+
+  /**
+   * Another process owns the session now: nothing of it is admitted here any more, its runs
+   * stop (their writes are refused by the store's fence, so the new owner's recovery ends them
+   * there), and what this process knew of them is forgotten — their state is the store's.
+   */
+  drop(sessionId: string, reason: string): void {
+    const { sessions, ledger, table, cancelRunTree, conversations } = this.deps;
+    sessions.drop(sessionId);
+    // Twice: a cancelled run hands its unread steers to a follow-up, which must end too.
+    for (let pass = 0; pass < 2; pass++) {
+      for (const handle of this.handlesOf(sessionId)) {
+        if (handle.ended) continue;
+        if (handle.actor) cancelRunTree(handle.status.runId, reason);
+        else ledger.endQueued(handle.status.runId, reason);
+      }
+    }
+    for (const handle of this.handlesOf(sessionId)) if (handle.settled) table.delete(handle.status.runId);
+    conversations.forget(sessionId);
+  }
+
+  private handlesOf(sessionId: string): RunHandle[] {
+    return [...this.deps.table.handles()].filter((h) => h.status.sessionId === sessionId);
+  }
+}

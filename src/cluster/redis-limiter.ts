@@ -20,21 +20,33 @@ import type { ClusterKeys } from './cluster-keys.js';
 
 /**
  * KEYS held, waiting, waiters, limits; ARGV fence key prefix, op, then for `acquire` the run id
- * and its info, `release` the run id, `limits` the two limits, `session` the session and its new
+ * and its info, `release` the run id and this process, `limits` the two limits, `session` the session and its new
  * fence; then the run ids whose grant this process may have missed.
  */
 const LIMITER_LUA = `
 local held, waiting, waiters, limits = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local fencePrefix, op, runId = ARGV[1], ARGV[2], ARGV[3]
 local function stale(f) return redis.call('GET', fencePrefix .. f.session) ~= f.fence end
+local function mine(hash, node)
+  local raw = redis.call('HGET', hash, runId)
+  return raw and cjson.decode(raw).node == node
+end
+local refused = false
 if op == 'acquire' then
-  local t = redis.call('TIME')
-  redis.call('ZADD', waiting, 'NX', t[1] * 1000000 + t[2], runId)
-  redis.call('HSET', waiters, runId, ARGV[4])
+  -- A process that lost the session may not queue for it (nor overwrite its new owner's place).
+  refused = stale(cjson.decode(ARGV[4]))
+  if not refused then
+    local t = redis.call('TIME')
+    redis.call('ZADD', waiting, 'NX', t[1] * 1000000 + t[2], runId)
+    redis.call('HSET', waiters, runId, ARGV[4])
+  end
 elseif op == 'release' then
-  redis.call('HDEL', held, runId)
-  redis.call('ZREM', waiting, runId)
-  redis.call('HDEL', waiters, runId)
+  -- Only the process that holds the permit (or the place) gives it back: after a takeover the run may be another's.
+  if mine(held, ARGV[4]) then redis.call('HDEL', held, runId) end
+  if mine(waiters, ARGV[4]) then
+    redis.call('ZREM', waiting, runId)
+    redis.call('HDEL', waiters, runId)
+  end
 elseif op == 'limits' then
   redis.call('HSET', limits, 'global', ARGV[3], 'perAgent', ARGV[4])
 end
@@ -47,14 +59,14 @@ for i = 1, #h, 2 do
 end
 local maxGlobal = tonumber(redis.call('HGET', limits, 'global')) or 1
 local maxAgent = tonumber(redis.call('HGET', limits, 'perAgent')) or 1
-local granted, answer, position, queued = {}, 'gone', 0, 0
+local granted, answer, position, queued = {}, refused and 'fenced' or 'gone', 0, 0
 for _, id in ipairs(redis.call('ZRANGE', waiting, 0, -1)) do
   local raw = redis.call('HGET', waiters, id)
   local f = raw and cjson.decode(raw)
   if not f or stale(f) then
     redis.call('ZREM', waiting, id)
     redis.call('HDEL', waiters, id)
-    if id == runId then answer = 'fenced' end
+    if id == runId and not refused then answer = 'fenced' end
   elseif inUse < maxGlobal and (perAgent[f.agent] or 0) < maxAgent then
     redis.call('ZREM', waiting, id)
     redis.call('HDEL', waiters, id)
@@ -62,10 +74,10 @@ for _, id in ipairs(redis.call('ZRANGE', waiting, 0, -1)) do
     inUse = inUse + 1
     perAgent[f.agent] = (perAgent[f.agent] or 0) + 1
     granted[#granted + 1] = {id, f.node}
-    if id == runId then answer = 'granted' end
+    if id == runId and not refused then answer = 'granted' end
   else
     queued = queued + 1
-    if id == runId then answer, position = 'waiting', queued end
+    if id == runId and not refused then answer, position = 'waiting', queued end
   end
 end
 local mine = {}
@@ -149,7 +161,7 @@ export class RedisLimiter implements Limiter {
     const waiter = this.waiters.get(runId);
     this.waiters.delete(runId);
     waiter?.answered();
-    this.call('release', runId, '');
+    this.call('release', runId, this.options.nodeId);
     this.options.handlers.released(runId);
   }
 

@@ -185,7 +185,8 @@ export class Engine {
   }
 
   /** In a cluster: this process now owns the session; picks up what its last owner left in the store. */
-  adoptSession(sessionId: string): Promise<Recovered> {
+  async adoptSession(sessionId: string): Promise<Recovered> {
+    await this.handover.adopting(sessionId);
     this.sessions.resume(sessionId);
     return recoverSession(this.recoveryDeps(), sessionId);
   }

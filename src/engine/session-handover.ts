@@ -51,7 +51,14 @@ export class SessionHandover {
       }
     }
     for (const handle of this.handlesOf(sessionId)) if (handle.settled) table.delete(handle.status.runId);
-    conversations.forget(sessionId);
+    // The stopped runs' last conversation writes are refused by the store, but reach the cache first.
+    void conversations.settled(sessionId).then(() => conversations.forget(sessionId));
+  }
+
+  /** Before taking the session (back) over: nothing cached of it may be older than the store. */
+  async adopting(sessionId: string): Promise<void> {
+    await this.deps.conversations.settled(sessionId);
+    this.deps.conversations.forget(sessionId);
   }
 
   private handlesOf(sessionId: string): RunHandle[] {

@@ -39,6 +39,11 @@ export class Conversations {
     });
   }
 
+  /** Resolves once no write of the session is in flight. */
+  async settled(sessionId: string): Promise<void> {
+    while (this.tails.has(sessionId)) await this.tails.get(sessionId);
+  }
+
   /**
    * Forgets the session's cached conversation (another process may append to it next); false,
    * keeping it, while a write of it is still in flight.

@@ -147,6 +147,29 @@ describe.skipIf(missing !== undefined)('the cluster limiter', () => {
     expect(a.log).not.toContain('granted r4');
   });
 
+  it('a process that lost a session can neither take nor give back what its run holds under the new owner', async () => {
+    const [a, b] = processes({ maxGlobal: 1, maxPerAgent: 5 });
+    await ask(a, 'blocker', 'main', 'other');
+    await ask(a, 'r', 'main', 's');
+    expect(a.log).toEqual(['granted blocker', 'waiting r at 1']);
+    // B takes s over and queues r again (recovery does), keeping r's place in the queue.
+    await client.set(keys.fence('s'), '2');
+    b.tokens.set('s', '2');
+    await ask(b, 'r', 'main', 's');
+    expect(b.log).toEqual(['waiting r at 1']);
+    // A, not knowing yet, asks again under its old token, then lets r go: neither touches B's place.
+    a.limiter.acquire('r', 'main');
+    await a.limiter.answered('r');
+    expect(a.fenced).toEqual(['s']);
+    a.limiter.release('r');
+    expect((await b.limiter.poll()).waiting).toBe(1);
+    a.limiter.release('blocker');
+    await eventually(() => b.log.includes('granted r'), 'r, queued by its new owner, got the permit');
+    // Nor can A give back the permit r now holds under B.
+    a.limiter.release('r');
+    expect((await b.limiter.poll()).global.inUse).toBe(1);
+  });
+
   it('finds a grant it was not told about when it polls', async () => {
     const [a, b] = processes({ maxGlobal: 1, maxPerAgent: 5 }, false);
     await ask(a, 'r1');

@@ -67,12 +67,6 @@ export class ClusterMembers {
     return this.client.switchyardLiveNodes(this.keys.nodes());
   }
 
-  /** Every member's announcement, live or not. */
-  async all(): Promise<Record<string, MemberInfo>> {
-    const raw = await this.client.hgetall(this.keys.nodeInfo());
-    return Object.fromEntries(Object.entries(raw).map(([node, json]) => [node, JSON.parse(json) as MemberInfo]));
-  }
-
   async leave(): Promise<void> {
     await this.client.multi().zrem(this.keys.nodes(), this.nodeId).hdel(this.keys.nodeInfo(), this.nodeId).del(this.keys.inbox(this.nodeId)).exec();
   }

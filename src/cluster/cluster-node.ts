@@ -138,14 +138,6 @@ export class ClusterNode {
     return this.parts.members.announce(info);
   }
 
-  /** The processes of the cluster and what each announced. */
-  members(): Promise<Record<string, MemberInfo & { live: boolean }>> {
-    const { members } = this.parts;
-    return Promise.all([members.all(), members.live()]).then(([all, live]) =>
-      Object.fromEntries(Object.entries(all).map(([node, info]) => [node, { ...info, live: live.includes(node) }])),
-    );
-  }
-
   async submit(raw: RunRequest): Promise<SubmitResult> {
     if (typeof raw?.sessionId !== 'string') return this.engine.submit(raw);
     // An id of its own, so that asking the owner again after a timeout cannot admit the message twice.

@@ -72,10 +72,6 @@ function collect(stream: AsyncIterable<StreamEvent>): StreamEvent[] {
 }
 
 describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', () => {
-  beforeAll(() => {
-    prefix = '';
-  });
-
   it('hands a submit for a busy session to its owner, and any process follows and waits for its runs', async () => {
     prefix = `c${randomUUID().slice(0, 8)}:`;
     const script: ScriptTurn[] = [{ text: 'working', delayMs: 150 }];

@@ -37,7 +37,7 @@ export async function startServeBackend(config: Config, dataDir: string, nodes: 
       close: () => node.close(),
     };
   }
-  const store: Store | 'memory' = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir);
+  const store: Store | 'memory' = config.store.kind === 'memory' ? 'memory' : await LowdbStore.open(dataDir, { fsync: config.store.fsync });
   let engine: Engine;
   try {
     engine = await createEngine({ config: placed, store, nodes });

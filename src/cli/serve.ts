@@ -84,8 +84,9 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   signals.once('SIGINT', forceExit);
   signals.once('SIGTERM', forceExit);
 
-  io.out(`${signal}: shutting down; no new runs, running runs get ${graceMs / 1000} s to finish`);
+  io.out(`${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`);
   gateway.stopAdmitting();
+  engine.stopAdmitting();
   const unfinished = await finishRunning(engine, graceMs);
   if (unfinished > 0) io.out(`cancelling ${unfinished} run(s) still running`);
   // The engine first: it cancels what still runs (queued messages stay queued in the store)

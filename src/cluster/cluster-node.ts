@@ -100,7 +100,7 @@ export class ClusterNode {
     const clusterConfig = new ClusterConfig(client, keys);
     const lost = (sessionId: string) => {
       leases.forget(sessionId);
-      node?.engine.dropSession(sessionId, DROPPED);
+      node?.engine.handover.drop(sessionId, DROPPED);
       log(`lost session ${sessionId}: another process owns it now`);
     };
     const ownership: SessionOwnership = {
@@ -187,8 +187,18 @@ export class ClusterNode {
     return this.engine.getRun(runId);
   }
 
+  /** A page of the runs of every process: the index is in Redis. */
+  queryRuns(query: Parameters<Engine['queryRuns']>[0]): ReturnType<Engine['queryRuns']> {
+    return this.engine.queryRuns(query);
+  }
+
+  /** The live actors of this process (the inspector shows one process). */
   inspect(listener: Parameters<Engine['inspect']>[0]): () => void {
     return this.engine.inspect(listener);
+  }
+
+  inspectionSnapshot(): ReturnType<Engine['inspectionSnapshot']> {
+    return this.engine.inspectionSnapshot();
   }
 
   /** Applies the change here, stores it as the cluster's, and tells every other process to apply it. */

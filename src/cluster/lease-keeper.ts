@@ -86,9 +86,9 @@ export class LeaseKeeper {
     const { leases, router, engine } = this.deps;
     await Promise.all(
       leases.sessions().map(async (sessionId) => {
-        if (router.busy(sessionId) || engine().sessionBusy(sessionId)) this.idle.delete(sessionId);
+        if (router.busy(sessionId) || engine().handover.busy(sessionId)) this.idle.delete(sessionId);
         else if (!this.idle.has(sessionId)) this.idle.add(sessionId);
-        else if (engine().releaseSession(sessionId)) {
+        else if (engine().handover.release(sessionId)) {
           this.idle.delete(sessionId);
           await leases.release(sessionId);
           return;

@@ -76,7 +76,7 @@ export class SessionRouter {
     const lease = await leases.acquire(sessionId);
     if (!lease.acquired) return false;
     try {
-      const recovered = await engine().adoptSession(sessionId);
+      const recovered = await engine().handover.adopt(sessionId);
       await this.deps.adopted(sessionId, lease.token);
       const what = [
         recovered.interrupted.length > 0 ? `${recovered.interrupted.length} interrupted` : '',
@@ -87,7 +87,7 @@ export class SessionRouter {
       return true;
     } catch (error) {
       // Recovery could not read or write: give the session back, so this or another process tries again.
-      engine().dropSession(sessionId, 'owner_lost');
+      engine().handover.drop(sessionId, 'owner_lost');
       await leases.release(sessionId).catch(() => {});
       throw error;
     }

@@ -181,6 +181,8 @@ const StoreSchema = z
       .describe('Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, memory (nothing survives a restart), or a Redis server at `url`, which several gateway processes can share (README, "Several gateway processes").'),
     dir: nonEmpty.default('.switchyard')
       .describe('The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its token file here too. With `kind = "redis"` it holds only the token file.'),
+    fsync: z.boolean().default(false)
+      .describe('File store: fsync each file and its directory before a write counts as done. Off, an acknowledged message survives a crash of the process; on, a power loss too, at the cost of a disk flush per group commit.'),
     url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379/0')
       .describe('`kind = "redis"` only: the server, as `redis://[user:password@]host:port/db` (`rediss://` for TLS).'),
     key_prefix: z.string().default('switchyard:')

@@ -27,6 +27,9 @@ export interface RunFields {
   queuedFor?: QueuedFor;
   /** Tokens summed over the run's model turns, once a provider reported any. */
   usage?: TokenUsage;
+  /** Once ended: the model turns it took and the tool calls it asked for. */
+  turns?: number;
+  toolCalls?: number;
   /** A follow-up run: the ids of the steers it carries (the first is its own id). */
   carries?: string[];
 }

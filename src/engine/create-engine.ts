@@ -132,11 +132,11 @@ async function connectConfiguredMcp(config: Config): Promise<McpConnection[]> {
 async function resolveStore(options: EngineOptions, config: Config): Promise<Store> {
   const choice = options.store;
   if (choice === 'memory') return new MemoryStore();
-  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir);
+  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir, { fsync: config.store.fsync });
   if (choice !== undefined) return choice as Store;
   const configured = typeof options.config === 'object' && options.config.store !== undefined;
   if (!configured || config.store.kind === 'memory') return new MemoryStore();
-  if (config.store.kind === 'lowdb') return LowdbStore.open(config.store.dir);
+  if (config.store.kind === 'lowdb') return LowdbStore.open(config.store.dir, { fsync: config.store.fsync });
   // Loaded only when asked for: an engine on files never loads the Redis client.
   const { RedisStore } = await import('../store/redis-store.js');
   return RedisStore.open({ url: config.store.url, keyPrefix: config.store.key_prefix });

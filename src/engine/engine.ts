@@ -17,7 +17,7 @@ import { isTerminalState, resultOf, type RunResult, type RunStatus } from '../co
 import { runOfSteer, steerFields } from '../core/steer.js';
 import { Conversations } from '../harness/conversation.js';
 import type { ModelProvider } from '../model/types.js';
-import type { Store } from '../store/types.js';
+import type { RunPage, RunQuery, Store } from '../store/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { Admission } from './admission.js';
@@ -26,7 +26,7 @@ import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
 import type { Limiter, SessionOwnership } from './ownership.js';
-import { recover, recoverSession, type Recovered } from './recovery.js';
+import { recover, type Recovered } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
 import { RunHost } from './run.host.js';
 import { RunTable, type WaitOptions } from './run-table.js';
@@ -71,9 +71,12 @@ export class Engine {
   private readonly steers: Steers;
   private readonly runHost: RunHost;
   private readonly admission: Admission;
-  private readonly handover: SessionHandover;
+  /** In a cluster (src/cluster/): takes sessions over, lets idle ones go, drops the ones it lost. */
+  readonly handover: SessionHandover;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
+  /** Shutting down: nothing new is accepted, nothing waiting starts. */
+  private draining = false;
 
   constructor(deps: EngineDeps) {
     this.config = deps.config;
@@ -112,7 +115,10 @@ export class Engine {
     const exec = this.config.execution;
     const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent };
     const limiterHandlers = {
-      granted: (runId: string) => this.table.get(runId)?.actor?.send({ type: 'GRANTED' }),
+      granted: (runId: string) => {
+        // While shutting down a run waiting for permits stays queued for the next start.
+        if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
+      },
       waiting: (runId: string, position: number) => this.ledger.markQueued(runId, position, 'limits'),
       released: (runId: string) => {
         if (this.table.running.delete(runId)) this.log.engineEvent('engine.running', { running: [...this.table.running] });
@@ -156,6 +162,7 @@ export class Engine {
       ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
+      closing: () => this.closed,
       delegate: ownership ? (request) => ownership.delegate(request) : async (request) => this.wait((await this.submit(request)).runId),
       ...(ownership ? { ownership } : {}),
     });
@@ -166,44 +173,20 @@ export class Engine {
       store: this.store,
       models: this.models,
       config,
-      assertOpen: () => this.assertOpen(),
+      assertOpen: () => {
+        this.assertOpen();
+        if (this.draining) throw new EngineError('closed', 'the engine is shutting down and accepts no new messages; send it again once it is back');
+      },
       cancel: (runId, reason) => void this.cancel(runId, reason),
       limiter: this.limiter,
     });
-    this.handover = new SessionHandover({
-      table: this.table,
-      sessions: this.sessions,
-      ledger: this.ledger,
-      conversations,
-      cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason),
-    });
+    const cancelRunTree = (runId: string, reason: string) => this.cancelRunTree(runId, reason);
+    this.handover = new SessionHandover({ table: this.table, sessions: this.sessions, ledger: this.ledger, conversations, cancelRunTree, recoveryDeps: this.recoveryDeps });
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */
   recover(): Promise<Recovered> {
     return recover(this.recoveryDeps());
-  }
-
-  /** In a cluster: this process now owns the session; picks up what its last owner left in the store. */
-  async adoptSession(sessionId: string): Promise<Recovered> {
-    await this.handover.adopting(sessionId);
-    this.sessions.resume(sessionId);
-    return recoverSession(this.recoveryDeps(), sessionId);
-  }
-
-  /** In a cluster: whether the session has an active run, a waiting message or an unsettled run here. */
-  sessionBusy(sessionId: string): boolean {
-    return this.handover.busy(sessionId);
-  }
-
-  /** In a cluster: lets an idle session go (false while it is busy or writing); another process may own it next. */
-  releaseSession(sessionId: string): boolean {
-    return this.handover.release(sessionId);
-  }
-
-  /** In a cluster: another process took the session over; its runs here stop without writing. */
-  dropSession(sessionId: string, reason: string): void {
-    this.handover.drop(sessionId, reason);
   }
 
   /**
@@ -239,14 +222,25 @@ export class Engine {
     if (live) return live;
     await this.log.settled();
     const record = await this.store.getRun(runId);
+    const steer = await this.steers.find(runId);
     if (record) {
       const { request: _request, ...status } = record;
-      return status;
+      // A steer that became a run of its own (requeued) says so.
+      return steer ? { ...status, steer: steerFields(steer) } : status;
     }
-    const steer = await this.steers.find(runId);
     if (!steer || runOfSteer(steer) === runId) return undefined;
     const into = await this.getRun(runOfSteer(steer));
     return into && { ...into, steer: steerFields(steer) };
+  }
+
+  /** A page of stored runs, newest first (the contract: Store.queryRuns in src/store/types.ts). */
+  async queryRuns(query: RunQuery): Promise<RunPage> {
+    try {
+      return await this.store.queryRuns(query);
+    } catch (error) {
+      if (error instanceof RangeError) throw new EngineError('invalid_request', error.message, { query });
+      throw error;
+    }
   }
 
   async cancel(runId: string, reason = 'cancelled'): Promise<boolean> {
@@ -265,7 +259,7 @@ export class Engine {
   }
 
   status(runId: string): RunStatus | undefined {
-    const steer = this.table.has(runId) ? undefined : this.steers.get(runId);
+    const steer = this.steers.get(runId);
     const handle = this.table.get(steer ? runOfSteer(steer) : runId);
     if (!handle) return undefined;
     return steer ? { ...handle.status, steer: steerFields(steer) } : { ...handle.status };
@@ -314,6 +308,11 @@ export class Engine {
     return this.inspection.subscribe(listener);
   }
 
+  /** A snapshot event per live actor, as it is now (what an inspector that arrives late starts from). */
+  inspectionSnapshot(): InspectionEvent[] {
+    return this.inspection.current();
+  }
+
   currentConfig(): Config {
     return this.config;
   }
@@ -327,11 +326,30 @@ export class Engine {
     this.closeHooks.push(hook);
   }
 
+  /**
+   * The start of a graceful shutdown: no new message is accepted and no waiting one starts
+   * (lanes and runs waiting for permits stay queued in the store for the next start); running
+   * runs go on. Pair it with waiting for `snapshot().running` to empty, then close().
+   */
+  stopAdmitting(): void {
+    this.draining = true;
+    this.sessions.stopAdmitting();
+  }
+
+  /**
+   * Cancels the runs still running (their logs end `cancelled`, reason "engine closed"); what
+   * waits — in a lane, for permits, pending steers — stays queued in the store for the next
+   * start. Then flushes and closes the store.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.stopAdmitting();
     this.closed = true;
     for (const handle of [...this.table.handles()]) {
-      if (handle.actor && !handle.ended) this.cancelRunTree(handle.status.runId, 'engine closed');
+      if (!handle.actor || handle.ended) continue;
+      if (handle.status.state === 'running') this.cancelRunTree(handle.status.runId, 'engine closed');
+      // Waiting for permits: stopped without a word, so its record stays queued for recovery.
+      else handle.actor.stop();
     }
     this.sessions.stopAll();
     for (const handle of this.table.handles()) {
@@ -372,10 +390,7 @@ export class Engine {
     for (const handle of this.table.handles()) if (handle.actor) yield handle.actor;
   }
 
-  private recoveryDeps() {
-    const { store, log, grants, table, ledger, sessions, steers } = this;
-    return { store, log, grants, table, ledger, sessions, steers };
-  }
+  private readonly recoveryDeps = () => ({ store: this.store, log: this.log, grants: this.grants, table: this.table, ledger: this.ledger, sessions: this.sessions, steers: this.steers });
 
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'the engine is closed; create a new one');

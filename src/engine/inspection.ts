@@ -1,11 +1,15 @@
 /*
  * Inspection on demand: XState's inspection events are built only while someone listens.
  * Actors created while a listener exists get the relay as their `inspect` option; actors
- * already alive when the first listener arrives are attached through their system.
+ * already alive when the first listener arrives are attached through their system. A
+ * listener that arrives while actors run can start from their current snapshots.
  */
-import type { AnyActorRef, InspectionEvent, Observer, Subscription } from 'xstate';
+import type { AnyActorRef, InspectionEvent, Observer, Snapshot, Subscription } from 'xstate';
 
 export type InspectionListener = (event: InspectionEvent) => void;
+
+/** The `event` of the snapshots current() makes: no event caused them, they say where an actor is. */
+export const CURRENT_STATE_EVENT = 'inspect.current';
 
 export class InspectionHub {
   private readonly listeners = new Set<InspectionListener>();
@@ -53,6 +57,21 @@ export class InspectionHub {
         this.attached.clear();
       }
     };
+  }
+
+  /**
+   * One `@xstate.snapshot` per live actor as it is now, each parent before its children, with
+   * the event `{ type: CURRENT_STATE_EVENT }`: what a listener that arrives late starts from.
+   */
+  current(): InspectionEvent[] {
+    const events: InspectionEvent[] = [];
+    const visit = (actor: AnyActorRef, rootId: string) => {
+      const snapshot: Snapshot<unknown> & { children?: Record<string, AnyActorRef | undefined> } = actor.getSnapshot();
+      events.push({ type: '@xstate.snapshot', actorRef: actor, rootId, snapshot, event: { type: CURRENT_STATE_EVENT } });
+      for (const child of Object.values(snapshot.children ?? {})) if (child) visit(child, rootId);
+    };
+    for (const root of this.liveRoots()) visit(root, root.sessionId);
+    return events;
   }
 
   /** Forgets an actor that stopped (its system is gone with it). */

@@ -50,6 +50,11 @@ export const OWNER_LOST = {
   message: 'this process lost its lease on the session (it stalled longer than [cluster] lease_seconds); another process continues the session',
 } as const;
 
+/** Throws the run's failure (code `interrupted`) when this process may no longer act for the session. */
+export function assertMayAct(ownership: Pick<SessionOwnership, 'mayAct'> | undefined, sessionId: string): void {
+  if (ownership && !ownership.mayAct(sessionId)) throw Object.assign(new Error(OWNER_LOST.message), { code: OWNER_LOST.code });
+}
+
 /** A session's tools in a cluster: each checks that this process may still act before it executes. */
 export function leaseCheckedTools(tools: ReadonlyMap<string, AnyTool>, sessionId: string, ownership: Pick<SessionOwnership, 'mayAct'>): ReadonlyMap<string, AnyTool> {
   // Object.create keeps whatever the tool has, own or inherited; only execute is put in front.

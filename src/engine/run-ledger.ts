@@ -98,6 +98,8 @@ export class RunLedger {
     const final: RunOutcome = outcome ?? { state: 'failed', error: { code: 'internal', message: 'run ended without an outcome' } };
     status.state = final.state;
     status.endedAt = isoNow(this.deps.clock);
+    status.turns = usage.turns;
+    status.toolCalls = usage.toolCalls;
     delete status.position;
     delete status.queuedFor;
     if (final.state === 'completed') status.output = final.output;

@@ -188,6 +188,8 @@ export function recordOf(handle: RunHandle): RunRecord {
     ...(s.reason ? { reason: s.reason } : {}),
     ...(s.queuedFor ? { queuedFor: s.queuedFor } : {}),
     ...(s.usage ? { usage: s.usage } : {}),
+    ...(s.turns !== undefined ? { turns: s.turns } : {}),
+    ...(s.toolCalls !== undefined ? { toolCalls: s.toolCalls } : {}),
     ...(s.carries ? { carries: s.carries } : {}),
   };
 }

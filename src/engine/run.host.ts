@@ -14,12 +14,11 @@ import { nowOf, type Clock } from '../core/clock.js';
 import { ToolError } from '../core/errors.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
-import type { DelegatedRunResult } from '../tools/tool.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
-import type { AnyTool } from '../tools/tool.js';
+import type { AnyTool, DelegatedRunResult } from '../tools/tool.js';
 import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
@@ -29,7 +28,7 @@ import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
-import { leaseCheckedTools, OWNER_LOST, type Limiter, type SessionOwnership } from './ownership.js';
+import { assertMayAct, leaseCheckedTools, type Limiter, type SessionOwnership } from './ownership.js';
 
 export interface RunHostDeps {
   table: RunTable;
@@ -51,6 +50,8 @@ export interface RunHostDeps {
   nodes?: ToolServiceOptions['nodes'];
   /** Contract: must not throw; reports an unexpected error. */
   onError: (error: unknown) => void;
+  /** True once the engine is closing. */
+  closing: () => boolean;
   /** Submits a delegated run (`session_send`) and resolves with its result. May reject with an EngineError. */
   delegate: (request: RunRequest) => Promise<RunResult>;
   ownership?: Pick<SessionOwnership, 'mayAct'>; // in a cluster: a run stops once its process may no longer act
@@ -90,7 +91,10 @@ export class RunHost {
     });
     handle.actor = actor;
     actor.subscribe({
-      complete: () => ledger.settleRun(handle),
+      // A run stopped unstarted by close() stays queued in the store: nothing is written for it.
+      complete: () => {
+        if (!this.deps.closing() || handle.ended) ledger.settleRun(handle);
+      },
       error: (error) => {
         this.deps.onError(error);
         ledger.settleRun(handle);
@@ -176,7 +180,7 @@ export class RunHost {
   private async modelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
     const { table, ledger, conversations } = this.deps;
     const handle = table.require(input.runId);
-    this.assertMayAct(handle.status.sessionId);
+    assertMayAct(this.deps.ownership, handle.status.sessionId);
     await ledger.flushInbox(handle);
     const conversation = await conversations.messages(handle.status.sessionId);
     if (signal.aborted) throw abortError();
@@ -193,7 +197,7 @@ export class RunHost {
       onRetry: (attempt, reason) => ledger.append(handle, 'run.retrying', { attempt, reason }),
     });
     if (signal.aborted) throw abortError();
-    this.assertMayAct(handle.status.sessionId); // an answer that outlived the lease must not act here
+    assertMayAct(this.deps.ownership, handle.status.sessionId); // an answer that outlived the lease must not act here
     handle.status.usage = addUsage(handle.status.usage, reply.usage);
     ledger.append(handle, 'model.message', modelMessageData(input.turn, reply));
     await conversations.append(handle.status.sessionId, assistantMessageOf(reply));
@@ -207,10 +211,6 @@ export class RunHost {
     const own = this.deps.sessionTools?.(sessionId) ?? [];
     const tools = own.length === 0 ? this.deps.tools : new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
     return this.deps.ownership ? leaseCheckedTools(tools, sessionId, this.deps.ownership) : tools;
-  }
-
-  private assertMayAct(sessionId: string): void {
-    if (this.deps.ownership && !this.deps.ownership.mayAct(sessionId)) throw Object.assign(new Error(OWNER_LOST.message), { code: OWNER_LOST.code });
   }
 
   private toolSpecsOf(sessionId: string): ToolSpec[] {

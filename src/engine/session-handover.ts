@@ -1,9 +1,10 @@
 /*
- * Handing sessions between processes (a cluster, docs/cluster.md): whether a session has
- * anything live here, letting an idle one go, and dropping one another process has taken over.
- * Taking one over is recovery's part (recoverSession).
+ * Handing sessions between processes (a cluster, docs/cluster.md): taking one over (its
+ * recovery, recoverSession), whether a session has anything live here, letting an idle one go,
+ * and dropping one another process has taken over.
  */
 import type { Conversations } from '../harness/conversation.js';
+import { recoverSession, type Recovered, type RecoveryDeps } from './recovery.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
@@ -15,10 +16,19 @@ export interface SessionHandoverDeps {
   conversations: Conversations;
   /** Cancels a run and the runs it delegated. Must not throw. */
   cancelRunTree: (runId: string, reason: string) => void;
+  recoveryDeps: () => RecoveryDeps;
 }
 
 export class SessionHandover {
   constructor(private readonly deps: SessionHandoverDeps) {}
+
+  /** This process now owns the session: it picks up what the last owner left in the store. */
+  async adopt(sessionId: string): Promise<Recovered> {
+    await this.deps.conversations.settled(sessionId);
+    this.deps.conversations.forget(sessionId);
+    this.deps.sessions.resume(sessionId);
+    return recoverSession(this.deps.recoveryDeps(), sessionId);
+  }
 
   /** The session has an actor (an active run or a waiting message) or a run not yet settled here. */
   busy(sessionId: string): boolean {
@@ -53,12 +63,6 @@ export class SessionHandover {
     for (const handle of this.handlesOf(sessionId)) if (handle.settled) table.delete(handle.status.runId);
     // The stopped runs' last conversation writes are refused by the store, but reach the cache first.
     void conversations.settled(sessionId).then(() => conversations.forget(sessionId));
-  }
-
-  /** Before taking the session (back) over: nothing cached of it may be older than the store. */
-  async adopting(sessionId: string): Promise<void> {
-    await this.deps.conversations.settled(sessionId);
-    this.deps.conversations.forget(sessionId);
   }
 
   private handlesOf(sessionId: string): RunHandle[] {

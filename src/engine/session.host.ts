@@ -54,6 +54,8 @@ export class SessionHost {
   private readonly seqLoaded = new Set<string>();
   /** Sessions another process owns now (a cluster's takeover): nothing of them is admitted here. */
   private readonly dropped = new Set<string>();
+  /** Shutting down: lanes keep their messages for the next start. */
+  private draining = false;
 
   constructor(private readonly deps: SessionHostDeps) {}
 
@@ -163,6 +165,11 @@ export class SessionHost {
     return { ...(activeRunId !== undefined ? { cancelled: activeRunId } : {}), purged };
   }
 
+  /** Shutting down: no lane admits its next message any more. */
+  stopAdmitting(): void {
+    this.draining = true;
+  }
+
   /** Hot reload: every live session applies the new lane limits to its next decision. */
   reconfigure(): void {
     const limits = this.limits();
@@ -236,6 +243,7 @@ export class SessionHost {
     const snapshot = session.getSnapshot();
     if (snapshot.status !== 'active' || snapshot.context.active) return;
     if (snapshot.context.lane.length > 0) {
+      if (this.draining) return;
       session.send({ type: 'ADMIT_NEXT' });
     } else {
       // An idle session with an empty lane costs nothing but its conversation.

@@ -143,7 +143,11 @@ export class Connection {
           if (started) this.notify('inspect', `${prefix}${eventJson}}`);
         });
         this.subscriptions.set(subscriptionId, unsubscribe);
-        afterReply.push(() => (started = true));
+        afterReply.push(() => {
+          // The actors as they are, then what happens to them: nothing can happen in between.
+          for (const eventJson of this.options.inspect.current()) this.notify('inspect', `${prefix}${eventJson}}`);
+          started = true;
+        });
         return subscriptionId;
       },
       unsubscribe: (subscriptionId) => {

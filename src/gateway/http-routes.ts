@@ -9,7 +9,7 @@ import { checkRequest, type GuardOptions } from './request-guard.js';
 export type HttpRouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 export interface HttpRoutesOptions {
-  /** Extra GET routes by path; each requires the token. */
+  /** Extra GET routes by path; each requires the token. A path ending in "/*" also answers every path below it. */
   routes: Record<string, HttpRouteHandler>;
   guard: GuardOptions;
   logger: GatewayLogger;
@@ -25,7 +25,7 @@ export function httpRoutes(options: HttpRoutesOptions): RequestListener {
       sendJson(res, ok ? 200 : 405, { ok });
       return;
     }
-    const route = routes.get(path);
+    const route = routes.get(path) ?? routeBelow(routes, path);
     if (!route) {
       sendJson(res, 404, { error: path === '/inspect' ? 'the inspector page is not available in this server' : `no route ${path}` });
       return;
@@ -46,6 +46,14 @@ export function httpRoutes(options: HttpRoutesOptions): RequestListener {
       else res.destroy();
     });
   };
+}
+
+/** The "/x/*" route that answers a path below /x/, if any. */
+function routeBelow(routes: Map<string, HttpRouteHandler>, path: string): HttpRouteHandler | undefined {
+  for (const [pattern, route] of routes) {
+    if (pattern.endsWith('/*') && path.startsWith(pattern.slice(0, -1)) && path.length > pattern.length - 1) return route;
+  }
+  return undefined;
 }
 
 function pathOf(req: IncomingMessage): string {

@@ -26,7 +26,9 @@
  *   }
  *
  * Everything nested is capped (depth, string length, items), so one event stays small;
- * actor references inside a context or event become { "@actor": actorId }.
+ * actor references inside a context or event become { "@actor": actorId }. A subscription
+ * starts with one '@xstate.snapshot' per live actor as it is, whose event is
+ * { type: 'inspect.current' } (the engine's inspectionSnapshot()), then the live events.
  */
 import type { InspectionEvent } from 'xstate';
 import { jsonSafe, type JsonSafeLimits } from './json-safe.js';

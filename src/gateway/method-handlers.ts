@@ -15,7 +15,10 @@ import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
  * The engine as the gateway uses it: an Engine, or a cluster node in front of one (src/cluster/),
  * whose reconfigure, snapshot and respondApproval ask the other processes too and so answer later.
  */
-export type GatewayEngine = Pick<Engine, 'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'inspect'> & {
+export type GatewayEngine = Pick<
+  Engine,
+  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'inspect' | 'queryRuns' | 'inspectionSnapshot'
+> & {
   reconfigure(partial: PartialConfig): ReturnType<Engine['reconfigure']> | Promise<ReturnType<Engine['reconfigure']>>;
   snapshot(): ReturnType<Engine['snapshot']> | Promise<ReturnType<Engine['snapshot']>>;
   respondApproval(...args: Parameters<Engine['respondApproval']>): boolean | Promise<boolean>;
@@ -53,6 +56,7 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     return status;
   },
   'run.history': ({ runId }, { engine }) => engine.history(runId),
+  'runs.query': (query, { engine }) => engine.queryRuns(query),
   'run.cancel': async ({ runId, reason }, { engine }) => ({ cancelled: await engine.cancel(runId, reason) }),
   'session.stop': ({ sessionId }, { engine }) => engine.stopSession(sessionId),
   'events.subscribe': (filter, scope) => ({ subscriptionId: scope.subscribeEvents(filter) }),

@@ -8,6 +8,8 @@ import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import type { StreamEvent, RunEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
+import { RUN_QUERY_MAX_LIMIT } from '../store/run-summary.js';
+import type { RunPage } from '../store/types.js';
 import { RunRequestSchema } from '../core/run-request.js';
 import type { SerializedInspectionEvent } from './inspect-serialize.js';
 import type { NodeInfo } from './nodes/node-registry.js';
@@ -34,11 +36,23 @@ export const EventsSubscribeParamsSchema = z
     path: ['fromSeq'],
   });
 
+/** A page of the stored runs (Store.queryRuns in src/store/types.ts has the whole contract). */
+export const RunsQueryParamsSchema = z
+  .object({
+    sessionId: Id.optional(),
+    states: z.array(z.enum(['queued', 'running', 'completed', 'cancelled', 'failed'])).max(5).optional(),
+    outcome: z.string().min(1).max(500).optional(),
+    before: z.string().regex(/^[1-9]\d{0,15}$/, 'the cursor of a previous page').optional(),
+    limit: z.number().int().min(1).max(RUN_QUERY_MAX_LIMIT).default(50),
+  })
+  .strict();
+
 export const MethodParamsSchemas = {
   'run.submit': RunRequestSchema,
   'run.wait': z.object({ runId: Id }).strict(),
   'run.get': z.object({ runId: Id }).strict(),
   'run.history': z.object({ runId: Id }).strict(),
+  'runs.query': RunsQueryParamsSchema,
   'run.cancel': z.object({ runId: Id, reason: z.string().max(1000).optional() }).strict(),
   'session.stop': z.object({ sessionId: Id }).strict(),
   'events.subscribe': EventsSubscribeParamsSchema,
@@ -59,6 +73,7 @@ export interface MethodResults {
   'run.wait': RunResult;
   'run.get': RunStatus;
   'run.history': RunEvent[];
+  'runs.query': RunPage;
   'run.cancel': { cancelled: boolean };
   'session.stop': { cancelled?: string; purged: number };
   'events.subscribe': { subscriptionId: string };

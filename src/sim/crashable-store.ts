@@ -17,7 +17,7 @@
 import type { RunEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import { MemoryStore } from '../store/memory-store.js';
-import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from '../store/types.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from '../store/types.js';
 
 export interface CrashableStoreOptions {
   /** Fault: durable() answers at once, as if every write had completed (an engine answering early). */
@@ -99,6 +99,10 @@ export class CrashableStore implements Store {
 
   listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     return this.read((store) => store.listRuns(states));
+  }
+
+  queryRuns(query: RunQuery): Promise<RunPage> {
+    return this.read((store) => store.queryRuns(query));
   }
 
   openRuns(): Promise<RunRecord[]> {

@@ -6,12 +6,15 @@
  *
  * The script is kept small on purpose: it checks, then runs the commands as given. ARGV holds
  * the fence key ('' when unfenced), the token, the refusal counter's key, and then each command
- * as its argument count followed by its arguments.
+ * as its argument count followed by its arguments. A run's save also places the run in the
+ * runs index (redis-run-index.ts) between the two.
  */
 import type { Redis } from 'ioredis';
+import { PLACE_RUN_LUA } from './redis-run-index.js';
 import { StoreError } from './store-error.js';
 
-const FENCED_WRITE_LUA = `
+/** ARGV 1-3: the fence key ('' when unfenced), the token, the refusal counter. */
+const FENCE_CHECK_LUA = `
 if ARGV[1] ~= '' then
   local current = redis.call('GET', ARGV[1])
   if current ~= ARGV[2] then
@@ -19,7 +22,12 @@ if ARGV[1] ~= '' then
     return redis.error_reply('FENCED the session is owned under token ' .. tostring(current) .. ', this write carries ' .. ARGV[2])
   end
 end
-local i = 4
+local first = 4
+`;
+
+/** ARGV from `first`: each command as its argument count followed by its arguments. */
+const COMMANDS_LUA = `
+local i = first
 while i <= #ARGV do
   local n = tonumber(ARGV[i])
   redis.call(unpack(ARGV, i + 1, i + n))
@@ -39,21 +47,26 @@ export interface WriteFence {
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     switchyardFencedWrite(...args: (string | number)[]): import('ioredis').Result<number, Context>;
+    switchyardSaveRun(...args: (string | number)[]): import('ioredis').Result<number, Context>;
   }
 }
 
-/** Defines the script on the client (once); ioredis sends it by its SHA and reloads it after a Redis restart. */
+/** Defines the scripts on the client (once); ioredis sends them by their SHA and reloads them after a Redis restart. */
 export function defineFencedWrite(client: Redis): void {
   if (typeof (client as Partial<Redis>).switchyardFencedWrite === 'function') return;
-  client.defineCommand('switchyardFencedWrite', { numberOfKeys: 0, lua: FENCED_WRITE_LUA });
+  client.defineCommand('switchyardFencedWrite', { numberOfKeys: 0, lua: FENCE_CHECK_LUA + COMMANDS_LUA });
+  client.defineCommand('switchyardSaveRun', { numberOfKeys: 0, lua: FENCE_CHECK_LUA + PLACE_RUN_LUA + COMMANDS_LUA });
 }
 
-/** Applies `commands` atomically, refused when `fence` is stale. */
-export async function fencedWrite(client: Redis, fence: WriteFence | undefined, refusedKey: string, commands: RedisCommand[]): Promise<void> {
-  const args: (string | number)[] = [fence?.key ?? '', fence?.token ?? '', refusedKey];
+/**
+ * Applies `commands` atomically, refused when `fence` is stale. With `placement` (the runs
+ * index's key prefix, run id, session id, state, outcome) the run is placed in the runs index first.
+ */
+export async function fencedWrite(client: Redis, fence: WriteFence | undefined, refusedKey: string, commands: RedisCommand[], placement?: string[]): Promise<void> {
+  const args: (string | number)[] = [fence?.key ?? '', fence?.token ?? '', refusedKey, ...(placement ?? [])];
   for (const command of commands) args.push(command.length, ...command);
   try {
-    await client.switchyardFencedWrite(...args);
+    await (placement ? client.switchyardSaveRun(...args) : client.switchyardFencedWrite(...args));
   } catch (error) {
     throw storeErrorOf(error);
   }

@@ -5,6 +5,7 @@
  *
  *   switchyard-store.json                      format marker {format, version}
  *   LOCK                                       pid of the process that has the store open
+ *   journal/<n>.jsonl                          the write-ahead journal (segments not yet checkpointed)
  *   open-runs.json                             ids of runs whose end is not fully stored (shrinks as runs end)
  *   open-steers.json                           ids of steers not yet consumed or handed over
  *   lanes.json                                 the non-empty wait lanes
@@ -14,12 +15,16 @@
  *   events/<id>/<first seq>.json               a run's event log, in segments
  *   sessions/<id>/events/<first sessionSeq>.json   the session's log: [sessionSeq, runId, seq] entries
  *   sessions/<id>/conversation/<first index>.json  the session's conversation, in segments
+ *   runs-index/…                               the runs by position, for queryRuns (file-run-index.ts)
  *
  * where <id> is `<shard>/<sanitized id>-<hash>` (file-names.ts). Open it with
  * `await LowdbStore.open(dir)`.
  *
- * Reads see every write at once; a write's promise resolves when its file is renamed into
- * place (which survives the process being killed; surviving power loss would also take an
+ * Every change is first appended to a write-ahead journal (journal.ts): a write's promise
+ * resolves once its journal line is on disk, and concurrent changes share one append (group
+ * commit; with fsync, one flush). The files below are then written in the background; after
+ * a crash, the journal is replayed over them at open. Reads see every write at once. A file
+ * write completes when its file is renamed into place (which survives the process being killed; surviving power loss would also take an
  * fsync, which this writer does not do). Writes are ordered so that a crash at any moment
  * leaves what is on disk consistent: a run's id is in open-runs.json before its record is
  * written, and leaves it only once its terminal event is in its log and the session's log; the run's record (and the lanes) as they were when an event was appended land
@@ -38,6 +43,7 @@ import type { RunEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import { idPath } from './file-names.js';
+import { Journal } from './journal.js';
 import { LruMap } from './lru-map.js';
 import { PendingWrites } from './pending-writes.js';
 import { ensurePrivateDir, PrivateTextFile } from './private-file.js';
@@ -47,10 +53,18 @@ import { StoreError } from './store-error.js';
 import { acquireStoreLock } from './store-lock.js';
 import { isTerminalState } from '../core/run-status.js';
 import { RecordFiles } from './record-files.js';
-import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import { FileRunIndex, type StoredRunRecord } from './file-run-index.js';
+import { queryPage } from './run-index.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
+  /** How long the files wait behind the journal, so more changes fold into each file write. Default 200 ms. */
+  checkpointDelayMs?: number;
+  /** Size of a journal segment before a new one starts. Default 8 MiB. */
+  journalSegmentBytes?: number;
+  /** fsync every file and directory before a write counts as done, so it survives a power loss. Default false. */
+  fsync?: boolean;
   /** Items (events, session log entries, messages) per segment file. Default 256. */
   segmentItems?: number;
   /** Approximate size cap of a segment file, in characters. Default 1 MiB. */
@@ -62,17 +76,25 @@ export interface LowdbStoreOptions {
 }
 
 export interface LowdbStoreStats {
+  /** Journal appends since open: one per group of changes asked for together. */
+  journalWrites: number;
   /** Files renamed into place since open. */
   fileWrites: number;
+  /** Files and directories read from disk since open (what a query touched, when asked around it). */
+  fileReads: number;
   /** Files with a write scheduled, running or failed. */
   pendingFiles: number;
   openLogs: number;
+  /** Lists of the runs index in memory. */
+  openIndexLists: number;
   cachedSegments: number;
   cachedRecords: number;
 }
 
 const FORMAT = { format: 'switchyard-lowdb', version: 1 } as const;
 const RECORDS_KEPT = 1024;
+/** The journal makes every change durable at once; the files may lag this much behind it. */
+const CHECKPOINT_DELAY_MS = 200;
 
 const FormatFile = z.object({ format: z.string(), version: z.number() });
 const OpenRunsFile = z.object({ runs: z.array(z.string()) });
@@ -99,7 +121,7 @@ const RecordShape = z.looseObject({
   createdAt: z.string(),
   request: z.looseObject({}),
 });
-const StoredRecord = z.custom<RunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
+const StoredRecord = z.custom<StoredRunRecord>((value) => RecordShape.safeParse(value).success, 'not a run record');
 const SteerShape = z.looseObject({
   steerId: z.string(),
   sessionId: z.string(),
@@ -111,6 +133,15 @@ const SteerShape = z.looseObject({
 const StoredSteer = z.custom<SteerRecord>((value) => SteerShape.safeParse(value).success, 'not a steer record');
 const MessageShape = z.looseObject({ role: z.enum(['system', 'user', 'assistant', 'tool']), content: z.string() });
 const StoredMessage = z.custom<Message>((value) => MessageShape.safeParse(value).success, 'not a message');
+
+/** One line of the journal: a change, as the write method that made it received it. */
+type JournalChange =
+  | { k: 'run'; v: RunRecord }
+  | { k: 'steer'; v: SteerRecord }
+  | { k: 'event'; v: RunEvent }
+  | { k: 'messages'; s: string; at: number; v: Message[] }
+  | { k: 'lane'; s: string; v: StoredLaneEntry[] }
+  | { k: 'grants'; s: string; v: string[] };
 
 /** A session log entry: the event with this sessionSeq is `seq` of run `runId`. */
 type SessionEntry = [sessionSeq: number, runId: string, seq: number];
@@ -133,7 +164,7 @@ export class LowdbStore implements Store {
       const markerPath = join(root, 'switchyard-store.json');
       const marker = await readJsonFile(markerPath, FormatFile);
       if (!marker) {
-        await new PrivateTextFile(markerPath).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
+        await new PrivateTextFile(markerPath, options.fsync === true).write(`${JSON.stringify(FORMAT, null, 2)}\n`);
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',
@@ -151,8 +182,26 @@ export class LowdbStore implements Store {
         { openRuns: openRuns?.runs ?? [], openSteers: openSteers?.steers ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] },
         release,
       );
-      await store.repairAfterCrash();
+      store.runIndex = await FileRunIndex.open({
+        dir: root,
+        records: store.runs,
+        writer: store.writer,
+        limits: store.limits,
+        openLists: options.openLogs ?? 256,
+        cachedSegments: options.cachedSegments ?? 64,
+        onRead: store.countRead,
+      });
+      const { journal, leftOver, segments } = await Journal.open(join(root, 'journal'), {
+        fsync: options.fsync === true,
+        checkpoint: () => store.pendingWrites.settled().catch(() => {}),
+        ...(options.journalSegmentBytes !== undefined ? { segmentBytes: options.journalSegmentBytes } : {}),
+      });
+      store.journal = journal;
+      const replayed = await store.replay(leftOver as JournalChange[]);
+      await store.repairAfterCrash(replayed);
       await store.flush();
+      // The files hold what the old segments held: they can go.
+      await journal.discard(segments);
       return store;
     } catch (error) {
       await release();
@@ -160,8 +209,14 @@ export class LowdbStore implements Store {
     }
   }
 
-  private readonly writer = new WriteCoalescer();
+  private readonly writer: WriteCoalescer;
+  /** File writes started and not finished: the checkpoint the journal waits for. */
   private readonly pendingWrites = new PendingWrites();
+  /** Journal appends that wait for something first (a conversation still loading). */
+  private readonly deferredAppends = new PendingWrites();
+  private journal!: Journal;
+  /** Runs whose terminal event is appended but whose files are not closed yet: not open any more. */
+  private readonly ending = new Set<string>();
   private readonly limits: SegmentLimits;
   private readonly runLogs: LruMap<string, SegmentedLog<RunEvent>>;
   private readonly sessionLogs: LruMap<string, SegmentedLog<SessionEntry>>;
@@ -169,7 +224,12 @@ export class LowdbStore implements Store {
   private readonly eventSegments: LruMap<string, Promise<RunEvent[]>>;
   private readonly sessionSegments: LruMap<string, Promise<SessionEntry[]>>;
   private readonly messageSegments: LruMap<string, Promise<Message[]>>;
-  private readonly runs: RecordFiles<RunRecord>;
+  private readonly runs: RecordFiles<StoredRunRecord>;
+  private runIndex!: FileRunIndex;
+  private fileReads = 0;
+  private readonly countRead = () => {
+    this.fileReads += 1;
+  };
   private readonly steers: RecordFiles<SteerRecord>;
   private readonly lanes: Map<string, StoredLaneEntry[]>;
   private lanesWrite: Promise<void> | undefined;
@@ -182,6 +242,7 @@ export class LowdbStore implements Store {
     found: { openRuns: string[]; openSteers: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
     private readonly releaseLock: () => Promise<void>,
   ) {
+    this.writer = new WriteCoalescer(options.fsync === true, options.checkpointDelayMs ?? CHECKPOINT_DELAY_MS);
     this.limits = { items: options.segmentItems ?? 256, bytes: options.segmentBytes ?? 1024 * 1024 };
     const openLogs = options.openLogs ?? 256;
     const cachedSegments = options.cachedSegments ?? 64;
@@ -201,6 +262,7 @@ export class LowdbStore implements Store {
       writer: this.writer,
       open: found.openRuns,
       cached: RECORDS_KEPT,
+      onRead: this.countRead,
     });
     this.steers = new RecordFiles({
       dir: join(dir, 'steers'),
@@ -212,6 +274,7 @@ export class LowdbStore implements Store {
       writer: this.writer,
       open: found.openSteers,
       cached: RECORDS_KEPT,
+      onRead: this.countRead,
     });
     this.lanes = new Map(found.lanes);
     this.grants = new Map(found.grants);
@@ -222,12 +285,21 @@ export class LowdbStore implements Store {
 
   saveRun(record: RunRecord): Promise<void> {
     if (this.closed) return closedError();
-    return this.pendingWrites.track(this.runs.save(record));
+    const { stored, after } = this.runIndex.place(record);
+    void this.pendingWrites.track(this.runs.save(stored, undefined, after));
+    return this.journal.append({ k: 'run', v: record });
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     this.assertOpen();
-    return this.runs.get(runId);
+    const stored = await this.runs.get(runId);
+    return stored && withoutPosition(stored);
+  }
+
+  /** A page of runs from the index (file-run-index.ts): reads its lists' tails and the page's records. */
+  async queryRuns(query: RunQuery): Promise<RunPage> {
+    this.assertOpen();
+    return queryPage(query, this.runIndex);
   }
 
   /**
@@ -236,22 +308,23 @@ export class LowdbStore implements Store {
    */
   async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     this.assertOpen();
-    if (!states.some(isTerminalState)) return (await this.runs.openRecords()).filter((record) => states.includes(record.state));
-    return (await this.runs.scan())
-      .filter((record) => states.includes(record.state))
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    const records = states.some(isTerminalState)
+      ? (await this.runs.scan()).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+      : await this.runs.openRecords();
+    return records.filter((record) => states.includes(record.state)).map(withoutPosition);
   }
 
   async openRuns(): Promise<RunRecord[]> {
     this.assertOpen();
-    return this.runs.openRecords();
+    return (await this.runs.openRecords()).filter((record) => !this.ending.has(record.runId)).map(withoutPosition);
   }
 
   saveSteer(record: SteerRecord): Promise<void> {
     if (this.closed) return closedError();
     const { steerId } = record;
     const settled = record.state !== 'pending';
-    return this.pendingWrites.track(this.steers.save(record, settled ? () => this.steers.close(steerId) : undefined));
+    void this.pendingWrites.track(this.steers.save(record, settled ? () => this.steers.close(steerId) : undefined));
+    return this.journal.append({ k: 'steer', v: record });
   }
 
   async getSteer(steerId: string): Promise<SteerRecord | undefined> {
@@ -266,17 +339,64 @@ export class LowdbStore implements Store {
   }
 
   /**
-   * Puts the store back together after a crash, at open. An event that landed in its run's
-   * log but not in its session's log gets its session entry (only open runs can have such
-   * events), so a session replay holds every event of its runs and numbering continues past
-   * them. A run whose end did land but was not yet taken out of open-runs.json is closed.
+   * Applies the changes the journal kept from before a crash, in order; what the files already
+   * hold is skipped (events up to a run log's last seq, messages up to a conversation's length).
+   * Events go straight into their run logs: repairAfterCrash() then indexes every event the
+   * session logs miss, in order.
    */
-  private async repairAfterCrash(): Promise<void> {
+  private async replay(changes: JournalChange[]): Promise<Set<string>> {
+    // Records, steers, lanes and grants: only the latest of each counts (saving an older one
+    // again could move a run back, or give it a second place in the runs index).
+    const runs = new Map<string, RunRecord>();
+    const steers = new Map<string, SteerRecord>();
+    const lanes = new Map<string, StoredLaneEntry[]>();
+    const grants = new Map<string, string[]>();
+    const events = new Map<string, RunEvent[]>();
+    for (const c of changes) {
+      if (c.k === 'run') runs.set(c.v.runId, c.v);
+      else if (c.k === 'steer') steers.set(c.v.steerId, c.v);
+      else if (c.k === 'lane') lanes.set(c.s, c.v);
+      else if (c.k === 'grants') grants.set(c.s, c.v);
+      else if (c.k === 'event') events.set(c.v.runId, [...(events.get(c.v.runId) ?? []), c.v]);
+      else {
+        const log = this.conversationLog(c.s);
+        await log.ready;
+        const missing = c.v.slice(Math.max(0, log.loadedSize()! - c.at));
+        if (missing.length > 0) void this.appendMessages(c.s, missing);
+      }
+    }
+    for (const [runId, record] of runs) {
+      const stored = await this.runs.get(runId);
+      if (!stored || !sameJson(withoutPosition(stored), record)) void this.saveRun(record);
+    }
+    for (const [steerId, steer] of steers) {
+      if (!sameJson(await this.steers.get(steerId), steer)) void this.saveSteer(steer);
+    }
+    for (const [sessionId, entries] of lanes) void this.saveLane(sessionId, entries);
+    for (const [sessionId, fingerprints] of grants) void this.saveGrants(sessionId, fingerprints);
+    for (const [runId, logged] of events) {
+      const runLog = this.runLog(runId);
+      const last = (await runLog.last())?.seq ?? 0;
+      for (const event of logged) if (event.seq > last) void this.pendingWrites.track(runLog.append(event));
+    }
+    return new Set(events.keys());
+  }
+
+  /**
+   * Puts the store back together after a crash, at open. An event that is in its run's log but
+   * not in its session's log gets its session entry (only open runs and runs the journal
+   * replayed can have such events), so a session replay holds every event of its runs and
+   * numbering continues past them. A run whose end did land but was not yet taken out of
+   * open-runs.json is closed.
+   */
+  private async repairAfterCrash(replayed: ReadonlySet<string>): Promise<void> {
     const bySession = new Map<string, RunEvent[]>();
-    for (const record of await this.runs.openRecords()) {
-      const events = await this.runLog(record.runId).readAfter(0);
+    const open = new Map((await this.runs.openRecords()).map((record) => [record.runId, record]));
+    for (const runId of new Set([...open.keys(), ...replayed])) {
+      const events = await this.runLog(runId).readAfter(0);
       for (const event of events) bySession.set(event.sessionId, [...(bySession.get(event.sessionId) ?? []), event]);
-      if (isTerminalState(record.state) && events.some(isTerminalEvent)) this.runs.close(record.runId);
+      const record = open.get(runId);
+      if (record && isTerminalState(record.state) && events.some(isTerminalEvent)) this.runs.close(runId);
     }
     const appended: Promise<void>[] = [];
     for (const [sessionId, events] of bySession) {
@@ -298,13 +418,18 @@ export class LowdbStore implements Store {
     const stored = runLog.append(event, before.length > 0 ? Promise.all(before) : undefined);
     const indexed = this.sessionLog(event.sessionId).append([event.sessionSeq, event.runId, event.seq], stored);
     const terminal = isTerminalEvent(event);
+    if (terminal) this.ending.add(event.runId);
     const done = Promise.all([stored, indexed]).then(() => {
       // An ended run is closed once its terminal event is in both logs; its log leaves memory.
       if (!terminal) return;
       this.runs.close(event.runId);
+      this.ending.delete(event.runId);
       if (this.runLogs.peek(event.runId) === runLog && runLog.idle) this.runLogs.delete(event.runId);
     });
-    return this.pendingWrites.track(done);
+    void this.pendingWrites.track(done);
+    // A log the store cannot read (a damaged file) refuses the append rather than keep it only in the journal.
+    const journaled = this.journal.append({ k: 'event', v: event });
+    return runLog.loadedSize() !== undefined ? journaled : Promise.all([journaled, runLog.ready]).then(() => {});
   }
 
   async readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
@@ -361,7 +486,7 @@ export class LowdbStore implements Store {
   ): SegmentedLog<T> {
     let log = logs.get(key);
     if (!log) {
-      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer });
+      log = new SegmentedLog({ ...options(), limits: this.limits, writer: this.writer, onRead: this.countRead });
       logs.set(key, log);
     }
     return log;
@@ -373,7 +498,14 @@ export class LowdbStore implements Store {
   appendMessages(sessionId: string, messages: Message[]): Promise<void> {
     if (this.closed) return closedError();
     const log = this.conversationLog(sessionId);
-    return this.pendingWrites.track(Promise.all(messages.map((message) => log.append(message))).then(() => {}));
+    // Where the messages go, so a replay after a crash adds each once. A session's appends come
+    // one after another (harness/conversation.ts), so a log still loading counts them in order.
+    const at = log.loadedSize();
+    void this.pendingWrites.track(Promise.all(messages.map((message) => log.append(message))).then(() => {}));
+    if (at !== undefined) return this.journal.append({ k: 'messages', s: sessionId, at, v: messages });
+    return this.deferredAppends.track(
+      log.ready.then(() => this.journal.append({ k: 'messages', s: sessionId, at: log.loadedSize()! - messages.length, v: messages })),
+    );
   }
 
   async readConversation(sessionId: string): Promise<Message[]> {
@@ -393,7 +525,8 @@ export class LowdbStore implements Store {
       if (this.lanesWrite === written) this.lanesWrite = undefined;
     };
     written.then(done, done);
-    return this.pendingWrites.track(written);
+    void this.pendingWrites.track(written);
+    return this.journal.append({ k: 'lane', s: sessionId, v: entries });
   }
 
   async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
@@ -404,9 +537,12 @@ export class LowdbStore implements Store {
   saveGrants(sessionId: string, fingerprints: string[]): Promise<void> {
     if (this.closed) return closedError();
     this.grants.set(sessionId, [...fingerprints]);
-    return this.pendingWrites.track(this.writer.write(join(this.dir, 'grants.json'), () => ({
-      text: `${JSON.stringify({ grants: [...this.grants] }, null, 2)}\n`,
-    })));
+    void this.pendingWrites.track(
+      this.writer.write(join(this.dir, 'grants.json'), () => ({
+        text: `${JSON.stringify({ grants: [...this.grants] }, null, 2)}\n`,
+      })),
+    );
+    return this.journal.append({ k: 'grants', s: sessionId, v: fingerprints });
   }
 
   async readGrants(): Promise<Record<string, string[]>> {
@@ -417,20 +553,24 @@ export class LowdbStore implements Store {
   // ---------------------------------------------------------------------------------------
   // Lifecycle
 
+  /** Resolves once the journal holds every change asked for before the call. */
   durable(): Promise<void> {
-    return this.pendingWrites.settled();
+    return Promise.all([this.journal.durable(), this.deferredAppends.settled()]).then(() => {});
   }
 
-  /** Resolves once everything written so far is on disk; rejects (`write_failed`) if a retried write still fails. */
+  /** Resolves once everything written so far is in the files too; rejects (`write_failed`) if a retried write still fails. */
   async flush(): Promise<void> {
+    await this.durable().catch(() => {});
     // What a completed write starts (a run leaving open-runs.json) is started by then.
     await this.pendingWrites.settled().catch(() => {});
     // Appends to a log still being loaded reach the writer once it is loaded.
     const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map((log) => log.ready);
+    loading.push(...this.runIndex.loading());
     await Promise.allSettled(loading);
     await this.writer.flush();
     // What was busy when it fell out of use can go now.
     for (const cache of [this.runLogs, this.sessionLogs, this.conversations]) cache.trim();
+    this.runIndex.trim();
     this.runs.trim();
     this.steers.trim();
   }
@@ -441,6 +581,7 @@ export class LowdbStore implements Store {
     this.closed = true;
     try {
       await this.flush();
+      await this.journal.close();
     } finally {
       await this.releaseLock();
     }
@@ -449,9 +590,12 @@ export class LowdbStore implements Store {
   /** Counters for tests and benchmarks. */
   stats(): LowdbStoreStats {
     return {
+      journalWrites: this.journal.writes,
       fileWrites: this.writer.fileWrites,
+      fileReads: this.fileReads,
       pendingFiles: this.writer.pendingFiles,
       openLogs: this.runLogs.size + this.sessionLogs.size + this.conversations.size,
+      openIndexLists: this.runIndex.openLists,
       cachedSegments: this.eventSegments.size + this.sessionSegments.size + this.messageSegments.size,
       cachedRecords: this.runs.cachedCount + this.steers.cachedCount,
     };
@@ -460,6 +604,14 @@ export class LowdbStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw closedStoreError();
   }
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function withoutPosition({ indexPosition: _position, ...record }: StoredRunRecord): RunRecord {
+  return record;
 }
 
 function isIdle<T>(log: SegmentedLog<T>): boolean {

@@ -6,7 +6,9 @@ import type { RunEvent } from '../core/run-events.js';
 import type { Message } from '../model/types.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import { isTerminalState } from '../core/run-status.js';
-import type { RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import { MemoryRunIndex } from './memory-run-index.js';
+import { queryPage } from './run-index.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
 
 export class MemoryStore implements Store {
   readonly kind = 'memory';
@@ -17,9 +19,11 @@ export class MemoryStore implements Store {
   private readonly lanes = new Map<string, StoredLaneEntry[]>();
   private readonly grants = new Map<string, string[]>();
   private readonly steers = new Map<string, SteerRecord>();
+  private runIndex = new MemoryRunIndex((runId) => this.runs.get(runId));
 
   saveRun(record: RunRecord): void {
     this.runs.set(record.runId, record);
+    this.runIndex.save(record);
   }
 
   getRun(runId: string): Promise<RunRecord | undefined> {
@@ -58,6 +62,10 @@ export class MemoryStore implements Store {
 
   listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     return Promise.resolve([...this.runs.values()].filter((run) => states.includes(run.state)));
+  }
+
+  queryRuns(query: RunQuery): Promise<RunPage> {
+    return queryPage(query, this.runIndex);
   }
 
   openRuns(): Promise<RunRecord[]> {
@@ -106,6 +114,7 @@ export class MemoryStore implements Store {
       for (const [key, list] of from) to.set(key, [...list]);
     };
     for (const [key, value] of this.runs) copy.runs.set(key, value);
+    copy.runIndex = this.runIndex.copy((runId) => copy.runs.get(runId));
     for (const [key, value] of this.steers) copy.steers.set(key, value);
     lists(this.runEvents, copy.runEvents);
     lists(this.sessionEvents, copy.sessionEvents);

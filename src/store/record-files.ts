@@ -26,6 +26,8 @@ export interface RecordFilesOptions<T> {
   /** Ids found in the index when the store was opened. */
   open: string[];
   cached: number;
+  /** Called for each file or directory read from disk (the store counts them). */
+  onRead?: () => void;
 }
 
 interface Cached<T> {
@@ -46,7 +48,8 @@ export class RecordFiles<T> {
     this.cache = new LruMap(options.cached, ({ record, path }) => !options.opens(record) && !options.writer.has(path));
   }
 
-  save(record: T, onWritten?: () => void): Promise<void> {
+  /** Writes the record; `after` is what must be on disk before it (what points at the record). */
+  save(record: T, onWritten?: () => void, after?: Promise<unknown>): Promise<void> {
     const id = this.options.idOf(record);
     const path = this.pathOf(id);
     this.cache.set(id, { record, path });
@@ -64,7 +67,8 @@ export class RecordFiles<T> {
       indexed = this.beingIndexed.get(id);
     }
     const text = `${JSON.stringify(record, null, 2)}\n`;
-    const written = this.options.writer.write(path, () => ({ text, ready: indexed, ...(onWritten ? { onWritten } : {}) }));
+    const ready = indexed && after ? Promise.all([indexed, after]) : (indexed ?? after);
+    const written = this.options.writer.write(path, () => ({ text, ready, ...(onWritten ? { onWritten } : {}) }));
     this.writes.set(id, written);
     const done = () => {
       if (this.writes.get(id) === written) this.writes.delete(id);
@@ -77,11 +81,17 @@ export class RecordFiles<T> {
     const cached = this.cache.get(id);
     if (cached) return cached.record;
     const path = this.pathOf(id);
+    this.options.onRead?.();
     const record = await readJsonFile(path, this.options.record);
     if (!record || this.options.idOf(record) !== id) return undefined;
     // A save that landed while the file was read is newer.
     if (!this.cache.peek(id)) this.cache.set(id, { record, path });
     return this.cache.peek(id)?.record ?? record;
+  }
+
+  /** The record as last saved or read, if it is in memory (no disk read). */
+  peek(id: string): T | undefined {
+    return this.cache.peek(id)?.record;
   }
 
   /** The record write in flight for `id`, if any. */
@@ -112,9 +122,12 @@ export class RecordFiles<T> {
   /** Every record on disk (and in memory), for queries over closed records. */
   async scan(): Promise<T[]> {
     const byId = new Map<string, T>();
+    this.options.onRead?.();
     for (const shard of await readdirOrEmpty(this.options.dir)) {
+      this.options.onRead?.();
       for (const name of await readdirOrEmpty(join(this.options.dir, shard))) {
         if (name.startsWith('.') || !name.endsWith('.json')) continue;
+        this.options.onRead?.();
         const record = await readJsonFile(join(this.options.dir, shard, name), this.options.record);
         if (record) byId.set(this.options.idOf(record), record);
       }

@@ -4,6 +4,7 @@
  * these under the same prefix.
  */
 import type { RunState } from '../core/run-status.js';
+import type { RunList } from './run-index.js';
 
 export const RUN_STATES: readonly RunState[] = ['queued', 'running', 'completed', 'cancelled', 'failed'];
 
@@ -18,6 +19,40 @@ export class RedisKeys {
   /** ZSET of run ids in one state, scored by creation time (listRuns). */
   runsIn(state: RunState): string {
     return `${this.prefix}runs:${state}`;
+  }
+
+  /** What the runs index's keys begin with (the placement script adds the rest). */
+  runIndex(): string {
+    return `${this.prefix}runs-`;
+  }
+
+  /** STRING counter: the last position given to a run (queryRuns; run-index.ts). */
+  runPositions(): string {
+    return `${this.runIndex()}position`;
+  }
+
+  /** HASH run id -> "position, state, outcome" where the runs index has it. */
+  runPlaces(): string {
+    return `${this.runIndex()}place`;
+  }
+
+  /** ZSET of run ids scored by position: one list of the runs index (run-index.ts). */
+  runList(list: RunList): string {
+    switch (list.kind) {
+      case 'all':
+        return `${this.runIndex()}by:all`;
+      case 'session':
+        return `${this.runIndex()}by:session:${list.sessionId}`;
+      case 'state':
+        return `${this.runIndex()}by:state:${list.state}`;
+      case 'outcome':
+        return `${this.runIndex()}by:outcome:${list.state}:${list.outcome}`;
+    }
+  }
+
+  /** ZSET of the runs not ended, scored by position. */
+  unendedRuns(): string {
+    return `${this.runIndex()}by:unended`;
   }
 
   /** ZSET of runs that may still be open, scored by creation time: all, or one session's. */

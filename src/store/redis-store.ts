@@ -23,7 +23,10 @@ import { PendingWrites } from './pending-writes.js';
 import { connectRedis } from './redis-client.js';
 import { RedisKeys, RUN_STATES } from './redis-keys.js';
 import { StoreError } from './store-error.js';
-import type { RunRecord, RunState, SessionWork, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import { queryPage } from './run-index.js';
+import { runOutcomeOf } from './run-summary.js';
+import { RedisRunIndex } from './redis-run-index.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SessionWork, SteerRecord, Store, StoredLaneEntry } from './types.js';
 
 /** Which token a process writes a session under (the cluster's leases answer it). */
 export interface SessionFencing {
@@ -49,6 +52,7 @@ export class RedisStore implements Store {
   readonly kind = 'redis';
   readonly keys: RedisKeys;
   private readonly pending = new PendingWrites();
+  private readonly runIndex: RedisRunIndex;
   private readonly feedLength: number;
   private closed = false;
 
@@ -59,6 +63,7 @@ export class RedisStore implements Store {
   ) {
     this.keys = new RedisKeys(options.keyPrefix ?? 'switchyard:');
     this.feedLength = options.feedLength ?? DEFAULT_FEED_LENGTH;
+    this.runIndex = new RedisRunIndex(client, this.keys);
     defineFencedWrite(client);
   }
 
@@ -80,7 +85,11 @@ export class RedisStore implements Store {
     if (!isTerminalState(record.state)) {
       commands.push(['ZADD', this.keys.open(), 'NX', score, id], ['ZADD', this.keys.open(record.sessionId), 'NX', score, id]);
     }
-    return this.write(record.sessionId, commands);
+    return this.write(record.sessionId, commands, [this.keys.runIndex(), id, record.sessionId, record.state, runOutcomeOf(record) ?? '']);
+  }
+
+  queryRuns(query: RunQuery): Promise<RunPage> {
+    return queryPage(query, this.runIndex);
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
@@ -247,7 +256,7 @@ export class RedisStore implements Store {
     return values.flatMap((value, i) => parsed<RunRecord>(value ?? null, this.keys.run(ids[i]!)) ?? []);
   }
 
-  private write(sessionId: string, commands: RedisCommand[]): Promise<void> {
+  private write(sessionId: string, commands: RedisCommand[], placement?: string[]): Promise<void> {
     if (this.closed) return Promise.reject(new StoreError('store_closed', 'the Redis store is closed; open a new one'));
     let fence: WriteFence | undefined;
     if (this.options.fencing) {
@@ -258,7 +267,7 @@ export class RedisStore implements Store {
       fence = { key: this.keys.fence(sessionId), token };
     }
     if (commands.length === 0 && fence === undefined) return Promise.resolve();
-    return this.pending.track(fencedWrite(this.client, fence, this.keys.refusedWrites(), commands));
+    return this.pending.track(fencedWrite(this.client, fence, this.keys.refusedWrites(), commands, placement));
   }
 
   private async read<T>(command: () => Promise<T>): Promise<T> {

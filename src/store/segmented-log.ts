@@ -30,6 +30,8 @@ export interface SegmentedLogOptions<T> {
   writer: WriteCoalescer;
   /** Full segments, by path, shared by the logs of one kind. */
   cache: LruMap<string, Promise<T[]>>;
+  /** Called for each file or directory read from disk (the store counts them). */
+  onRead?: () => void;
 }
 
 interface Segment<T> {
@@ -95,6 +97,11 @@ export class SegmentedLog<T> {
     );
   }
 
+  /** How many items the log holds, once it is loaded (undefined while it loads). */
+  loadedSize(): number | undefined {
+    return this.state === 'ready' ? this.count : undefined;
+  }
+
   /** The items with key > after, in order. */
   async readAfter(after = 0): Promise<T[]> {
     await this.ready;
@@ -106,6 +113,21 @@ export class SegmentedLog<T> {
       for (let i = this.firstAfter(first, items, after); i < items.length; i++) found.push(items[i]!);
     }
     return found;
+  }
+
+  /**
+   * The items with key < before, highest key first, reading a segment only when the walk
+   * reaches it (stop early with `break`). Items appended meanwhile are not visited.
+   */
+  async *readBackward(before = Number.POSITIVE_INFINITY): AsyncGenerator<T> {
+    await this.ready;
+    const firsts = [...this.firsts];
+    // The last segment that can hold a key below `before` starts below it.
+    for (let index = lowerBound(firsts, before) - 1; index >= 0; index--) {
+      const first = firsts[index]!;
+      const items = await this.segmentItems(first);
+      for (let i = this.firstAfter(first, items, before - 1) - 1; i >= 0; i--) yield items[i]!;
+    }
   }
 
   /** The last item, reading only the tail segment. */
@@ -191,6 +213,7 @@ export class SegmentedLog<T> {
     const path = this.pathOf(first);
     let items = this.options.cache.get(path);
     if (!items) {
+      this.options.onRead?.();
       const reading = readJsonFile(path, this.segmentSchema).then((found) => found ?? []);
       items = reading;
       this.options.cache.set(path, reading);
@@ -226,6 +249,7 @@ export class SegmentedLog<T> {
     try {
       let names: string[] = [];
       try {
+        this.options.onRead?.();
         names = await readdir(this.options.dir);
       } catch (error) {
         if (errorCode(error) !== 'ENOENT') throw error;
@@ -234,6 +258,7 @@ export class SegmentedLog<T> {
       const last = this.firsts.at(-1);
       if (last !== undefined) {
         const path = this.pathOf(last);
+        this.options.onRead?.();
         const items = (await readJsonFile(path, this.segmentSchema)) ?? [];
         const texts = items.map((item) => JSON.stringify(item));
         const chars = texts.reduce((sum, text) => sum + text.length + 2, 0);
@@ -246,6 +271,18 @@ export class SegmentedLog<T> {
       throw error;
     }
   }
+}
+
+/** Index of the first element not less than `value` in an ascending array. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Index of the first element greater than `value` in an ascending array. */

@@ -23,6 +23,7 @@ interface Deferred {
 }
 
 interface FileState {
+  path: string;
   file: PrivateTextFile;
   snapshot: () => FileSnapshot;
   /** Callers waiting for the write that has not started yet. */
@@ -34,6 +35,20 @@ interface FileState {
 const KNOWN_DIRS_LIMIT = 4096;
 
 export class WriteCoalescer {
+  /**
+   * @param sync fsync each file and its directory before a write counts as done (power-loss durability).
+   * @param delayMs how long a write waits before it starts, so more changes fold into it (0: the next
+   *   macrotask). Worth it when something else (a journal) already made the changes durable.
+   */
+  constructor(
+    private readonly sync = false,
+    private readonly delayMs = 0,
+  ) {}
+
+  /** Files whose write waits for the delay timer. */
+  private readonly delayed = new Set<FileState>();
+  private timer: NodeJS.Timeout | undefined;
+
   private readonly files = new Map<string, FileState>();
   private readonly knownDirs = new Set<string>();
   /** Files renamed into place so far (for tests and benchmarks). */
@@ -46,16 +61,13 @@ export class WriteCoalescer {
   write(path: string, snapshot: () => FileSnapshot): Promise<void> {
     let state = this.files.get(path);
     if (!state) {
-      state = { file: new PrivateTextFile(path), snapshot, next: undefined, running: undefined, failed: undefined };
+      state = { path, file: new PrivateTextFile(path, this.sync), snapshot, next: undefined, running: undefined, failed: undefined };
       this.files.set(path, state);
     }
     state.snapshot = snapshot;
     if (!state.next) {
       state.next = deferred();
-      if (!state.running) {
-        const scheduled = state;
-        setImmediate(() => this.start(path, scheduled));
-      }
+      if (!state.running) this.schedule(path, state);
     }
     return state.next.promise;
   }
@@ -88,10 +100,27 @@ export class WriteCoalescer {
 
   private async drain(): Promise<void> {
     for (;;) {
+      this.startDelayed();
       const busy = [...this.files.values()].filter((state) => state.next || state.running);
       if (busy.length === 0) return;
       await Promise.allSettled(busy.map((state) => state.next?.promise ?? state.running));
     }
+  }
+
+  private schedule(path: string, state: FileState): void {
+    if (this.delayMs === 0) {
+      setImmediate(() => this.start(path, state));
+      return;
+    }
+    this.delayed.add(state);
+    this.timer ??= setTimeout(() => this.startDelayed(), this.delayMs);
+  }
+
+  private startDelayed(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const state of [...this.delayed]) this.start(state.path, state);
+    this.delayed.clear();
   }
 
   private start(path: string, state: FileState): void {
@@ -116,14 +145,14 @@ export class WriteCoalescer {
       waiters.reject(error);
     } finally {
       state.running = undefined;
-      if (state.next) this.start(path, state);
+      if (state.next) this.schedule(path, state);
       else if (state.failed === undefined) this.files.delete(path);
     }
   }
 
   private async ensureDir(dir: string): Promise<void> {
     if (this.knownDirs.has(dir)) return;
-    await makePrivateDir(dir);
+    await makePrivateDir(dir, this.sync);
     if (this.knownDirs.size >= KNOWN_DIRS_LIMIT) this.knownDirs.clear();
     this.knownDirs.add(dir);
   }

@@ -114,6 +114,8 @@ function watched(inner: Engine): GatewayEngine {
     reconfigure: (partial) => inner.reconfigure(partial),
     snapshot: () => inner.snapshot(),
     inspect: (listener) => inner.inspect(listener),
+    inspectionSnapshot: () => inner.inspectionSnapshot(),
+    queryRuns: (query) => inner.queryRuns(query),
     respondApproval: (approvalId, decision) => inner.respondApproval(approvalId, decision),
   };
 }

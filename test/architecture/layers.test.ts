@@ -62,7 +62,7 @@ const ENGINE_RANK: Record<string, number> = {
   'engine.ts': 2,
   'recovery.ts': 3,
   'admission.ts': 3,
-  'session-handover.ts': 3,
+  'session-handover.ts': 2.5,
   'run.host.ts': 4,
   'act.host.ts': 5,
   'approvals.ts': 6,

@@ -202,7 +202,7 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     proxy.heal();
     // A's writes made while it was cut off reach Redis now, under its old token: refused; and it lets s1 go.
     await eventually(async () => Number((await admin.get(`${prefix}stats:refused-writes`)) ?? 0) > refusedBefore, 'a write of A was refused');
-    await eventually(() => !a.engine.sessionBusy('s1'), 'A let s1 go');
+    await eventually(() => !a.engine.handover.busy('s1'), 'A let s1 go');
     const log = await sessionLogOf(admin, prefix, 's1');
     expect(overlappingRuns(log)).toEqual([]);
     expect(gaps(log, (e) => e.sessionSeq)).toEqual([]);

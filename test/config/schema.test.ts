@@ -44,7 +44,7 @@ describe('defaults (README, Configuration)', () => {
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576 },
-      store: { kind: 'lowdb', dir: '.switchyard', url: 'redis://127.0.0.1:6379/0', key_prefix: 'switchyard:' },
+      store: { kind: 'lowdb', dir: '.switchyard', fsync: false, url: 'redis://127.0.0.1:6379/0', key_prefix: 'switchyard:' },
       cluster: { lease_seconds: 10 },
       models: {},
       mcp: {},

@@ -71,14 +71,17 @@ describe('LowdbStore: reads and writes', () => {
     });
   });
 
-  it('an append resolves once the event is on disk, after the run record as it was and before the session log points at it', async () => {
+  it('an append resolves once it is in the journal; flush() writes the files: the run record, the event, then the session log entry', async () => {
     const dir = await tempDir();
     await withStore(dir, {}, async (store) => {
       void store.saveRun(runRecord('r1', 'running'));
       await store.appendEvent(runEvent('r1', 's1', 1, 1));
+      const journal = await readFile(join(dir, 'journal', '1.jsonl'), 'utf8');
+      expect(journal.trim().split('\n').map((line) => JSON.parse(line).k)).toEqual(['run', 'event']);
+      await store.flush();
       const files = await filesUnder(dir);
       const fileIn = (area: string) => files.find((f) => relative(dir, f).startsWith(area))!;
-      expect(JSON.parse(await readFile(fileIn('runs'), 'utf8'))).toMatchObject({ runId: 'r1', state: 'running' });
+      expect(JSON.parse(await readFile(fileIn('runs/'), 'utf8'))).toMatchObject({ runId: 'r1', state: 'running' });
       expect(JSON.parse(await readFile(fileIn('events'), 'utf8'))).toEqual([runEvent('r1', 's1', 1, 1)]);
       expect(JSON.parse(await readFile(fileIn('sessions'), 'utf8'))).toEqual([[1, 'r1', 1]]);
       expect(JSON.parse(await readFile(join(dir, 'open-runs.json'), 'utf8'))).toEqual({ runs: ['r1'] });
@@ -115,6 +118,8 @@ describe('LowdbStore: coalesced writes', () => {
     await withStore(await tempDir(), {}, async (store) => {
       const appends = Array.from({ length: 1000 }, (_, i) => store.appendEvent(runEvent('r1', 's1', i + 1, i + 1)));
       await Promise.all(appends);
+      expect(store.stats().journalWrites).toBe(1);
+      await store.flush();
       // 1,000 events in 256-item segments: 4 run log files and 4 session log files.
       expect(store.stats().fileWrites).toBe(8);
     });
@@ -133,14 +138,28 @@ describe('LowdbStore: coalesced writes', () => {
         }
       }
       await Promise.all(appends);
+      expect(store.stats().journalWrites).toBe(1);
+      await store.flush();
       expect(store.stats().fileWrites).toBe(110);
     });
   });
 
-  it('an event awaited at a time costs one write of its run log and one of its session log', async () => {
+  it('an event awaited at a time costs one journal append; the files follow in the background, coalesced', async () => {
     await withStore(await tempDir(), {}, async (store) => {
       for (let seq = 1; seq <= 20; seq++) await store.appendEvent(runEvent('r1', 's1', seq, seq));
-      expect(store.stats().fileWrites).toBe(40);
+      expect(store.stats().journalWrites).toBe(20);
+      await store.flush();
+      expect(store.stats().fileWrites).toBeLessThanOrEqual(40);
+    });
+  });
+
+  it('changes asked for together share one journal append (group commit)', async () => {
+    await withStore(await tempDir(), {}, async (store) => {
+      const writes = [store.saveRun(runRecord('r1', 'queued')), store.saveLane('s1', [{ runId: 'r2', viaInterrupt: false }])];
+      for (let seq = 1; seq <= 50; seq++) writes.push(store.appendEvent(runEvent('r1', 's1', seq, seq)));
+      await Promise.all(writes);
+      await store.durable();
+      expect(store.stats().journalWrites).toBe(1);
     });
   });
 });
@@ -198,6 +217,7 @@ describe('LowdbStore: segmented logs', () => {
       }
       await store.flush();
       expect(store.stats().openLogs).toBeLessThanOrEqual(8);
+      expect(store.stats().openIndexLists).toBeLessThanOrEqual(8);
       expect(store.stats().pendingFiles).toBe(0);
       expect((await store.readEvents('r3')).map((e) => e.type)).toEqual(['turn.started', 'run.completed']);
       expect((await store.readSessionEvents('s97')).map((e) => e.seq)).toEqual([1, 2]);
@@ -281,7 +301,7 @@ describe('LowdbStore: file names', () => {
     expect(await readdir(root)).toEqual(['x']);
     expect(await readdir(join(root, 'x'))).toEqual(['y']);
     const files = await filesUnder(dir);
-    expect(files.filter((f) => relative(dir, f).startsWith('runs'))).toHaveLength(ids.length);
+    expect(files.filter((f) => relative(dir, f).startsWith('runs/'))).toHaveLength(ids.length);
     for (const file of files) {
       for (const part of relative(dir, file).split('/')) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(80);
     }

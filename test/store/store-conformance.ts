@@ -9,7 +9,7 @@ import { defaultConfig } from '../../src/config/index.js';
 import type { RunEvent } from '../../src/core/run-events.js';
 import { admitRequest } from '../../src/core/run-request.js';
 import type { Message } from '../../src/model/types.js';
-import type { RunRecord, RunState, SteerRecord, Store } from '../../src/store/index.js';
+import type { RunQuery, RunRecord, RunState, SteerRecord, Store } from '../../src/store/index.js';
 
 export interface StoreHarness {
   /** A new, empty store. */
@@ -99,6 +99,165 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
         const read = await reread();
         expect((await read.listRuns(['queued', 'running'])).map((r) => r.runId)).toEqual(['r2']);
         expect((await read.listRuns(['completed'])).map((r) => r.runId)).toEqual(['r1']);
+      });
+    });
+
+    describe('queryRuns (the runs list)', () => {
+      /** A run that ended: `detail` is a failed run's error code or a cancelled run's reason. */
+      const ended = (runId: string, state: 'completed' | 'failed' | 'cancelled', sessionId = 's1', detail = 'boom'): RunRecord => {
+        const { error: _error, output: _output, ...base } = runRecord(runId, 'running', sessionId);
+        if (state === 'completed') return { ...base, state, output: 'done', endedAt: base.createdAt };
+        if (state === 'failed') return { ...base, state, error: { code: detail, message: 'it broke' }, endedAt: base.createdAt };
+        return { ...base, state, reason: detail, endedAt: base.createdAt };
+      };
+      const ids = (page: { runs: { runId: string }[] }) => page.runs.map((r) => r.runId);
+
+      async function walk(read: Store, query: Omit<RunQuery, 'before'>): Promise<string[][]> {
+        const pages: string[][] = [];
+        let before: string | undefined;
+        do {
+          const page = await read.queryRuns({ ...query, ...(before !== undefined ? { before } : {}) });
+          pages.push(ids(page));
+          before = page.cursor;
+        } while (before !== undefined && pages.length < 20);
+        return pages;
+      }
+
+      it('lists open runs by when they were first saved and ended runs by when they ended, newest first', async () => {
+        void store.saveRun(runRecord('a', 'queued'));
+        void store.saveRun(runRecord('b', 'running'));
+        void store.saveRun(runRecord('c', 'queued'));
+        void store.saveRun(runRecord('c', 'running'));
+        expect(ids(await store.queryRuns({ limit: 10 }))).toEqual(['c', 'b', 'a']);
+        void store.saveRun(runRecord('a', 'running'));
+        void store.saveRun(ended('a', 'completed'));
+        void store.saveRun(runRecord('d', 'queued'));
+        // An ended run saved again as it ended keeps its place.
+        void store.saveRun(ended('a', 'completed'));
+        const read = await reread();
+        expect(ids(await read.queryRuns({ limit: 10 }))).toEqual(['d', 'a', 'c', 'b']);
+      });
+
+      it('pages with a cursor that is the last position, until no run is left', async () => {
+        for (const runId of ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']) void store.saveRun(ended(runId, 'completed'));
+        const read = await reread();
+        expect(await walk(read, { limit: 3 })).toEqual([['r7', 'r6', 'r5'], ['r4', 'r3', 'r2'], ['r1']]);
+        const first = await read.queryRuns({ limit: 3 });
+        expect(first.cursor).toMatch(/^[1-9]\d*$/);
+        // Exactly `limit` left: no cursor.
+        expect(await walk(read, { limit: 7 })).toEqual([['r7', 'r6', 'r5', 'r4', 'r3', 'r2', 'r1']]);
+        expect((await read.queryRuns({ limit: 1, before: '1' })).runs).toEqual([]);
+      });
+
+      it('a cursor stays valid for the same data read again (another process, a restart)', async () => {
+        for (const runId of ['r1', 'r2', 'r3', 'r4']) void store.saveRun(runRecord(runId, 'queued'));
+        const cursor = (await store.queryRuns({ limit: 2 })).cursor!;
+        const read = await reread();
+        expect(ids(await read.queryRuns({ limit: 2, before: cursor }))).toEqual(['r2', 'r1']);
+      });
+
+      it('a run that ends during a walk moves above the first page, and later pages go on where they were', async () => {
+        for (const runId of ['a', 'b', 'c', 'd', 'e']) void store.saveRun(runRecord(runId, 'running'));
+        const first = await store.queryRuns({ limit: 2 });
+        expect(ids(first)).toEqual(['e', 'd']);
+        void store.saveRun(ended('b', 'failed'));
+        const read = await reread();
+        expect(ids(await read.queryRuns({ limit: 2, before: first.cursor! }))).toEqual(['c', 'a']);
+        expect(ids(await read.queryRuns({ limit: 2 }))).toEqual(['b', 'e']);
+      });
+
+      // Sessions s1 and s2; saved in this order, so each list reads backwards.
+      function seedMixed(): void {
+        void store.saveRun(ended('s1-done', 'completed', 's1'));
+        void store.saveRun(ended('s2-timeout', 'failed', 's2', 'timeout'));
+        void store.saveRun(ended('s1-interrupted', 'cancelled', 's1', 'interrupted'));
+        void store.saveRun(runRecord('s2-running', 'running', 's2'));
+        void store.saveRun(ended('s1-superseded', 'cancelled', 's1', 'superseded'));
+        void store.saveRun(ended('s1-cancel-timeout', 'cancelled', 's1', 'timeout'));
+        void store.saveRun(runRecord('s1-queued', 'queued', 's1'));
+        void store.saveRun(ended('s2-done', 'completed', 's2'));
+        void store.saveRun(runRecord('s1-running', 'queued', 's1'));
+        void store.saveRun(runRecord('s1-running', 'running', 's1'));
+      }
+
+      it.each<[string, Omit<RunQuery, 'limit'>, string[]]>([
+        ['everything', {}, ['s1-running', 's2-done', 's1-queued', 's1-cancel-timeout', 's1-superseded', 's2-running', 's1-interrupted', 's2-timeout', 's1-done']],
+        ['one session', { sessionId: 's2' }, ['s2-done', 's2-running', 's2-timeout']],
+        ['an unknown session', { sessionId: 's9' }, []],
+        ['open states', { states: ['queued', 'running'] }, ['s1-running', 's1-queued', 's2-running']],
+        ['one open state', { states: ['running'] }, ['s1-running', 's2-running']],
+        ['one ended state', { states: ['cancelled'] }, ['s1-cancel-timeout', 's1-superseded', 's1-interrupted']],
+        ['open and ended states', { states: ['queued', 'completed'] }, ['s2-done', 's1-queued', 's1-done']],
+        ['no states means any', { states: [] }, ['s1-running', 's2-done', 's1-queued', 's1-cancel-timeout', 's1-superseded', 's2-running', 's1-interrupted', 's2-timeout', 's1-done']],
+        ['an outcome: a failure code and a cancel reason alike', { outcome: 'timeout' }, ['s1-cancel-timeout', 's2-timeout']],
+        ['an outcome in one state', { outcome: 'timeout', states: ['failed'] }, ['s2-timeout']],
+        ['an outcome only ended runs can have', { outcome: 'timeout', states: ['running'] }, []],
+        ['completed is an outcome', { outcome: 'completed' }, ['s2-done', 's1-done']],
+        ['a session and a state', { sessionId: 's1', states: ['cancelled', 'queued'] }, ['s1-queued', 's1-cancel-timeout', 's1-superseded', 's1-interrupted']],
+        ['a session and an outcome', { sessionId: 's1', outcome: 'superseded' }, ['s1-superseded']],
+        ['a session and an open state', { sessionId: 's2', states: ['running'] }, ['s2-running']],
+      ])('filters: %s', async (_name, filters, expected) => {
+        seedMixed();
+        const read = await reread();
+        expect(ids(await read.queryRuns({ ...filters, limit: 50 }))).toEqual(expected);
+        // Paged one at a time, the same runs in the same order.
+        expect((await walk(read, { ...filters, limit: 1 })).flat()).toEqual(expected);
+      });
+
+      it('a filter sees the state of the latest save', async () => {
+        void store.saveRun(runRecord('a', 'queued'));
+        void store.saveRun(runRecord('b', 'queued'));
+        void store.saveRun(runRecord('a', 'running'));
+        void store.saveRun(runRecord('b', 'running'));
+        void store.saveRun(ended('b', 'cancelled', 's1', 'interrupted'));
+        const read = await reread();
+        expect(ids(await read.queryRuns({ states: ['queued'], limit: 10 }))).toEqual([]);
+        expect(ids(await read.queryRuns({ states: ['running'], limit: 10 }))).toEqual(['a']);
+        expect(ids(await read.queryRuns({ outcome: 'interrupted', limit: 10 }))).toEqual(['b']);
+        expect(ids(await read.queryRuns({ sessionId: 's1', states: ['running', 'queued'], limit: 10 }))).toEqual(['a']);
+      });
+
+      it('a row is the run without its request, with its outcome, counts and the start of its message', async () => {
+        const long = 'x'.repeat(500);
+        const base = runRecord('r1', 'running');
+        void store.saveRun({
+          ...ended('r1', 'failed', 's1', 'timeout'),
+          request: { ...base.request, input: long, parentRunId: 'parent' },
+          startedAt: '2026-01-01T00:00:01.000Z',
+          endedAt: '2026-01-01T00:00:03.500Z',
+          turns: 3,
+          toolCalls: 5,
+          carries: ['r1', 'steer-2'],
+        });
+        void store.saveRun(runRecord('r2', 'queued'));
+        const [r2, r1] = (await (await reread()).queryRuns({ limit: 2 })).runs;
+        expect(r1).toEqual({
+          runId: 'r1',
+          sessionId: 's1',
+          agentId: 'main',
+          state: 'failed',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          startedAt: '2026-01-01T00:00:01.000Z',
+          endedAt: '2026-01-01T00:00:03.500Z',
+          outcome: 'timeout',
+          error: { code: 'timeout', message: 'it broke' },
+          turns: 3,
+          toolCalls: 5,
+          parentRunId: 'parent',
+          carries: ['r1', 'steer-2'],
+          input: `${'x'.repeat(199)}…`,
+        });
+        expect(r2).toEqual({ runId: 'r2', sessionId: 's1', agentId: 'main', state: 'queued', createdAt: '2026-01-01T00:00:00.000Z', input: 'input of r2' });
+      });
+
+      it.each<[string, RunQuery]>([
+        ['a limit of 0', { limit: 0 }],
+        ['a limit above the maximum', { limit: 501 }],
+        ['a fractional limit', { limit: 2.5 }],
+        ['a cursor that is not a position', { limit: 5, before: 'abc' }],
+        ['a cursor of 0', { limit: 5, before: '0' }],
+      ])('rejects %s with a RangeError', async (_name, query) => {
+        await expect((await reread()).queryRuns(query)).rejects.toThrow(RangeError);
       });
     });
 

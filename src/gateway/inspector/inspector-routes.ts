@@ -1,7 +1,9 @@
 /*
  * GET /inspect: the inspector page and everything it loads, served by the gateway itself, so
- * it works without internet. The gateway checks the token before any of these handlers runs;
- * the page passes the same `?token=` on to its assets, its machine catalog and its WebSocket.
+ * it works without internet. The page also answers /inspect/run/<runId> (a run's replay) and
+ * /inspect/session/<sessionId> (a session's story): it reads which from its own address. The
+ * gateway checks the token before any of these handlers runs; the page passes the same
+ * `?token=` on to its assets, its machine catalog, its links and its WebSocket.
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -26,8 +28,9 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 
 const asset = (file: string) => once(() => readFile(assetUrl(file), 'utf8'));
 const pageTemplate = asset('index.html');
-const appJs = asset('app.js');
-const appCss = asset('app.css');
+/** The page's scripts (each loaded by index.html, in this order) and style sheets. */
+const SCRIPTS = ['dom.js', 'run-replay.js', 'session-story.js', 'runs-list.js', 'swimlane.js', 'replay.js', 'session-view.js', 'app.js'];
+const STYLES = ['app.css', 'history.css'];
 const catalogJson = once(async () => JSON.stringify({ machines: await statechartCatalog() }));
 
 function tokenOf(req: IncomingMessage): string {
@@ -70,14 +73,22 @@ function send(res: ServerResponse, contentType: string, body: string, extra: Rec
 export function inspectorRoutes(): Record<string, InspectorRouteHandler> {
   // Lay the statecharts out now (in a worker thread), so the first page load finds them ready.
   catalogJson().catch(() => {});
+  const page: InspectorRouteHandler = async (req, res) => {
+    const query = escapeHtml(`?token=${encodeURIComponent(tokenOf(req))}`);
+    const html = (await pageTemplate()).replaceAll('{{query}}', query);
+    send(res, 'text/html', html, { 'Content-Security-Policy': contentSecurityPolicy(req) });
+  };
+  const assets = (files: string[], contentType: string) =>
+    files.map((file): [string, InspectorRouteHandler] => {
+      const text = asset(file);
+      return [`/inspect/${file}`, async (_req, res) => send(res, contentType, await text())];
+    });
   return {
-    '/inspect': async (req, res) => {
-      const query = escapeHtml(`?token=${encodeURIComponent(tokenOf(req))}`);
-      const html = (await pageTemplate()).replaceAll('{{query}}', query);
-      send(res, 'text/html', html, { 'Content-Security-Policy': contentSecurityPolicy(req) });
-    },
-    '/inspect/app.js': async (_req, res) => send(res, 'text/javascript', await appJs()),
-    '/inspect/app.css': async (_req, res) => send(res, 'text/css', await appCss()),
+    '/inspect': page,
+    '/inspect/run/*': page,
+    '/inspect/session/*': page,
+    ...Object.fromEntries(assets(SCRIPTS, 'text/javascript')),
+    ...Object.fromEntries(assets(STYLES, 'text/css')),
     '/inspect/machines.json': async (_req, res) => send(res, 'application/json', await catalogJson()),
   };
 }

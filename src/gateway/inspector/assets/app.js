@@ -2,35 +2,20 @@
  * The Switchyard inspector page: plain browser JavaScript, no build step, no network beyond
  * the gateway it came from. It follows the engine over the gateway's JSON-RPC WebSocket
  * (inspect.subscribe, events.subscribe, engine.snapshot) and draws the live actors, the
- * statechart of the selected one, the selected run's events and tool batches, and the limiter.
+ * statechart of the selected one, the selected run's events and tool batches, and the limiter;
+ * from the store (runs.query, run.history) it lists past runs, replays one event by event
+ * (/inspect/run/<runId>) and tells a session's story (/inspect/session/<sessionId>).
  */
 (() => {
   'use strict';
 
+  const inspector = globalThis.SwitchyardInspector;
+  const { $, h, shortId, createRunsList, createReplay, createSessionView } = inspector;
   const token = new URLSearchParams(location.search).get('token') || '';
   const query = `?token=${encodeURIComponent(token)}`;
   const SNAPSHOT_EVERY_MS = 500;
   const FINISHED_RUNS_KEPT = 12;
   const EVENTS_KEPT_PER_RUN = 2000;
-
-  const $ = (selector) => document.querySelector(selector);
-
-  /** Builds an element: h('div', { class: 'x', dataset: { a: 1 } }, child, 'text'). */
-  function h(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === 'dataset') for (const [k, v] of Object.entries(value)) node.dataset[k] = String(v);
-      else if (key === 'style') node.setAttribute('style', value);
-      else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-      else node.setAttribute(key, value === true ? '' : String(value));
-    }
-    for (const child of children.flat()) {
-      if (child === undefined || child === null || child === false) continue;
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
 
   // ---------------------------------------------------------------------------------------
   // State
@@ -45,6 +30,12 @@
     snapshot: undefined,
     snapshotAt: 0,
     shownMachine: undefined,
+    /** 'live' (the actors now), 'run' (a run's replay) or 'session' (a session's story): the address says which. */
+    view: 'live',
+    /** The sidebar's tab was picked by hand: it is no longer switched for the user. */
+    tabChosen: false,
+    /** The sidebar's tab was set from a snapshot once. */
+    tabSet: false,
   };
 
   function runIdOfActor(actorId) {
@@ -111,6 +102,8 @@
     run.events.set(event.seq, event);
     if (run.events.size > EVENTS_KEPT_PER_RUN) run.events.delete(run.events.keys().next().value);
     if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') run.terminal = true;
+    runsList.onRunEvent(event);
+    sessionView.onRunEvent(event);
     changed();
   }
 
@@ -118,6 +111,7 @@
   function prune() {
     const finished = [...state.runs.values()].filter((r) => r.terminal).sort((a, b) => b.order - a.order);
     for (const run of finished.slice(FINISHED_RUNS_KEPT)) {
+      if (replay.runId === run.runId) continue;
       state.runs.delete(run.runId);
       for (const id of [...state.actors.keys()]) if (runIdOfActor(id) === run.runId) state.actors.delete(id);
       if (state.selectedActorId && runIdOfActor(state.selectedActorId) === run.runId) state.selectedActorId = undefined;
@@ -132,6 +126,7 @@
   }
 
   function selectActor(actorId, automatic) {
+    if (!automatic && state.view !== 'live') navigate(links.live());
     state.selectedActorId = actorId;
     if (!automatic) {
       state.follow = false;
@@ -156,6 +151,7 @@
   }
 
   function selectedRunId() {
+    if (state.view === 'run') return replay.runId;
     const fromSelection = state.selectedActorId && runIdOfActor(state.selectedActorId);
     return fromSelection || latestRunId();
   }
@@ -205,6 +201,9 @@
           if (known) known.historyLoaded = false;
           void loadHistory(run);
         }
+        void runsList.reload();
+        if (state.view === 'run') void replay.reloadStatus();
+        if (state.view === 'session') sessionView.reload();
         await pollSnapshot();
       } catch (error) {
         setConnection('error', `subscribe failed: ${error.message}`);
@@ -259,6 +258,11 @@
         const id = `session:${session.sessionId}`;
         if (!state.actors.has(id)) ensureActor(id, { machineId: 'session', value: session.activeRunId ? 'busy' : 'idle' });
       }
+      // Until someone picks a tab: a page opened while nothing runs shows what ran before; once
+      // something runs, the live actors (and they stay, so a run that ends is still in view).
+      const busy = state.snapshot.running.length + state.snapshot.waiting > 0;
+      if (!state.tabChosen && state.view === 'live' && (busy || !state.tabSet)) setTab(busy ? 'live' : 'history');
+      state.tabSet = true;
       changed();
     } catch {
       // Not connected: the next connection polls again.
@@ -280,11 +284,14 @@
   }
 
   function renderAll() {
+    renderWhere();
     renderTree();
+    renderReplayBar();
     renderChart();
     renderTimeline();
     renderLog();
     renderGauges();
+    renderSession();
   }
 
   /** 'live.running.thinking' style paths of the innermost states of a state value. */
@@ -310,10 +317,6 @@
   function stateText(actor) {
     if (actor.placeholder) return actor.status === 'waiting' ? 'waiting in the lane' : 'ended before it started';
     return valueText(actor.value);
-  }
-
-  function shortId(id) {
-    return id.length > 14 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
   }
 
   function actorLabel(actor) {
@@ -417,6 +420,7 @@
   }
 
   function selectedActor() {
+    if (state.view === 'run') return replay.actor();
     const id = state.selectedActorId || (latestRunId() ? `run:${latestRunId()}` : 'supervisor');
     return state.actors.get(id);
   }
@@ -526,7 +530,13 @@
     return [...run.events.values()].sort((a, b) => a.seq - b.seq);
   }
 
-  let renderedLog = { runId: undefined, count: 0 };
+  /** The run's events up to the replay's scrubber (all of them outside a replay). */
+  function visibleEvents(run) {
+    const events = sortedEvents(run);
+    return state.view === 'run' && run.runId === replay.runId ? events.slice(0, replay.index) : events;
+  }
+
+  let renderedLog = { runId: undefined, count: 0, index: undefined };
   function renderLog() {
     const box = $('[data-testid="event-log"]');
     const meta = $('[data-testid="log-meta"]');
@@ -539,8 +549,13 @@
       return;
     }
     const events = sortedEvents(run);
+    const replayIndex = state.view === 'run' ? replay.index : undefined;
     meta.textContent = `run ${shortId(run.runId)} · session ${run.sessionId || '?'} · ${events.length} events`;
-    if (renderedLog.runId === runId && renderedLog.count === events.length) return;
+    if (renderedLog.runId === runId && renderedLog.count === events.length) {
+      if (renderedLog.index !== replayIndex) markReplayedEvents(box, replayIndex);
+      renderedLog.index = replayIndex;
+      return;
+    }
     const stick = box.scrollTop + box.clientHeight >= box.scrollHeight - 24;
     const t0 = events.length ? Date.parse(events[0].at) : 0;
     const rows = events.map((event) =>
@@ -554,14 +569,27 @@
       ),
     );
     box.replaceChildren(...(rows.length ? rows : [h('p', { class: 'empty' }, 'No events seen for this run yet.')]));
-    if (stick || renderedLog.runId !== runId) box.scrollTop = box.scrollHeight;
-    renderedLog = { runId, count: events.length };
+    if (replayIndex !== undefined) markReplayedEvents(box, replayIndex);
+    else if (stick || renderedLog.runId !== runId) box.scrollTop = box.scrollHeight;
+    renderedLog = { runId, count: events.length, index: replayIndex };
+  }
+
+  /** In a replay: the events after the scrubber are dimmed, the one it stands on is marked and kept in view. */
+  function markReplayedEvents(box, index) {
+    const rows = [...box.querySelectorAll('[data-testid="event-row"]')];
+    rows.forEach((row, i) => {
+      row.classList.toggle('future', i >= index);
+      row.classList.toggle('current', i === index - 1);
+    });
+    const current = rows[index - 1];
+    if (current) current.scrollIntoView({ block: 'nearest' });
+    else box.scrollTop = 0;
   }
 
   // ----- tool-batch timeline
 
   function batchesOf(run) {
-    const events = sortedEvents(run);
+    const events = visibleEvents(run);
     const batches = [];
     let current;
     for (const event of events) {
@@ -684,16 +712,17 @@
     const runId = selectedRunId();
     const run = runId && state.runs.get(runId);
     const batches = run ? batchesOf(run) : [];
-    const running = batches.some((b) => [...b.calls.values()].some((c) => c.start !== undefined && !c.finished));
+    const replayAt = state.view === 'run' ? replay.time() : undefined;
+    const running = replayAt === undefined && batches.some((b) => [...b.calls.values()].some((c) => c.start !== undefined && !c.finished));
     // Redrawn only when it changed (or while a bar grows), so a tooltip under the mouse stays put.
-    const signature = `${runId}:${run ? run.events.size : 0}:${batches.length}`;
+    const signature = `${runId}:${run ? run.events.size : 0}:${batches.length}:${state.view === 'run' ? replay.index : ''}`;
     if (!running && signature === renderedTimeline) return;
     renderedTimeline = signature;
     if (batches.length === 0) {
       box.replaceChildren(h('p', { class: 'empty' }, run ? 'No tool batch in this run yet.' : 'No run selected.'));
       return;
     }
-    const now = Date.now();
+    const now = replayAt ?? Date.now();
     box.replaceChildren(...batches.map((batch) => renderBatch(batch, now)));
     if (running) changedSoon();
   }
@@ -764,7 +793,108 @@
   }
 
   // ---------------------------------------------------------------------------------------
+  // Views: the address says which — /inspect (live), /inspect/run/<runId> (a replay),
+  // /inspect/session/<sessionId> (a session's story); the token stays in the query.
+
+  const links = {
+    live: () => `/inspect${query}`,
+    run: (runId) => `/inspect/run/${encodeURIComponent(runId)}${query}`,
+    session: (sessionId) => `/inspect/session/${encodeURIComponent(sessionId)}${query}`,
+  };
+
+  function routeOf(pathname) {
+    const match = /^\/inspect\/(run|session)\/([^/]+)\/?$/.exec(pathname);
+    if (!match) return { view: 'live' };
+    const id = decodeURIComponent(match[2]);
+    return match[1] === 'run' ? { view: 'run', runId: id } : { view: 'session', sessionId: id };
+  }
+
+  function navigate(href) {
+    if (href !== `${location.pathname}${location.search}`) history.pushState(null, '', href);
+    applyRoute();
+  }
+
+  function setTab(tab) {
+    document.body.dataset.tab = tab;
+  }
+
+  function applyRoute() {
+    const route = routeOf(location.pathname);
+    state.view = route.view;
+    document.body.dataset.view = route.view;
+    if (route.view === 'run') {
+      replay.open(route.runId);
+      ensureRun(route.runId);
+      void loadHistory(route.runId);
+      setTab('history');
+    } else {
+      replay.close();
+    }
+    if (route.view === 'session') {
+      void sessionView.show(route.sessionId);
+      setTab('history');
+    } else {
+      sessionView.hide();
+    }
+    runsList.select(route.runId);
+    changed();
+  }
+
+  function renderWhere() {
+    const box = $('[data-testid="where"]');
+    const signature = `${state.view}:${replay.runId}:${sessionView.sessionId}`;
+    if (box.dataset.signature === signature) return;
+    box.dataset.signature = signature;
+    const crumbs =
+      state.view === 'run'
+        ? [h('a', { href: links.live() }, 'live'), ' › replay of run ', h('b', { title: replay.runId }, shortId(replay.runId))]
+        : state.view === 'session'
+          ? [h('a', { href: links.live() }, 'live'), ' › session ', h('b', null, sessionView.sessionId)]
+          : ['live'];
+    box.replaceChildren(...crumbs);
+  }
+
+  function renderReplayBar() {
+    if (state.view !== 'run') return;
+    const run = state.runs.get(replay.runId);
+    replay.update(run ? sortedEvents(run) : []);
+  }
+
+  function renderSession() {
+    if (state.view === 'session') sessionView.render();
+  }
+
+  // ---------------------------------------------------------------------------------------
   // Start
+
+  const call = (method, params) => rpc.call(method, params);
+  const runsList = createRunsList({ root: $('[data-testid="history"]'), call, links });
+  const replay = createReplay({ root: $('[data-testid="replay"]'), call, links, changed });
+  const sessionView = createSessionView({ root: $('[data-testid="session"]'), call, links });
+
+  document.addEventListener('click', (event) => {
+    // Links to the page's own views navigate inside it.
+    const link = event.target.closest('a[href^="/inspect"]');
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    navigate(link.getAttribute('href'));
+  });
+  window.addEventListener('popstate', applyRoute);
+  document.addEventListener('keydown', (event) => {
+    if (state.view !== 'run' || event.target.closest('input, select, textarea, button, [role="treeitem"]')) return;
+    if (replay.key(event)) event.preventDefault();
+  });
+  for (const tab of document.querySelectorAll('.tab')) {
+    tab.addEventListener('click', () => {
+      state.tabChosen = true;
+      setTab(tab.dataset.tab);
+    });
+  }
+  $('[data-testid="event-log"]').addEventListener('click', (event) => {
+    const row = event.target.closest('[data-testid="event-row"]');
+    if (!row || state.view !== 'run') return;
+    replay.seek([...row.parentElement.children].indexOf(row) + 1);
+  });
 
   $('[data-testid="actor-tree"]').addEventListener('click', (event) => {
     const item = event.target.closest('[data-actor-id]');
@@ -809,6 +939,7 @@
     })
     .catch((error) => setConnection('error', `could not load the statecharts: ${error.message}`));
 
+  applyRoute();
   connect();
   setInterval(() => {
     if (rpc.socket && rpc.socket.readyState === WebSocket.OPEN) void pollSnapshot();

@@ -1,0 +1,74 @@
+/*
+ * The write-ahead journal on its own: changes asked for together share one append, a torn
+ * last line (a crash mid-append) is never replayed, a full segment gives way to a new one and
+ * goes once the store's files hold its changes, and a clean close leaves nothing to replay.
+ */
+import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/store/journal.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function journalDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchyard-journal-'));
+  dirs.push(dir);
+  return join(dir, 'journal');
+}
+
+const settled = () => Promise.resolve();
+
+describe('Journal', () => {
+  it('writes the changes of one tick in one append, in order', async () => {
+    const dir = await journalDir();
+    const { journal } = await Journal.open(dir, { fsync: false, checkpoint: settled });
+    await Promise.all([journal.append({ n: 1 }), journal.append({ n: 2 }), journal.append({ n: 3 })]);
+    await journal.append({ n: 4 });
+    expect(journal.writes).toBe(2);
+    const lines = (await readFile(join(dir, '1.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+  });
+
+  it('gives back what a crashed process left, without its torn last line', async () => {
+    const dir = await journalDir();
+    const first = await Journal.open(dir, { fsync: true, checkpoint: settled });
+    await first.journal.append({ n: 1 });
+    await first.journal.append({ n: 2 });
+    // The process dies in the middle of its next append.
+    await appendFile(join(dir, '1.jsonl'), '{"n":3,"tor');
+    const again = await Journal.open(dir, { fsync: false, checkpoint: settled });
+    expect(again.leftOver).toEqual([{ n: 1 }, { n: 2 }]);
+    await again.journal.append({ n: 'new' });
+    // New changes go to a new segment; the old one is discarded once the files hold it.
+    expect(await readdir(dir)).toEqual(['1.jsonl', '2.jsonl']);
+    await again.journal.discard(again.segments);
+    expect(await readdir(dir)).toEqual(['2.jsonl']);
+  });
+
+  it('starts a new segment when one is full and drops the old one after the checkpoint', async () => {
+    const dir = await journalDir();
+    let release!: () => void;
+    const checkpoint = new Promise<void>((resolve) => (release = resolve));
+    const { journal } = await Journal.open(dir, { fsync: false, segmentBytes: 64, checkpoint: () => checkpoint });
+    await journal.append({ text: 'x'.repeat(40) });
+    await journal.append({ text: 'y'.repeat(40) });
+    expect(await readdir(dir)).toEqual(['1.jsonl', '2.jsonl']);
+    expect(await readdir(dir)).toEqual(['1.jsonl', '2.jsonl']);
+    release();
+    // The old segment goes once the checkpoint resolves; the wait is a fail-safe, not a bound.
+    for (let i = 0; i < 500 && (await readdir(dir)).length > 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await readdir(dir)).toEqual(['2.jsonl']);
+  });
+
+  it('a clean close leaves nothing to replay', async () => {
+    const dir = await journalDir();
+    const { journal } = await Journal.open(dir, { fsync: false, checkpoint: settled });
+    await journal.append({ n: 1 });
+    await journal.close();
+    expect((await Journal.open(dir, { fsync: false, checkpoint: settled })).leftOver).toEqual([]);
+  });
+});

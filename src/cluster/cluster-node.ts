@@ -252,7 +252,15 @@ export class ClusterNode {
   private handleInbox(): void {
     const { inbox, router, keeper, limiter } = this.parts;
     const engine = this.engine;
-    inbox.handle('submit', (request) => router.asOwner((request as RunRequest).sessionId, () => engine.submit(request as RunRequest)));
+    inbox.handle('submit', async (request) => {
+      try {
+        return await router.asOwner((request as RunRequest).sessionId, () => engine.submit(request as RunRequest));
+      } catch (error) {
+        // Shutting down, this process lets its sessions go soon: the asker waits for that and takes the session.
+        if (isEngineError(error) && error.code === 'closed') throw new EngineError('node_unavailable', `process ${this.nodeId} is shutting down`);
+        throw error;
+      }
+    });
     inbox.handle('cancel', (params) => {
       const { sessionId, runId, reason } = params as { sessionId: string; runId: string; reason?: string };
       return router.asOwner(sessionId, () => engine.cancel(runId, reason));

@@ -183,6 +183,21 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     expect(gaps(log, (e) => e.sessionSeq)).toEqual([]);
   });
 
+  it('a process that shuts down leaves its waiting messages to the others, which run them', async () => {
+    prefix = `q${randomUUID().slice(0, 8)}:`;
+    const script = (ctx: { input: string }): ScriptTurn => ({ text: `did ${ctx.input}`, delayMs: ctx.input === 'long' ? 5_000 : 20 });
+    const a = await startNode('A', script);
+    const b = await startNode('B', script);
+    const long = await a.submit({ sessionId: 's1', input: 'long' });
+    const waiting = await b.submit({ sessionId: 's1', input: 'next', busyPolicy: 'queue' });
+    expect(waiting.outcome).toBe('queued');
+    await a.close();
+    expect(await b.wait(long.runId)).toMatchObject({ state: 'cancelled' });
+    expect(await b.wait(waiting.runId)).toMatchObject({ state: 'completed', output: 'did next' });
+    const log = await sessionLogOf(admin, prefix, 's1');
+    expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual(['A', 'B']);
+  });
+
   it('takes over the sessions of a process cut off from Redis past its lease; back, its writes are refused and it lets them go', async () => {
     prefix = `t${randomUUID().slice(0, 8)}:`;
     const proxy = await startTcpProxy(server.port);

@@ -22,7 +22,7 @@ import { startServeProcess, stopServeProcess, type ClusterLayout, type ServeProc
 const missing = redisUnavailable();
 if (missing) console.log(`skipping the cluster process tests: ${missing}`);
 
-const LEASE_SECONDS = 2;
+const LEASE_SECONDS = 3;
 const MAX_RUNS_GLOBAL = 3;
 
 let redis: RedisServer;
@@ -42,7 +42,7 @@ beforeAll(async () => {
   admin.on('error', () => {});
   const root = await mkdtemp(join(tmpdir(), 'switchyard-cluster-'));
   await writeFile(join(root, 'turns.json'), JSON.stringify([TURN, { text: 'done', delayMs: 120 }]));
-  await writeFile(join(root, 'slow.json'), JSON.stringify([...Array.from({ length: 12 }, () => TURN), { text: 'done slowly' }]));
+  await writeFile(join(root, 'slow.json'), JSON.stringify([...Array.from({ length: 30 }, () => TURN), { text: 'done slowly' }]));
   layout = {
     root,
     redisUrl: redis.url,

@@ -11,7 +11,7 @@ export function clusterConfig(url: string, keyPrefix: string, nodeId: string, mo
   return mergeConfig(defaultConfig(), {
     ...more,
     store: { kind: 'redis', url, key_prefix: keyPrefix },
-    cluster: { lease_seconds: 1, node_id: nodeId, ...more.cluster },
+    cluster: { lease_seconds: 1.5, node_id: nodeId, ...more.cluster },
   });
 }
 

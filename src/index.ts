@@ -62,3 +62,8 @@ export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/in
 export type { Config, PartialConfig } from './config/index.js';
 export { MemoryStore, LowdbStore } from './store/index.js';
 export type { Store, RunRecord } from './store/index.js';
+
+// operations: metrics, traces, health, logs (README, "Operating Switchyard")
+export { startTelemetry, createLogger, readinessProbe } from './telemetry/index.js';
+export type { Telemetry, TelemetryOptions, Logger, ReadinessOptions } from './telemetry/index.js';
+export type { EngineObserver, RunStart } from './engine/index.js';

@@ -1,17 +1,21 @@
 /*
- * `switchyard serve`: an engine on the file store of the data directory behind the WebSocket
- * gateway, until SIGINT/SIGTERM. Shutdown is graceful: new submits are refused, running runs
- * get up to --grace-seconds to finish, whatever still runs then is cancelled, and the engine
- * closes (flushing the store; queued messages stay queued for the next start).
+ * `switchyard serve`: an engine on the file store of the data directory (or, with [store] kind
+ * = "redis", one process of a cluster: serve-backend.ts) behind the WebSocket gateway, until
+ * SIGINT/SIGTERM. Shutdown is graceful: new submits are refused (and /readyz
+ * answers 503), running runs get up to --grace-seconds to finish, whatever still runs then is
+ * cancelled, and the engine closes (flushing the store; queued messages stay queued for the
+ * next start). Everything it says is a structured log line: JSON, or human-readable on a
+ * terminal (README, "Operating Switchyard").
  */
 import { resolve } from 'node:path';
 import { defaultConfig, loadConfig, type Config } from '../config/index.js';
 import type { Engine } from '../engine/index.js';
-import { startGateway } from '../gateway/gateway.js';
+import { startGateway, type HttpRouteHandler } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
-import { startServeBackend } from './serve-backend.js';
+import { createLogger, gatewayLoggerOf, readinessProbe, startTelemetry } from '../telemetry/index.js';
 import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
+import { startServeBackend } from './serve-backend.js';
 
 export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
                        [--config switchyard.toml] [--grace-seconds 10]
@@ -41,11 +45,24 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   }
   const graceMs = (secondsOption(values['grace-seconds'], '--grace-seconds') ?? 10) * 1000;
   const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
+  const logger = await createLogger({ level: config.telemetry.log_level, write: io.out, pretty: io.color });
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
+  const telemetry = await startTelemetry({ telemetry: config.telemetry, models: config.models, logger });
   // Created first: the engine's node_invoke and the gateway's node connections share it.
   const nodes = new NodeRegistry();
-  const backend = await startServeBackend(config, dataDir, nodes, (line) => io.err(line));
-  const { engine } = backend;
+  const backend = await startServeBackend(config, dataDir, {
+    nodes,
+    observer: telemetry.observer,
+    instrumentStore: (store) => telemetry.instrumentStore(store),
+    onError: (error) => logger.error({ err: error }, 'engine error'),
+    log: (line) => logger.info(line),
+  }).catch(async (error: unknown) => {
+    await telemetry.close();
+    throw error;
+  });
+  const { engine, store } = backend;
+  await telemetry.attach(engine, { store });
+  const metrics: Record<string, HttpRouteHandler> = telemetry.metricsRoute ? { '/metrics': telemetry.metricsRoute } : {};
   const gateway = await startGateway({
     engine: backend.front,
     nodes,
@@ -53,19 +70,25 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     port: portOption(values.port) ?? config.gateway.port,
     dataDir,
     maxPayloadBytes: config.gateway.max_payload_bytes,
-    httpRoutes: inspectorRoutes(),
-    logger: { warn: (message) => io.err(`gateway: ${message}`), error: (message, error) => io.err(`gateway: ${message}: ${String(error)}`) },
+    httpRoutes: { ...inspectorRoutes(), ...(config.gateway.metrics_public ? {} : metrics) },
+    publicHttpRoutes: config.gateway.metrics_public ? metrics : {},
+    readiness: readinessProbe({ store, config: () => engine.currentConfig(), notReady: (reason) => logger.warn({ reason }, 'not ready') }),
+    logger: gatewayLoggerOf(logger),
   }).catch(async (error: unknown) => {
     await backend.close();
+    await telemetry.close();
     throw error;
   });
+  telemetry.attachGateway(() => gateway.stats());
   await backend.announce(gateway.url);
 
-  io.out(`store: ${backend.describe}`);
-  io.out(`listening on ${gateway.url}`);
-  io.out(`inspector: ${gateway.httpUrl}/inspect?token=<the token in ${gateway.tokenPath}>`);
-  if (gateway.tokenCreated) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
-  else io.out(`token: in ${gateway.tokenPath}`);
+  logger.info({ store: store.kind === 'memory' ? 'memory' : store.kind === 'redis' ? 'redis' : dataDir }, `store: ${backend.describe}`);
+  logger.info({ url: gateway.url }, `listening on ${gateway.url}`);
+  logger.info({ url: `${gateway.httpUrl}/inspect` }, `inspector: ${gateway.httpUrl}/inspect, with the gateway token as ?token`);
+  if (telemetry.metricsRoute) logger.info({ url: `${gateway.httpUrl}/metrics`, public: config.gateway.metrics_public }, `metrics: ${gateway.httpUrl}/metrics`);
+  // The token itself is shown only to a person at a terminal, never written to a log.
+  if (gateway.tokenCreated && io.color) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
+  logger.info({ file: gateway.tokenPath }, `${gateway.tokenCreated ? 'generated the gateway token; it is' : 'the gateway token is'} in ${gateway.tokenPath}`);
 
   const signal = await new Promise<string>((resolveSignal) => {
     const onSignal = (name: string) => {
@@ -78,24 +101,25 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   });
   // A second signal during the graceful part means "now".
   const forceExit = () => {
-    io.err('second signal: exiting without waiting');
+    logger.warn('second signal: exiting without waiting');
     process.exit(1);
   };
   signals.once('SIGINT', forceExit);
   signals.once('SIGTERM', forceExit);
 
-  io.out(`${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`);
+  logger.info(`${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`);
   gateway.stopAdmitting();
   engine.stopAdmitting();
   const unfinished = await finishRunning(engine, graceMs);
-  if (unfinished > 0) io.out(`cancelling ${unfinished} run(s) still running`);
+  if (unfinished > 0) logger.info(`cancelling ${unfinished} run(s) still running`);
   // The engine first: it cancels what still runs (queued messages stay queued in the store)
   // and answers the clients waiting for those runs before their connections close.
   await backend.close();
   await gateway.close();
+  await telemetry.close();
   signals.off('SIGINT', forceExit);
   signals.off('SIGTERM', forceExit);
-  io.out('stopped');
+  logger.info('stopped');
   return 0;
 }
 

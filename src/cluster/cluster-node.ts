@@ -15,6 +15,7 @@ import type { ApprovalDecision } from '../approval/index.js';
 import { createEngine, EngineError, isEngineError, type Engine, type EngineOptions, type EngineSnapshot, type EventStream, type EventStreamFilter, type RunEvent, type RunRequest, type RunResult, type RunStatus, type SessionOwnership, type SubmitResult, type WaitOptions } from '../engine/index.js';
 import { isTerminalState } from '../core/run-status.js';
 import { runOfSteer } from '../core/steer.js';
+import type { Store } from '../store/index.js';
 import { isStoreError } from '../store/store-error.js';
 import { connectRedis, redactedUrl } from '../store/redis-client.js';
 import { RedisStore } from '../store/redis-store.js';
@@ -33,6 +34,8 @@ import { StreamFollower } from './stream-follower.js';
 export interface ClusterNodeOptions extends Omit<EngineOptions, 'config' | 'store' | 'ownership'> {
   /** The whole config; [store] kind must be "redis". */
   config: Config;
+  /** Wraps the store the engine writes through (telemetry times it); the cluster itself uses the store as is. */
+  instrumentStore?: (store: Store) => Store;
   /** Lines an operator wants to see: takeovers, lost sessions, Redis outages. Default: stderr. */
   log?: (line: string) => void;
 }
@@ -66,9 +69,14 @@ export class ClusterNode {
     private readonly parts: Parts,
   ) {}
 
+  /** The Redis store the engine and the cluster share. */
+  get store(): RedisStore {
+    return this.parts.store;
+  }
+
   /** Connects to Redis, starts the engine, joins the cluster and takes over the sessions nobody owns. */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
-    const { config, log: logOption, ...engineOptions } = options;
+    const { config, log: logOption, instrumentStore, ...engineOptions } = options;
     if (config.store.kind !== 'redis') throw new EngineError('invalid_config', `a cluster keeps its state in Redis: set [store] kind = "redis" (it is "${config.store.kind}")`);
     const nodeId = config.cluster.node_id ?? `${hostname()}:${process.pid}`;
     const leaseMs = config.cluster.lease_seconds * 1000;
@@ -116,7 +124,7 @@ export class ClusterNode {
       mayAct: (sessionId) => leases.mayAct(sessionId),
       delegate: async (request) => node!.wait((await node!.submit(request)).runId),
     };
-    const engine = await createEngine({ ...engineOptions, config, store, ownership, onError });
+    const engine = await createEngine({ ...engineOptions, config, store: instrumentStore ? instrumentStore(store) : store, ownership, onError });
     const router = new SessionRouter({
       leases, engine: () => engine, inbox, leaseMs, log,
       adopted: async (sessionId, token) => limiter?.releaseSession(sessionId, token),

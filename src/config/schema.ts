@@ -172,6 +172,23 @@ const GatewaySchema = z
       .describe('The port the gateway listens on; `0` picks a free one (`switchyard serve --port`).'),
     max_payload_bytes: positiveInt.default(1048576)
       .describe('Bytes one WebSocket frame may hold; a larger frame closes the connection with code 1009.'),
+    metrics_public: z.boolean().default(false)
+      .describe('Whether `GET /metrics` answers without the gateway token, for a Prometheus scraper on a private network. Otherwise the scraper sends `Authorization: Bearer <token>`.'),
+  })
+  .strict();
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const TelemetrySchema = z
+  .object({
+    metrics: z.boolean().default(true)
+      .describe('Whether `switchyard serve` keeps Prometheus metrics and serves them at `GET /metrics`.'),
+    otlp_endpoint: z.url({ protocol: /^https?$/ }).optional()
+      .describe('Where spans go: an OpenTelemetry collector\'s OTLP/HTTP address (`http://localhost:4318`; `/v1/traces` is added unless the path already ends with it). Set, it turns tracing on: a span per run, model turn and tool call. Unset, no tracing code is loaded.'),
+    service_name: nonEmpty.default('switchyard')
+      .describe('The `service.name` the spans are reported under.'),
+    log_level: z.enum(LOG_LEVELS).default('info')
+      .describe('The least severe log line written; the `SWITCHYARD_LOG_LEVEL` environment variable overrides it. `debug` adds a line per model turn and tool call.'),
   })
   .strict();
 
@@ -262,6 +279,7 @@ export const ConfigSchema = z
     gateway: GatewaySchema.prefault({}).describe('The WebSocket gateway of `switchyard serve`.'),
     store: StoreSchema.prefault({}).describe('Persistence.'),
     cluster: ClusterSchema.prefault({}).describe('Several gateway processes on one Redis (`[store] kind = "redis"`): session leases and takeover.'),
+    telemetry: TelemetrySchema.prefault({}).describe('Metrics, traces and logs of `switchyard serve` (see "Operating Switchyard").'),
     models: z
       .record(recordKey, ModelSchema)
       .default({})

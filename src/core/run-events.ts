@@ -42,12 +42,15 @@ export interface DeniedAction {
 
 export interface RunEventData {
   'run.queued': { position: number; reason: 'session_busy' | 'limits' };
-  /** `node`: the process that runs it, when several share the work (README, "Several gateway processes"). */
-  'run.started': { agentId: string; model: string; parentRunId?: string; node?: string };
+  /**
+   * `traceId`: the run's trace, when tracing is on (README, "Operating Switchyard"); `node`: the process
+   * that runs it, when several share the work (README, "Several gateway processes").
+   */
+  'run.started': { agentId: string; model: string; parentRunId?: string; traceId?: string; node?: string };
   'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
   'turn.started': { turn: number };
   'model.delta': { turn: number; text: string };
-  'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[]; finishReason?: FinishReason };
+  'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[]; finishReason?: FinishReason; usage?: TokenUsage };
   'tool.scheduled': ToolScheduleData;
   'tool.started': { callId: string; tool: string; args: unknown };
   'approval.requested': { approvalId: string; callId: string; action: unknown };

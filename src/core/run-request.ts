@@ -36,6 +36,11 @@ export const RunRequestSchema = z
     unattended: z.boolean().optional(),
     parentRunId: z.string().min(1).optional(),
     expectedRunId: z.string().min(1).optional(),
+    /** The caller's W3C trace context (a `traceparent` header value): the run's trace continues it. */
+    traceparent: z
+      .string()
+      .regex(/^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/, 'must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>')
+      .optional(),
   })
   .strict();
 
@@ -90,4 +95,10 @@ function isPlainText(req: RunRequest): boolean {
     req.maxIterations === undefined &&
     req.sandbox === undefined
   );
+}
+
+/** `RunRequest.model` is "provider" or "provider:model": the provider id and, if named, the model. */
+export function splitModel(model: string): [string, string | undefined] {
+  const colon = model.indexOf(':');
+  return colon < 0 ? [model, undefined] : [model.slice(0, colon), model.slice(colon + 1)];
 }

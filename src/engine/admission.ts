@@ -6,7 +6,7 @@
  */
 import { EngineError } from '../core/errors.js';
 import type { Config } from '../config/index.js';
-import { admitRequest, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
+import { admitRequest, splitModel, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import type { ModelProvider } from '../model/types.js';
 import { sandboxRequestIssue } from '../sandbox/request-guard.js';
@@ -14,7 +14,6 @@ import type { Store } from '../store/types.js';
 import { AdmissionOrder } from './admission-order.js';
 import type { Limiter } from './ownership.js';
 import type { RunTable } from './run-table.js';
-import { splitModel } from './run.host.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
 

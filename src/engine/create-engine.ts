@@ -18,6 +18,7 @@ import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { configuredModels } from './configured-models.js';
+import type { EngineObserver } from './engine-observer.js';
 import { Engine } from './engine.js';
 import type { SessionOwnership } from './ownership.js';
 import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
@@ -70,6 +71,11 @@ export interface EngineOptions {
    * Then nothing is recovered at start: each session is recovered by the process that takes it over.
    */
   ownership?: SessionOwnership;
+  /**
+   * What an observer learns beyond the event log: a run's start (its trace id goes into
+   * `run.started`) and command-policy verdicts. src/telemetry provides one. Default: none.
+   */
+  observer?: Partial<EngineObserver>;
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
@@ -102,6 +108,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.ownership ? { ownership: options.ownership } : {}),
+    ...(options.observer ? { observer: options.observer } : {}),
   });
   for (const connection of mcp) engine.onClose(() => connection.close());
   if (!options.ownership) await engine.recover();

@@ -22,6 +22,7 @@ import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { Admission } from './admission.js';
 import { approvalGateFor } from './approvals.js';
+import { NO_OBSERVER, type EngineObserver } from './engine-observer.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
@@ -52,6 +53,8 @@ export interface EngineDeps {
   nodes?: ToolServiceOptions['nodes'];
   /** Shares sessions and permits with other processes (src/cluster/); without it the engine is alone. */
   ownership?: SessionOwnership;
+  /** What telemetry learns beyond the event log (createEngine's observer). */
+  observer?: Partial<EngineObserver>;
 }
 
 export class Engine {
@@ -85,6 +88,7 @@ export class Engine {
     this.models = deps.models;
     this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
     const config = () => this.config;
+    const observer: EngineObserver = { ...NO_OBSERVER, ...deps.observer };
     const write = (result: void | Promise<void>) => this.ledger.write(result);
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.log = new EventLog(this.store, this.clock, this.onError);
@@ -111,22 +115,19 @@ export class Engine {
         if (handle.actor) this.inspection.forget(handle.actor);
       },
       ...(ownership ? { nodeId: ownership.nodeId } : {}),
+      observer,
     });
-    const exec = this.config.execution;
-    const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent };
+    const limits = { maxGlobal: this.config.execution.max_runs_global, maxPerAgent: this.config.execution.max_runs_per_agent };
     const limiterHandlers = {
       granted: (runId: string) => {
         // While shutting down a run waiting for permits stays queued for the next start.
         if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
       },
       waiting: (runId: string, position: number) => this.ledger.markQueued(runId, position, 'limits'),
-      released: (runId: string) => {
-        if (this.table.running.delete(runId)) this.log.engineEvent('engine.running', { running: [...this.table.running] });
-      },
+      released: (runId: string) => this.table.running.delete(runId) && this.log.engineEvent('engine.running', { running: [...this.table.running] }),
     };
-    this.limiter = ownership
-      ? ownership.limiter(limiterHandlers, limits, (runId) => this.table.get(runId)?.status.sessionId)
-      : new SupervisorHost(limits, this.clock, this.inspection, limiterHandlers);
+    const sessionOf = (runId: string) => this.table.get(runId)?.status.sessionId;
+    this.limiter = ownership ? ownership.limiter(limiterHandlers, limits, sessionOf) : new SupervisorHost(limits, this.clock, this.inspection, limiterHandlers);
     this.sessions = new SessionHost({
       clock: this.clock,
       store: this.store,
@@ -165,6 +166,7 @@ export class Engine {
       closing: () => this.closed,
       delegate: ownership ? (request) => ownership.delegate(request) : async (request) => this.wait((await this.submit(request)).runId),
       ...(ownership ? { ownership } : {}),
+      observer,
     });
     this.admission = new Admission({
       table: this.table,
@@ -180,8 +182,7 @@ export class Engine {
       cancel: (runId, reason) => void this.cancel(runId, reason),
       limiter: this.limiter,
     });
-    const cancelRunTree = (runId: string, reason: string) => this.cancelRunTree(runId, reason);
-    this.handover = new SessionHandover({ table: this.table, sessions: this.sessions, ledger: this.ledger, conversations, cancelRunTree, recoveryDeps: this.recoveryDeps });
+    this.handover = new SessionHandover({ table: this.table, sessions: this.sessions, ledger: this.ledger, conversations, cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason), recoveryDeps: this.recoveryDeps });
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */

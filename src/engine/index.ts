@@ -1,5 +1,6 @@
 export { createEngine } from './create-engine.js';
 export type { EngineOptions } from './create-engine.js';
+export type { EngineObserver, RunStart } from './engine-observer.js';
 export { Engine } from './engine.js';
 export type { EngineSnapshot, SubmitResult } from './engine.js';
 export { EngineError, isEngineError } from '../core/errors.js';

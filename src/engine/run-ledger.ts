@@ -10,6 +10,7 @@ import { resultOf } from '../core/run-status.js';
 import type { Config } from '../config/index.js';
 import type { Conversations } from '../harness/conversation.js';
 import type { Store } from '../store/types.js';
+import type { EngineObserver } from './engine-observer.js';
 import type { EventLog } from './event-log.js';
 import { recordOf, type RunHandle, type RunTable } from './run-table.js';
 
@@ -30,6 +31,7 @@ export interface RunLedgerDeps {
   onSettled: (handle: RunHandle) => void;
   /** This process's name in a cluster, carried by run.started. */
   nodeId?: string;
+  observer: EngineObserver;
 }
 
 export class RunLedger {
@@ -67,10 +69,22 @@ export class RunLedger {
     delete handle.status.position;
     delete handle.status.queuedFor;
     this.save(handle);
+    const { request } = handle;
+    const { traceId } = this.deps.observer.runStarting({
+      runId: request.runId,
+      sessionId: request.sessionId,
+      agentId: request.agentId,
+      model: request.model,
+      busyPolicy: request.busyPolicy,
+      ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
+      ...(request.traceparent ? { traceparent: request.traceparent } : {}),
+      at: nowOf(this.deps.clock),
+    });
     this.append(handle, 'run.started', {
-      agentId: handle.request.agentId,
-      model: handle.request.model,
-      ...(handle.request.parentRunId ? { parentRunId: handle.request.parentRunId } : {}),
+      agentId: request.agentId,
+      model: request.model,
+      ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
+      ...(traceId ? { traceId } : {}),
       ...(this.deps.nodeId !== undefined ? { node: this.deps.nodeId } : {}),
     });
   }

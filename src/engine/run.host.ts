@@ -4,7 +4,6 @@
  * releases) and the run's ToolService. The chart decides the order; this file does each step.
  */
 import { assign, createActor, fromPromise } from 'xstate';
-import { z } from 'zod';
 import type { ActOutput } from '../../machines/act.machine.js';
 import type { ModelReply, ModelTurnInput } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
@@ -12,16 +11,18 @@ import type { ApprovalGate } from '../approval/index.js';
 import type { Config } from '../config/index.js';
 import { nowOf, type Clock } from '../core/clock.js';
 import { ToolError } from '../core/errors.js';
-import type { RunRequest } from '../core/run-request.js';
+import { splitModel, type RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
+import { toolSpecOf } from '../harness/tool-specs.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
 import type { AnyTool, DelegatedRunResult } from '../tools/tool.js';
 import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
+import type { EngineObserver } from './engine-observer.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
 import type { RunLedger } from './run-ledger.js';
@@ -54,6 +55,7 @@ export interface RunHostDeps {
   closing: () => boolean;
   /** Submits a delegated run (`session_send`) and resolves with its result. May reject with an EngineError. */
   delegate: (request: RunRequest) => Promise<RunResult>;
+  observer: EngineObserver;
   ownership?: Pick<SessionOwnership, 'mayAct'>; // in a cluster: a run stops once its process may no longer act
 }
 
@@ -152,6 +154,9 @@ export class RunHost {
             callTimeoutMs: Math.max(1, Math.min(toolConfig.default_timeout_seconds * 1000, handle.deadlineAt - nowOf(clock))),
           });
           handle.batch = { ...plan, service, startedAt: [] };
+          for (const { tool, commandVerdict } of plan.calls) {
+            if (commandVerdict) this.deps.observer.commandJudged({ runId: context.runId, tool, verdict: commandVerdict });
+          }
           return { batch: plan.act };
         }),
         announceSchedule: ({ context }) => {
@@ -275,25 +280,6 @@ export class RunHost {
   }
 }
 
-/** "provider:model" → [provider, model]; a bare id names the provider's default model. */
-export function splitModel(model: string): [string, string | undefined] {
-  const colon = model.indexOf(':');
-  return colon < 0 ? [model, undefined] : [model.slice(0, colon), model.slice(colon + 1)];
-}
-
 function abortError(): Error {
   return Object.assign(new Error('aborted'), { name: 'AbortError', code: 'aborted' });
-}
-
-function toolSpecOf(tool: AnyTool & { jsonSchema?: unknown }): ToolSpec {
-  // MCP tools carry their server's own JSON Schema; zod only sees a generic object there.
-  let parameters: unknown = tool.jsonSchema ?? { type: 'object' };
-  if (tool.jsonSchema === undefined) {
-    try {
-      parameters = z.toJSONSchema(tool.input);
-    } catch {
-      // A schema zod cannot express as JSON Schema still works; the model just sees less.
-    }
-  }
-  return { name: tool.name, description: tool.description, parameters };
 }

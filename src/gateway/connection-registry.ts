@@ -19,6 +19,8 @@ export interface GatewayStats {
   pendingBytes: number;
   /** The most unread bytes any one connection ever had waiting. */
   maxPendingBytes: number;
+  /** Connections closed with 4008 (slow consumers) since the gateway started. */
+  slowConsumersDropped: number;
 }
 
 export interface ConnectionRegistryOptions {
@@ -34,6 +36,7 @@ export class ConnectionRegistry {
   private readonly nodeConnections = new Set<NodeConnection>();
   private nextClientId = 1;
   private maxPendingOfClosed = 0;
+  private slowConsumersDropped = 0;
 
   constructor(private readonly options: ConnectionRegistryOptions) {}
 
@@ -43,6 +46,7 @@ export class ConnectionRegistry {
     this.options.client.logger.info(`connection ${connection.id} from ${req.socket.remoteAddress ?? '?'}`);
     void connection.closed.then(() => {
       this.maxPendingOfClosed = Math.max(this.maxPendingOfClosed, connection.maxPendingBytes);
+      if (connection.droppedAsSlowConsumer) this.slowConsumersDropped += 1;
       this.clients.delete(connection);
     });
   }
@@ -76,6 +80,7 @@ export class ConnectionRegistry {
       subscriptions: all.reduce((n, c) => n + c.subscriptionCount, 0),
       pendingBytes: all.reduce((n, c) => n + c.pendingBytes, 0),
       maxPendingBytes: Math.max(0, ...all.map((c) => c.maxPendingBytes), this.maxPendingOfClosed),
+      slowConsumersDropped: this.slowConsumersDropped,
     };
   }
 

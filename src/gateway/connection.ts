@@ -41,6 +41,7 @@ export class Connection {
   private readonly socket: PeerSocket;
   private readonly subscriptions = new Map<string, () => void>();
   private nextSubscription = 1;
+  private slowConsumer = false;
   /** Resolves when the socket has closed and everything of this connection is released. */
   readonly closed: Promise<void>;
 
@@ -53,6 +54,7 @@ export class Connection {
       limitBytes: options.sendBufferLimitBytes,
       onOverflow: (pending) => {
         options.logger.warn(`${label}: ${pending} bytes unread (limit ${options.sendBufferLimitBytes}); closing it as a slow consumer`);
+        this.slowConsumer = true;
         this.close(GatewayCloseCode.SlowConsumer, SLOW_CONSUMER_REASON);
       },
     });
@@ -92,6 +94,11 @@ export class Connection {
 
   get maxPendingBytes(): number {
     return this.sender.maxPendingBytes;
+  }
+
+  /** Closed with 4008: it did not read fast enough. */
+  get droppedAsSlowConsumer(): boolean {
+    return this.slowConsumer;
   }
 
   get subscriptionCount(): number {

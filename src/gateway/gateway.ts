@@ -61,6 +61,13 @@ export interface GatewayOptions {
   nodes?: NodeRegistry;
   /** Extra HTTP GET routes by path (e.g. "/inspect"); each requires the token. */
   httpRoutes?: Record<string, HttpRouteHandler>;
+  /** Extra HTTP GET routes anyone may call, without the token (e.g. "/metrics" for a scraper on a private network). */
+  publicHttpRoutes?: Record<string, HttpRouteHandler>;
+  /**
+   * What GET /readyz asks besides "not shutting down": whether the server can take runs
+   * (store reachable, config valid). Must not throw. Default: ready while admitting.
+   */
+  readiness?: () => Promise<boolean>;
   /** Default: info is silent, warnings and errors go to the console. */
   logger?: Partial<GatewayLogger>;
 }
@@ -79,7 +86,7 @@ export interface Gateway {
   /** Open connections (not counting those on their way out). */
   connections(): number;
   stats(): GatewayStats;
-  /** Graceful shutdown, step one: run.submit is refused with engine code "closed". */
+  /** Graceful shutdown, step one: run.submit is refused with engine code "closed", and /readyz answers 503. */
   stopAdmitting(): void;
   /** Stops accepting, closes every connection with 1001 and releases every subscription. */
   close(): Promise<void>;
@@ -118,7 +125,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const guard: GuardOptions = { token, allowedOrigins: options.allowedOrigins ?? [], ownOrigins: [] };
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
 
-  const server = createServer(httpRoutes({ routes: options.httpRoutes ?? {}, guard, logger }));
+  const ready = async () => admitting && closing === undefined && (options.readiness ? await options.readiness() : true);
+  const server = createServer(httpRoutes({ routes: options.httpRoutes ?? {}, publicRoutes: options.publicHttpRoutes ?? {}, ready, guard, logger }));
   server.on(
     'upgrade',
     upgradeHandler({

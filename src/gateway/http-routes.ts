@@ -1,6 +1,8 @@
 /*
- * The gateway's plain HTTP side: /healthz for anyone, the extra routes (the inspector page)
- * behind the same token and origin check as a WebSocket upgrade, and a JSON 404 for the rest.
+ * The gateway's plain HTTP side: /healthz (the process is up) and /readyz (it takes runs) for
+ * anyone, answering nothing but yes or no; public routes (a scraper's /metrics on a private
+ * network); the extra routes (the inspector page, /metrics) behind the same token and origin
+ * check as a WebSocket upgrade; and a JSON 404 for the rest.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { GatewayLogger } from './logger.js';
@@ -11,18 +13,34 @@ export type HttpRouteHandler = (req: IncomingMessage, res: ServerResponse) => vo
 export interface HttpRoutesOptions {
   /** Extra GET routes by path; each requires the token. A path ending in "/*" also answers every path below it. */
   routes: Record<string, HttpRouteHandler>;
+  /** Extra GET routes by path that anyone may call. */
+  publicRoutes: Record<string, HttpRouteHandler>;
+  /** Whether the server takes runs now (for /readyz). Must not throw. */
+  ready: () => Promise<boolean>;
   guard: GuardOptions;
   logger: GatewayLogger;
 }
 
 export function httpRoutes(options: HttpRoutesOptions): RequestListener {
   const routes = new Map(Object.entries(options.routes));
+  const publicRoutes = new Map(Object.entries(options.publicRoutes));
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = pathOf(req);
     if (path === '/healthz') {
       const ok = req.method === 'GET' || req.method === 'HEAD';
       sendJson(res, ok ? 200 : 405, { ok });
+      return;
+    }
+    if (path === '/readyz') {
+      if (req.method !== 'GET' && req.method !== 'HEAD') sendJson(res, 405, { ready: false });
+      else if (await options.ready()) sendJson(res, 200, { ready: true });
+      else sendJson(res, 503, { ready: false });
+      return;
+    }
+    const open = publicRoutes.get(path);
+    if (open) {
+      await open(req, res);
       return;
     }
     const route = routes.get(path) ?? routeBelow(routes, path);

@@ -96,6 +96,7 @@ export function modelMessageData(turn: number, reply: TurnReply) {
     text: reply.text,
     toolCalls: reply.toolCalls.map(({ id, name, args }): ToolCallRequest => ({ id, name, args })),
     ...(reply.finishReason !== undefined ? { finishReason: reply.finishReason } : {}),
+    ...(reply.usage !== undefined ? { usage: reply.usage } : {}),
   };
 }
 

@@ -77,6 +77,7 @@ const ENGINE_RANK: Record<string, number> = {
   'inspection.ts': 9,
   'configured-models.ts': 9,
   'event-log.ts': 10,
+  'engine-observer.ts': 10,
 };
 
 describe('layers', () => {

@@ -62,15 +62,27 @@ interface Server extends Cli {
   client(): Promise<SwitchyardClient>;
 }
 
-/** The last line of serve's start-up banner: once it is out, the whole banner is (url, inspector, token). */
-const BANNER_END = /^token\b.*\n/m;
+/** serve's log: one JSON object per line when stdout is not a terminal. */
+interface LogLine {
+  level: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+/** The complete lines written so far (a line still being written is left for later). */
+function logLines(stdout: string): LogLine[] {
+  return stdout.split('\n').slice(0, -1).map((line) => JSON.parse(line) as LogLine);
+}
+
+/** The last line of serve's start-up banner: once it is out, the whole banner is (url, inspector, metrics, token). */
+const BANNER_END = /gateway token(?: is|; it is) in /;
 
 async function serve(dataDir: string, extra: string[] = []): Promise<Server> {
   const server = cli(['serve', '--port', '0', '--data-dir', dataDir, ...extra]);
   let exited = false;
   void server.exited.then(() => (exited = true));
-  await until(() => BANNER_END.test(server.stdout()) || exited, 'serve prints its banner', 90_000);
-  const url = /listening on (ws:\/\/\S+)/.exec(server.stdout())?.[1];
+  await until(() => logLines(server.stdout()).some((line) => BANNER_END.test(line.msg)) || exited, 'serve prints its banner', 90_000);
+  const url = logLines(server.stdout()).find((line) => line.msg.startsWith('listening on'))?.url as string | undefined;
   if (!url) throw new Error(`serve did not start:\n${server.stdout()}\n${server.stderr()}`);
   const tokenFile = join(dataDir, 'token');
   return {
@@ -147,9 +159,9 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
     expect((await stat(server.tokenFile)).mode & 0o777).toBe(0o600);
     const { readToken } = await import('../../src/gateway/index.js');
     const token = (await readToken(server.tokenFile))!;
-    // Shown once, at generation; the inspector URL names the file, never the token.
-    expect(server.stdout().split(token).length - 1).toBe(1);
-    expect(server.stdout()).toContain(`/inspect?token=<the token in ${server.tokenFile}>`);
+    // A log (stdout is not a terminal here) names the token's file, never the token.
+    expect(server.stdout()).not.toContain(token);
+    expect(logLines(server.stdout())).toContainEqual(expect.objectContaining({ level: 'info', msg: `generated the gateway token; it is in ${server.tokenFile}` }));
 
     const run = await runCli(['run', 'hello', '--gateway', server.url, '--token-file', server.tokenFile, '--session', 'from-cli']);
     expect(run.code).toBe(0);
@@ -169,11 +181,17 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
     expect(await server.exited).toBe(0);
     expect(server.stdout()).toContain('SIGTERM: shutting down');
     expect(server.stdout()).toContain('stopped');
+    // Every line is JSON; the run's lines carry its run and session ids, and no line the token.
+    const lines = logLines(server.stdout());
+    const runLines = lines.filter((line) => line.sessionId === 'from-cli');
+    expect(runLines.map((line) => line.msg)).toEqual(['run started', 'run completed']);
+    expect(new Set(runLines.map((line) => line.runId)).size).toBe(1);
+    expect(server.stdout()).not.toContain(token);
 
     // Same data dir, same token, not shown again.
     const again = await serve(dataDir);
     expect(again.stdout()).not.toContain(token);
-    expect(again.stdout()).toContain(`token: in ${again.tokenFile}`);
+    expect(again.stdout()).toContain(`the gateway token is in ${again.tokenFile}`);
     expect(await readToken(again.tokenFile)).toBe(token);
     const client = await again.client();
     expect((await client.history((await client.submit({ sessionId: 's', input: 'x' })).runId)).length).toBeGreaterThan(0);

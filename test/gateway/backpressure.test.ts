@@ -83,6 +83,8 @@ describe('a slow consumer', () => {
     const stats = h.gateway.stats();
     expect(stats.maxPendingBytes).toBeLessThanOrEqual(LIMIT + TEXT.length + 1024);
     expect(stats.connections).toBe(2);
+    // Counted once, when its socket has closed; the normal client is not a slow consumer.
+    await until(() => h.gateway.stats().slowConsumersDropped === 1, 'the drop is counted');
 
     // The normal client and the server go on.
     const { runId } = await normal.submit({ sessionId: 'after', input: 'still fine?' });
@@ -110,5 +112,6 @@ describe('a slow consumer', () => {
     expect(h.gateway.stats().maxPendingBytes).toBeLessThanOrEqual(historyBytes + 1024);
     ws.resume();
     expect(await closed).toBe(4008);
+    await until(() => h.gateway.stats().slowConsumersDropped === 1, 'the drop is counted');
   });
 });

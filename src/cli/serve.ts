@@ -1,6 +1,7 @@
 /*
- * `switchyard serve`: an engine on the file store of the data directory behind the WebSocket
- * gateway, until SIGINT/SIGTERM. Shutdown is graceful: new submits are refused (and /readyz
+ * `switchyard serve`: an engine on the file store of the data directory (or, with [store] kind
+ * = "redis", one process of a cluster: serve-backend.ts) behind the WebSocket gateway, until
+ * SIGINT/SIGTERM. Shutdown is graceful: new submits are refused (and /readyz
  * answers 503), running runs get up to --grace-seconds to finish, whatever still runs then is
  * cancelled, and the engine closes (flushing the store; queued messages stay queued for the
  * next start). Everything it says is a structured log line: JSON, or human-readable on a
@@ -8,19 +9,20 @@
  */
 import { resolve } from 'node:path';
 import { defaultConfig, loadConfig, type Config } from '../config/index.js';
-import { createEngine, type Engine } from '../engine/index.js';
+import type { Engine } from '../engine/index.js';
 import { startGateway, type HttpRouteHandler } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
-import { LowdbStore, MemoryStore, type Store } from '../store/index.js';
 import { createLogger, gatewayLoggerOf, readinessProbe, startTelemetry } from '../telemetry/index.js';
 import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
+import { startServeBackend } from './serve-backend.js';
 
 export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
                        [--config switchyard.toml] [--grace-seconds 10]
 
   --host, --port     where to listen (default: [gateway] of the config; --port 0 picks a free port)
-  --data-dir         the store and the token file (default: [store] dir of the config)
+  --data-dir         the store and the token file (default: [store] dir of the config);
+                     with [store] kind = "redis", only the token file
   --config           a TOML config file
   --grace-seconds    on SIGINT/SIGTERM, how long running runs may take to finish before
                      they are cancelled (default 10)
@@ -46,28 +48,23 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   const logger = await createLogger({ level: config.telemetry.log_level, write: io.out, pretty: io.color });
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
   const telemetry = await startTelemetry({ telemetry: config.telemetry, models: config.models, logger });
-  const store: Store = config.store.kind === 'memory' ? new MemoryStore() : await LowdbStore.open(dataDir, { fsync: config.store.fsync });
   // Created first: the engine's node_invoke and the gateway's node connections share it.
   const nodes = new NodeRegistry();
-  let engine: Engine;
-  try {
-    // The data directory the store and token really live in, so the sandbox keeps every workspace away from it.
-    engine = await createEngine({
-      config: { ...config, store: { ...config.store, dir: dataDir } },
-      store: telemetry.instrumentStore(store),
-      nodes,
-      observer: telemetry.observer,
-      onError: (error) => logger.error({ err: error }, 'engine error'),
-    });
-  } catch (error) {
-    await store.close();
+  const backend = await startServeBackend(config, dataDir, {
+    nodes,
+    observer: telemetry.observer,
+    instrumentStore: (store) => telemetry.instrumentStore(store),
+    onError: (error) => logger.error({ err: error }, 'engine error'),
+    log: (line) => logger.info(line),
+  }).catch(async (error: unknown) => {
     await telemetry.close();
     throw error;
-  }
+  });
+  const { engine, store } = backend;
   await telemetry.attach(engine, { store });
   const metrics: Record<string, HttpRouteHandler> = telemetry.metricsRoute ? { '/metrics': telemetry.metricsRoute } : {};
   const gateway = await startGateway({
-    engine,
+    engine: backend.front,
     nodes,
     host: values.host ?? config.gateway.host,
     port: portOption(values.port) ?? config.gateway.port,
@@ -78,13 +75,14 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     readiness: readinessProbe({ store, config: () => engine.currentConfig(), notReady: (reason) => logger.warn({ reason }, 'not ready') }),
     logger: gatewayLoggerOf(logger),
   }).catch(async (error: unknown) => {
-    await engine.close();
+    await backend.close();
     await telemetry.close();
     throw error;
   });
   telemetry.attachGateway(() => gateway.stats());
+  await backend.announce(gateway.url);
 
-  logger.info({ store: store.kind === 'memory' ? 'memory' : dataDir }, `store: ${store.kind === 'memory' ? 'memory (nothing survives a restart)' : dataDir}`);
+  logger.info({ store: store.kind === 'memory' ? 'memory' : store.kind === 'redis' ? 'redis' : dataDir }, `store: ${backend.describe}`);
   logger.info({ url: gateway.url }, `listening on ${gateway.url}`);
   logger.info({ url: `${gateway.httpUrl}/inspect` }, `inspector: ${gateway.httpUrl}/inspect, with the gateway token as ?token`);
   if (telemetry.metricsRoute) logger.info({ url: `${gateway.httpUrl}/metrics`, public: config.gateway.metrics_public }, `metrics: ${gateway.httpUrl}/metrics`);
@@ -116,7 +114,7 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   if (unfinished > 0) logger.info(`cancelling ${unfinished} run(s) still running`);
   // The engine first: it cancels what still runs (queued messages stay queued in the store)
   // and answers the clients waiting for those runs before their connections close.
-  await engine.close();
+  await backend.close();
   await gateway.close();
   await telemetry.close();
   signals.off('SIGINT', forceExit);

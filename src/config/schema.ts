@@ -208,12 +208,25 @@ const TelemetrySchema = z
 
 const StoreSchema = z
   .object({
-    kind: z.enum(['lowdb', 'memory']).default('lowdb')
-      .describe('Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, or memory (nothing survives a restart).'),
+    kind: z.enum(['lowdb', 'memory', 'redis']).default('lowdb')
+      .describe('Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, memory (nothing survives a restart), or a Redis server at `url`, which several gateway processes can share (README, "Several gateway processes").'),
     dir: nonEmpty.default('.switchyard')
-      .describe('The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its token file here too.'),
+      .describe('The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its token file here too. With `kind = "redis"` it holds only the token file.'),
     fsync: z.boolean().default(false)
       .describe('File store: fsync each file and its directory before a write counts as done. Off, an acknowledged message survives a crash of the process; on, a power loss too, at the cost of a disk flush per group commit.'),
+    url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379/0')
+      .describe('`kind = "redis"` only: the server, as `redis://[user:password@]host:port/db` (`rediss://` for TLS).'),
+    key_prefix: z.string().default('switchyard:')
+      .describe('`kind = "redis"` only: the prefix of every key the store and the cluster write, so several clusters (or other applications) can share one Redis database.'),
+  })
+  .strict();
+
+const ClusterSchema = z
+  .object({
+    lease_seconds: positiveSeconds.default(10)
+      .describe('Seconds a process owns a session (and holds its runs\' permits) without renewing; it renews every third of it. A process that dies or stalls longer loses its sessions to the others, whose takeover ends its running runs `failed` / `interrupted`.'),
+    node_id: nonEmpty.optional()
+      .describe('This process\'s name in the cluster, carried by `run.started` as `node`; unset, it is the host name and the process id joined by a colon. Must be unique among the processes on one Redis.'),
   })
   .strict();
 
@@ -279,6 +292,7 @@ export const ConfigSchema = z
     sandbox: SandboxSchema.prefault({}).describe('Workspaces and how commands run.'),
     gateway: GatewaySchema.prefault({}).describe('The WebSocket gateway of `switchyard serve`.'),
     store: StoreSchema.prefault({}).describe('Persistence.'),
+    cluster: ClusterSchema.prefault({}).describe('Several gateway processes on one Redis (`[store] kind = "redis"`): session leases and takeover.'),
     telemetry: TelemetrySchema.prefault({}).describe('Metrics, traces and logs of `switchyard serve` (see "Operating Switchyard").'),
     models: z
       .record(recordKey, ModelSchema)

@@ -17,7 +17,11 @@ export type EngineErrorCode =
   | 'closed'
   | 'invalid_config'
   | 'timeout'
-  | 'store_failed';
+  | 'store_failed'
+  /** In a cluster: the process that owns a session did not answer in time (README, "Several gateway processes"). */
+  | 'node_unavailable'
+  /** In a cluster: another process failed to answer a request for an unexpected reason. */
+  | 'internal';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -42,8 +42,12 @@ export interface DeniedAction {
 
 export interface RunEventData {
   'run.queued': { position: number; reason: 'session_busy' | 'limits' };
-  /** `workspace`: where its tool calls work (claims of runs in one workspace meet across runs); `traceId`: the run's trace, when tracing is on (README, "Operating Switchyard"). */
-  'run.started': { agentId: string; model: string; parentRunId?: string; workspace: string; traceId?: string };
+  /**
+   * `workspace`: where its tool calls work (claims of runs in one workspace meet across runs);
+   * `traceId`: the run's trace, when tracing is on (README, "Operating Switchyard"); `node`: the
+   * process that runs it, when several share the work (README, "Several gateway processes").
+   */
+  'run.started': { agentId: string; model: string; parentRunId?: string; workspace: string; traceId?: string; node?: string };
   'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
   /** A steer was not read within its deadline: the run is cancelled for it (`interrupt`) or it moved to the lane (`queue`). */
   'run.steer_escalated': { steerId: string; to: 'interrupt' | 'queue' };

@@ -13,6 +13,7 @@ import type { ModelProvider } from '../model/types.js';
 import { sandboxRequestIssue } from '../sandbox/request-guard.js';
 import type { Store } from '../store/types.js';
 import { AdmissionOrder } from './admission-order.js';
+import type { Limiter } from './ownership.js';
 import type { RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
@@ -29,6 +30,7 @@ export interface AdmissionDeps {
   assertOpen: () => void;
   /** Cancels a run whose admission could not be stored. Must not throw. */
   cancel: (runId: string, reason: string) => void;
+  limiter: Pick<Limiter, 'answered'>;
 }
 
 export class Admission {
@@ -50,7 +52,8 @@ export class Admission {
       });
     }
     const ticket = this.order.enter(request.sessionId);
-    let decided: SubmitResult;
+    let decided: SubmitResult | undefined;
+    let answer: Promise<void> | undefined;
     try {
       if (raw.runId !== undefined && (await store.getRun(request.runId))) throw duplicateRunId(request.runId);
       if (ticket.ready) {
@@ -63,24 +66,31 @@ export class Admission {
       }
       // Checked again after the awaits: another submit may have taken the id meanwhile.
       this.assertFreeId(request.runId);
-      decided = this.decide(request);
+      this.decide(request);
+      // A limiter that answers later (a cluster's) is waited for; the supervisor answered already.
+      answer = this.deps.limiter.answered?.(request.runId);
+      if (!answer) decided = this.decisionOf(request.runId, request.sessionId);
     } finally {
       ticket.done();
     }
     try {
       await store.durable();
+      if (answer) {
+        await answer;
+        await store.durable();
+      }
     } catch (error) {
-      this.deps.cancel(decided.runId, 'store_failed');
+      this.deps.cancel(request.runId, 'store_failed');
       const why = error instanceof Error ? error.message : String(error);
       throw new EngineError('store_failed', `the message could not be stored (${why}); it was not accepted: check the store, then submit it again`, {
-        runId: decided.runId,
+        runId: request.runId,
       });
     }
-    return decided;
+    return decided ?? this.decisionOf(request.runId, request.sessionId);
   }
 
-  /** The session's (and the limiter's) decision on an admitted request, made synchronously. */
-  private decide(request: AdmittedRequest): SubmitResult {
+  /** The session (and, for a run it admits, the limiter) decides on an admitted request, synchronously. */
+  private decide(request: AdmittedRequest): void {
     const { table, sessions } = this.deps;
     const handle = table.newHandle(request, 0);
     table.add(handle);
@@ -95,7 +105,6 @@ export class Admission {
       ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
       ...(request.startBy !== undefined ? { startBy: request.startBy } : {}),
     });
-    return this.decisionOf(request.runId, request.sessionId);
   }
 
   /** What the session (and, for an admitted run, the limiter) decided, read off the run's state. */

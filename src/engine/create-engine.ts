@@ -21,6 +21,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { configuredModels } from './configured-models.js';
 import type { EngineObserver } from './engine-observer.js';
 import { Engine } from './engine.js';
+import type { SessionOwnership } from './ownership.js';
 import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
 import { EngineError } from '../core/errors.js';
 
@@ -30,7 +31,8 @@ export interface EngineOptions {
   /**
    * Where runs, events, conversations, lanes and grants are kept: a Store, 'memory', or
    * `{ dir }` for the file store (lowdb) in that directory. Default: 'memory', unless the
-   * config object sets `store` (then its `kind` and `dir` decide).
+   * config object sets `store` (then its `kind` decides: `dir` for lowdb, `url` and
+   * `key_prefix` for Redis).
    */
   store?: Store | 'memory' | { dir: string };
   /** Model providers by id, merged over the built-in "scripted". */
@@ -71,6 +73,11 @@ export interface EngineOptions {
    */
   nodes?: NodeInvoker;
   /**
+   * Shares sessions and permits with other processes on one Redis (src/cluster/, docs/cluster.md).
+   * Then nothing is recovered at start: each session is recovered by the process that takes it over.
+   */
+  ownership?: SessionOwnership;
+  /**
    * What an observer learns beyond the event log: a run's start (its trace id goes into
    * `run.started`) and command-policy verdicts. src/telemetry provides one. Default: none.
    */
@@ -107,10 +114,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(options.approver ? { approver: options.approver } : {}),
     ...(options.inspect ? { inspect: options.inspect } : {}),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.ownership ? { ownership: options.ownership } : {}),
     ...(options.observer ? { observer: options.observer } : {}),
   });
   for (const connection of mcp) engine.onClose(() => connection.close());
-  await engine.recover();
+  if (!options.ownership) await engine.recover();
   return engine;
 }
 
@@ -141,7 +149,11 @@ async function resolveStore(options: EngineOptions, config: Config): Promise<Sto
   if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir, { fsync: config.store.fsync });
   if (choice !== undefined) return choice as Store;
   const configured = typeof options.config === 'object' && options.config.store !== undefined;
-  return configured && config.store.kind === 'lowdb' ? LowdbStore.open(config.store.dir, { fsync: config.store.fsync }) : new MemoryStore();
+  if (!configured || config.store.kind === 'memory') return new MemoryStore();
+  if (config.store.kind === 'lowdb') return LowdbStore.open(config.store.dir, { fsync: config.store.fsync });
+  // Loaded only when asked for: an engine on files never loads the Redis client.
+  const { RedisStore } = await import('../store/redis-store.js');
+  return RedisStore.open({ url: config.store.url, keyPrefix: config.store.key_prefix });
 }
 
 async function resolveConfig(config: PartialConfig | string | undefined): Promise<Config> {

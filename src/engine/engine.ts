@@ -26,11 +26,13 @@ import { NO_OBSERVER, type EngineObserver } from './engine-observer.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
+import type { Limiter, SessionOwnership } from './ownership.js';
 import { recover, type Recovered } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
 import { RunLookup } from './run-lookup.js';
 import { RunHost } from './run.host.js';
 import { RunTable, type WaitOptions } from './run-table.js';
+import { SessionHandover } from './session-handover.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
 import { SupervisorHost } from './supervisor.host.js';
@@ -50,6 +52,8 @@ export interface EngineDeps {
   inspect?: (event: InspectionEvent) => void;
   onError?: (error: unknown) => void;
   nodes?: ToolServiceOptions['nodes'];
+  /** Shares sessions and permits with other processes (src/cluster/); without it the engine is alone. */
+  ownership?: SessionOwnership;
   /** What telemetry learns beyond the event log (createEngine's observer). */
   observer?: Partial<EngineObserver>;
   /** Where tool calls hold their claims against other runs' calls (default: this process only). */
@@ -68,12 +72,14 @@ export class Engine {
   private readonly approvals: ApprovalGate;
   private readonly table: RunTable;
   private readonly ledger: RunLedger;
-  private readonly limiter: SupervisorHost;
+  private readonly limiter: Limiter;
   private readonly sessions: SessionHost;
   private readonly steers: Steers;
   private readonly runHost: RunHost;
   private readonly admission: Admission;
   private readonly lookup: RunLookup;
+  /** In a cluster (src/cluster/): takes sessions over, lets idle ones go, drops the ones it lost. */
+  readonly handover: SessionHandover;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
   private closed = false;
   /** Shutting down: nothing new is accepted, nothing waiting starts. */
@@ -91,6 +97,7 @@ export class Engine {
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.log = new EventLog(this.store, this.clock, this.onError);
     const conversations = new Conversations(this.store);
+    const ownership = deps.ownership;
     this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root);
     this.grants = new SessionGrants({ onChange: (sessionId, fingerprints) => write(this.store.saveGrants?.(sessionId, fingerprints)) });
     const ledger = () => this.ledger;
@@ -111,20 +118,21 @@ export class Engine {
       onSettled: (handle) => {
         if (handle.actor) this.inspection.forget(handle.actor);
       },
+      ...(ownership ? { nodeId: ownership.nodeId } : {}),
       observer,
     });
     const exec = this.config.execution;
     const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent, weights: exec.priority_weights };
-    this.limiter = new SupervisorHost(limits, this.clock, this.inspection, {
-      granted: (runId) => {
+    const limiterHandlers = {
+      granted: (runId: string) => {
         // While shutting down a run waiting for permits stays queued for the next start.
         if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
       },
-      waiting: (runId, position) => this.ledger.markQueued(runId, position, 'limits'),
-      released: (runId) => {
-        if (this.table.running.delete(runId)) this.log.engineEvent('engine.running', { running: [...this.table.running] });
-      },
-    });
+      waiting: (runId: string, position: number) => this.ledger.markQueued(runId, position, 'limits'),
+      released: (runId: string) => this.table.running.delete(runId) && this.log.engineEvent('engine.running', { running: [...this.table.running] }),
+    };
+    const sessionOf = (runId: string) => this.table.get(runId)?.status.sessionId;
+    this.limiter = ownership ? ownership.limiter(limiterHandlers, limits, sessionOf) : new SupervisorHost(limits, this.clock, this.inspection, limiterHandlers);
     this.sessions = new SessionHost({
       clock: this.clock,
       store: this.store,
@@ -162,7 +170,8 @@ export class Engine {
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
       closing: () => this.closed,
-      delegate: async (request) => this.wait((await this.submit(request)).runId),
+      delegate: ownership ? (request) => ownership.delegate(request) : async (request) => this.wait((await this.submit(request)).runId),
+      ...(ownership ? { ownership } : {}),
       observer,
     });
     this.lookup = new RunLookup(this.table, this.steers, this.store, this.log);
@@ -179,20 +188,14 @@ export class Engine {
         if (this.draining) throw new EngineError('closed', 'the engine is shutting down and accepts no new messages; send it again once it is back');
       },
       cancel: (runId, reason) => void this.cancel(runId, reason),
+      limiter: this.limiter,
     });
+    this.handover = new SessionHandover({ table: this.table, sessions: this.sessions, ledger: this.ledger, conversations, cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason), recoveryDeps: this.recoveryDeps });
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */
   recover(): Promise<Recovered> {
-    return recover({
-      store: this.store,
-      log: this.log,
-      grants: this.grants,
-      table: this.table,
-      ledger: this.ledger,
-      sessions: this.sessions,
-      steers: this.steers,
-    });
+    return recover(this.recoveryDeps());
   }
 
   /**
@@ -361,10 +364,12 @@ export class Engine {
   }
 
   private *liveActors(): Iterable<AnyActorRef> {
-    yield this.limiter.ref;
+    if (this.limiter.ref) yield this.limiter.ref;
     yield* this.sessions.actors();
     for (const handle of this.table.handles()) if (handle.actor) yield handle.actor;
   }
+
+  private readonly recoveryDeps = () => ({ store: this.store, log: this.log, grants: this.grants, table: this.table, ledger: this.ledger, sessions: this.sessions, steers: this.steers });
 
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'the engine is closed; create a new one');

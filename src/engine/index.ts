@@ -14,3 +14,7 @@ export { isTerminalEvent } from '../core/run-events.js';
 export type { RunStatus, RunResult } from '../core/run-status.js';
 export type { EventStream, EventStreamFilter } from './event-stream.js';
 export type { WaitOptions } from './run-table.js';
+export type { Limiter, SessionOwnership } from './ownership.js';
+export { OWNER_LOST } from './ownership.js';
+export type { LimiterFigures, SupervisorHandlers } from './supervisor.host.js';
+export type { Recovered } from './recovery.js';

@@ -12,7 +12,7 @@ import type { SessionGrants } from '../approval/index.js';
 import type { RunEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import { isTerminalState } from '../core/run-status.js';
-import type { RunRecord, SteerRecord, Store } from '../store/types.js';
+import type { RunRecord, SessionWork, SteerRecord, Store, StoredLaneEntry } from '../store/types.js';
 import type { EventLog } from './event-log.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
@@ -37,15 +37,41 @@ export interface Recovered {
 }
 
 export async function recover(deps: RecoveryDeps): Promise<Recovered> {
-  const { store, log, table, ledger, sessions } = deps;
+  const { store } = deps;
   for (const [sessionId, fingerprints] of Object.entries((await store.readGrants?.()) ?? {})) {
     deps.grants.restore(sessionId, fingerprints);
   }
   const open = await store.openRuns();
   const pendingSteers = await store.pendingSteers();
+  if (open.length === 0 && pendingSteers.length === 0) return { interrupted: [], requeued: [], repaired: [] };
+  return recoverWork(deps, open, pendingSteers, await store.readLanes());
+}
+
+/**
+ * The same for one session, taken over from a process that died, stalled or let it go (a
+ * cluster's takeover): only that session's runs, steers, lane and grants are read and repaired.
+ */
+export async function recoverSession(deps: RecoveryDeps, sessionId: string): Promise<Recovered> {
+  const { store } = deps;
+  const work = store.readSessionWork ? await store.readSessionWork(sessionId) : await sessionWorkOf(store, sessionId);
+  deps.grants.restore(sessionId, work.grants);
+  if (work.open.length === 0 && work.pendingSteers.length === 0) return { interrupted: [], requeued: [], repaired: [] };
+  return recoverWork(deps, work.open, work.pendingSteers, { [sessionId]: work.lane });
+}
+
+async function sessionWorkOf(store: Store, sessionId: string): Promise<SessionWork> {
+  const lane = (await store.readLanes())[sessionId] ?? [];
+  return {
+    open: (await store.openRuns()).filter((r) => r.sessionId === sessionId),
+    pendingSteers: (await store.pendingSteers()).filter((s) => s.sessionId === sessionId),
+    lane,
+    grants: ((await store.readGrants?.()) ?? {})[sessionId] ?? [],
+  };
+}
+
+async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers: SteerRecord[], lanes: Record<string, StoredLaneEntry[]>): Promise<Recovered> {
+  const { store, log, table, ledger, sessions } = deps;
   const result: Recovered = { interrupted: [], requeued: [], repaired: [] };
-  if (open.length === 0 && pendingSteers.length === 0) return result;
-  const lanes = await store.readLanes();
   for (const sessionId of new Set([...open.map((r) => r.sessionId), ...pendingSteers.map((s) => s.sessionId)])) {
     log.restoreSessionSeq(sessionId, await sessions.storedSeq(sessionId));
     sessions.markSeqLoaded(sessionId);

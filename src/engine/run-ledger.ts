@@ -29,6 +29,8 @@ export interface RunLedgerDeps {
   releaseAbandoned: (handle: RunHandle) => void;
   /** Forgets a settled run's live parts outside the table (its actor's inspection). Must not throw. */
   onSettled: (handle: RunHandle) => void;
+  /** This process's name in a cluster, carried by run.started. */
+  nodeId?: string;
   observer: EngineObserver;
 }
 
@@ -84,6 +86,7 @@ export class RunLedger {
       ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
       ...(traceId ? { traceId } : {}),
       workspace: handle.workspace,
+      ...(this.deps.nodeId !== undefined ? { node: this.deps.nodeId } : {}),
     });
   }
 

@@ -160,7 +160,9 @@ export class RunTable {
     if (parent) this.children.get(parent)?.delete(runId);
     this.finished.push(runId);
     if (this.finished.length > FINISHED_RUNS_KEPT) {
-      this.runs.delete(this.finished.shift()!);
+      const oldest = this.finished.shift()!;
+      // A run retired once may be known again (a session taken back after a takeover): keep that one.
+      if (this.runs.get(oldest)?.settled !== false) this.runs.delete(oldest);
     }
   }
 

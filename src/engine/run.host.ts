@@ -14,13 +14,12 @@ import { nowOf, type Clock } from '../core/clock.js';
 import { ToolError } from '../core/errors.js';
 import { splitModel, type RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
-import type { DelegatedRunResult, DelegationRequest } from '../tools/tool.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
 import { toolSpecOf } from '../harness/tool-specs.js';
 import type { ModelProvider, ToolSpec } from '../model/types.js';
-import type { AnyTool } from '../tools/tool.js';
+import type { AnyTool, DelegatedRunResult, DelegationRequest } from '../tools/tool.js';
 import { sandboxSettings } from '../sandbox/sandbox-settings.js';
 import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
@@ -31,14 +30,14 @@ import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
-import type { SupervisorHost } from './supervisor.host.js';
+import { assertMayAct, leaseCheckedTools, type Limiter, type SessionOwnership } from './ownership.js';
 
 export interface RunHostDeps {
   table: RunTable;
   ledger: RunLedger;
   log: EventLog;
   sessions: SessionHost;
-  limiter: SupervisorHost;
+  limiter: Limiter;
   steers: Steers;
   conversations: Conversations;
   inspection: InspectionHub;
@@ -60,6 +59,7 @@ export interface RunHostDeps {
   /** Submits a delegated run (`session_send`) and resolves with its result. May reject with an EngineError. */
   delegate: (request: RunRequest) => Promise<RunResult>;
   observer: EngineObserver;
+  ownership?: Pick<SessionOwnership, 'mayAct'>; // in a cluster: a run stops once its process may no longer act
 }
 
 /**
@@ -195,6 +195,7 @@ export class RunHost {
   private async modelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
     const { table, ledger, conversations } = this.deps;
     const handle = table.require(input.runId);
+    assertMayAct(this.deps.ownership, handle.status.sessionId);
     await ledger.flushInbox(handle);
     const conversation = await conversations.messages(handle.status.sessionId);
     if (signal.aborted) throw abortError();
@@ -211,6 +212,7 @@ export class RunHost {
       onRetry: (attempt, reason) => ledger.append(handle, 'run.retrying', { attempt, reason }),
     });
     if (signal.aborted) throw abortError();
+    assertMayAct(this.deps.ownership, handle.status.sessionId); // an answer that outlived the lease must not act here
     handle.status.usage = addUsage(handle.status.usage, reply.usage);
     ledger.append(handle, 'model.message', modelMessageData(input.turn, reply));
     await conversations.append(handle.status.sessionId, assistantMessageOf(reply));
@@ -219,11 +221,11 @@ export class RunHost {
     return reply;
   }
 
-  /** The engine's tools, with the session's own over them. */
+  /** The engine's tools, with the session's own over them (in a cluster, each checking the lease first). */
   private toolsOf(sessionId: string): ReadonlyMap<string, AnyTool> {
     const own = this.deps.sessionTools?.(sessionId) ?? [];
-    if (own.length === 0) return this.deps.tools;
-    return new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+    const tools = own.length === 0 ? this.deps.tools : new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+    return this.deps.ownership ? leaseCheckedTools(tools, sessionId, this.deps.ownership) : tools;
   }
 
   private toolSpecsOf(sessionId: string): ToolSpec[] {

@@ -55,6 +55,8 @@ export class SessionHost {
   private readonly sessions = new Map<string, SessionActor>();
   /** Sessions whose sessionSeq counter is in memory (known to continue the stored log). */
   private readonly seqLoaded = new Set<string>();
+  /** Sessions another process owns now (a cluster's takeover): nothing of them is admitted here. */
+  private readonly dropped = new Set<string>();
   /** Shutting down: lanes keep their messages for the next start. */
   private draining = false;
 
@@ -97,6 +99,7 @@ export class SessionHost {
   }
 
   submit(sessionId: string, { startBy, ...message }: WithStartBy<SessionMessage>): void {
+    if (this.dropped.has(sessionId)) return;
     this.actorOf(sessionId).send({ type: 'SUBMIT', message: { ...message, ...this.startWithin(startBy) } });
   }
 
@@ -117,12 +120,35 @@ export class SessionHost {
   }
 
   requeueFront(sessionId: string, entry: LaneEntry): void {
+    if (this.dropped.has(sessionId)) return;
     this.actorOf(sessionId).send({ type: 'REQUEUE_FRONT', entry });
   }
 
   restore(sessionId: string, entries: WithStartBy<LaneEntry>[]): void {
+    if (this.dropped.has(sessionId)) return;
     const timed = entries.map(({ startBy, ...entry }) => ({ ...entry, ...this.startWithin(startBy) }));
     this.actorOf(sessionId).send({ type: 'RESTORE', entries: timed });
+  }
+
+  /**
+   * Another process owns the session now: its actor stops without deciding anything more, its
+   * numbering is forgotten, and nothing of it is admitted here until resume().
+   */
+  drop(sessionId: string): void {
+    const session = this.sessions.get(sessionId);
+    if (session) {
+      session.stop();
+      this.deps.inspection.forget(session);
+      this.sessions.delete(sessionId);
+    }
+    this.dropped.add(sessionId);
+    this.deps.log.forgetSession(sessionId);
+    this.seqLoaded.delete(sessionId);
+  }
+
+  /** This process owns the session again (it took it over). */
+  resume(sessionId: string): void {
+    this.dropped.delete(sessionId);
   }
 
   /**

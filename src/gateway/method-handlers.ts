@@ -11,11 +11,18 @@ import type { NodeRegistry } from './nodes/node-registry.js';
 import type { MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
 import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
 
-/** The engine as the gateway uses it. */
+/**
+ * The engine as the gateway uses it: an Engine, or a cluster node in front of one (src/cluster/),
+ * whose reconfigure, snapshot and respondApproval ask the other processes too and so answer later.
+ */
 export type GatewayEngine = Pick<
   Engine,
-  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'reconfigure' | 'snapshot' | 'inspect' | 'respondApproval' | 'queryRuns' | 'inspectionSnapshot'
->;
+  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'inspect' | 'queryRuns' | 'inspectionSnapshot'
+> & {
+  reconfigure(partial: PartialConfig): ReturnType<Engine['reconfigure']> | Promise<ReturnType<Engine['reconfigure']>>;
+  snapshot(): ReturnType<Engine['snapshot']> | Promise<ReturnType<Engine['snapshot']>>;
+  respondApproval(...args: Parameters<Engine['respondApproval']>): boolean | Promise<boolean>;
+};
 
 /** What a method may do on the connection it was called on. */
 export interface CallScope {
@@ -57,7 +64,7 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     scope.unsubscribe(subscriptionId);
     return { ok: true };
   },
-  'approval.respond': ({ approvalId, decision }, { engine }) => ({ ok: engine.respondApproval(approvalId, decision) }),
+  'approval.respond': async ({ approvalId, decision }, { engine }) => ({ ok: await engine.respondApproval(approvalId, decision) }),
   'engine.snapshot': (_params, { engine }) => engine.snapshot(),
   'config.update': (partial, { engine }) => engine.reconfigure(partial as PartialConfig),
   'inspect.subscribe': (_params, scope) => ({ subscriptionId: scope.subscribeInspect() }),

@@ -39,6 +39,22 @@ export class Conversations {
     });
   }
 
+  /** Resolves once no write of the session is in flight. */
+  async settled(sessionId: string): Promise<void> {
+    while (this.tails.has(sessionId)) await this.tails.get(sessionId);
+  }
+
+  /**
+   * Forgets the session's cached conversation (another process may append to it next); false,
+   * keeping it, while a write of it is still in flight.
+   */
+  forget(sessionId: string): boolean {
+    if (this.tails.has(sessionId)) return false;
+    this.loaded.delete(sessionId);
+    this.loading.delete(sessionId);
+    return true;
+  }
+
   private enqueue(sessionId: string, write: (conversation: Message[]) => Promise<void>): Promise<void> {
     const previous = this.tails.get(sessionId) ?? Promise.resolve();
     const next = previous.then(async () => write(await this.load(sessionId)));

@@ -60,7 +60,7 @@ export interface RunIndexReader {
   /** The entries of one list with a position below `before`, highest position first. */
   backward(list: RunList, before: number): AsyncIterable<RunIndexEntry>;
   /** An entry for each run not ended, with a position below `before`, highest first. */
-  unended(before: number): Iterable<RunIndexEntry>;
+  unended(before: number): Iterable<RunIndexEntry> | AsyncIterable<RunIndexEntry>;
   /** The run's latest record if `entry` is still its position, else undefined. */
   current(entry: RunIndexEntry): Promise<RunRecord | undefined>;
 }

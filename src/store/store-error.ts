@@ -1,6 +1,6 @@
 /*
- * Errors of the file store are values with codes, like the engine's: a caller can switch on
- * `code`, and the message says what happened to which file and what to do about it.
+ * Errors of the stores are values with codes, like the engine's: a caller can switch on
+ * `code`, and the message says what happened to which file or key and what to do about it.
  */
 export type StoreErrorCode =
   /** A file is not what the store wrote (bad JSON or shape). */
@@ -12,7 +12,11 @@ export type StoreErrorCode =
   /** A write could not be completed (disk full, permissions); flush() retries once. */
   | 'write_failed'
   /** The store was closed. */
-  | 'store_closed';
+  | 'store_closed'
+  /** The shared store (Redis) did not answer. */
+  | 'unavailable'
+  /** A write for a session carried a fencing token that is no longer the session's: another process owns it now. */
+  | 'fenced';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -74,6 +74,14 @@ export interface StoredLaneEntry {
   viaInterrupt: boolean;
 }
 
+/** What recovery needs of one session: its open runs, pending steers, lane and grants. */
+export interface SessionWork {
+  open: RunRecord[];
+  pendingSteers: SteerRecord[];
+  lane: StoredLaneEntry[];
+  grants: string[];
+}
+
 export interface Store {
   readonly kind: string;
   saveRun(record: RunRecord): void | Promise<void>;
@@ -138,6 +146,11 @@ export interface Store {
   lastSessionSeq?(sessionId: string): Promise<number>;
   /** Every session's grants. */
   readGrants?(): Promise<Record<string, string[]>>;
+  /**
+   * One session's share of openRuns(), pendingSteers(), readLanes() and readGrants(), for
+   * recovering a single session (a cluster's takeover); without it those are read whole and filtered.
+   */
+  readSessionWork?(sessionId: string): Promise<SessionWork>;
   /**
    * Resolves once every write asked for before this call is durable: it survives a crash of
    * this process (with [store] fsync, a power loss too). Rejects when one of them failed.

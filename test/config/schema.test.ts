@@ -45,7 +45,8 @@ describe('defaults (README, Configuration)', () => {
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576, metrics_public: false },
-      store: { kind: 'lowdb', dir: '.switchyard', fsync: false },
+      store: { kind: 'lowdb', dir: '.switchyard', fsync: false, url: 'redis://127.0.0.1:6379/0', key_prefix: 'switchyard:' },
+      cluster: { lease_seconds: 10 },
       telemetry: { metrics: true, service_name: 'switchyard', log_level: 'info' },
       models: {},
       mcp: {},
@@ -109,6 +110,10 @@ port = 0
 [store]
 kind = "memory"
 
+[cluster]
+lease_seconds = 2.5
+node_id = "gw-1"
+
 [models.local]
 kind = "openai"
 base_url = "http://localhost:11434/v1"
@@ -153,6 +158,7 @@ log_level = "debug"
       },
       gateway: { ...defaults.gateway, port: 0 },
       store: { ...defaults.store, kind: 'memory' },
+      cluster: { lease_seconds: 2.5, node_id: 'gw-1' },
       telemetry: { ...defaults.telemetry, otlp_endpoint: 'http://collector:4318', log_level: 'debug' },
       models: {
         local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY', max_retry_wait_seconds: 60 },
@@ -181,7 +187,7 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'boolean as string', toml: '[sandbox]\nnetwork = "yes"', path: 'sandbox.network', message: 'expected true or false, got "yes"' },
     { bad: 'date where a string belongs', toml: '[store]\ndir = 2024-01-01', path: 'store.dir', message: 'expected a string, got a date' },
     { bad: 'scalar where a table belongs', toml: 'execution = 3', path: 'execution', message: 'expected a table, got 3' },
-    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, telemetry, models, mcp\)$/ },
+    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, cluster, telemetry, models, mcp\)$/ },
     { bad: 'unknown nested key', toml: '[execution]\nmax_runs_globl = 2', path: 'execution.max_runs_globl', message: /^unknown key \(allowed here: max_runs_global, / },
     { bad: 'unknown key in the command policy', toml: '[sandbox.command_policy]\nmode = "block"', path: 'sandbox.command_policy.mode', message: /allowed here: enforcement, rules/ },
     { bad: 'unknown key in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"\naction = "warn"\nregex = "a"', path: 'sandbox.command_policy.rules[0].regex', message: /allowed here: name, pattern, action/ },

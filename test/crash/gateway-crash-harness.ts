@@ -211,13 +211,16 @@ export class GatewayCrashHarness {
 
   private async start(): Promise<Server> {
     const server = this.spawnServer();
-    const banner = /^token\b.*\n/m;
+    // The last line serve writes once it listens: where the token is (a JSON log line when stdout is not a terminal).
+    const banner = /(^token\b|gateway token\b).*\n/m;
+    const giveUpAt = Date.now() + 60_000;
     for (;;) {
       if (banner.test(server.stdout())) break;
       if (server.child.exitCode !== null) throw new Error(`serve exited:\n${server.stdout()}`);
+      if (Date.now() > giveUpAt) throw new Error(`serve did not announce its token within 60 s:\n${server.stdout()}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const url = /listening on (ws:\/\/\S+)/.exec(server.stdout())?.[1];
+    const url = /listening on (ws:\/\/[^\s"]+)/.exec(server.stdout())?.[1];
     if (!url) throw new Error(`serve did not say where it listens:\n${server.stdout()}`);
     server.url = url;
     this.server = server;

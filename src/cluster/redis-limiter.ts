@@ -1,0 +1,250 @@
+/*
+ * The cluster's limiter: `max_runs_global` and `max_runs_per_agent` held in Redis for every
+ * process at once (docs/cluster.md, "Permits"). It keeps the supervisor's rules — waiters are
+ * granted in arrival order (arrival at Redis, by Redis's clock), skipping a waiter whose agent
+ * is at its cap; lowering a limit preempts nothing — and adds one: a permit (or a place in the
+ * queue) belongs to its run's session under the session's fencing token, so permits expire
+ * with their holder's lease. A place in the queue under a stale token is dropped at once; a
+ * permit under one is given back by the process that took the session over, once it has
+ * appended the terminal events of the runs it found running — so in the logs a run's end
+ * always comes before the start its permit allowed. One small script does all of it
+ * atomically: record the request, drop what is stale, grant what fits.
+ *
+ * redis-semaphore's semaphores were read and not used: they grant to whichever waiter polls
+ * first (not in arrival order), count one limit rather than two, and expire permits by a
+ * client-side timestamp rather than with the session's owner.
+ */
+import type { Redis } from 'ioredis';
+import type { Limiter, LimiterFigures, SupervisorHandlers } from '../engine/index.js';
+import type { ClusterKeys } from './cluster-keys.js';
+
+/**
+ * KEYS held, waiting, waiters, limits; ARGV fence key prefix, op, then for `acquire` the run id
+ * and its info, `release` the run id and this process, `limits` the two limits, `session` the session and its new
+ * fence; then the run ids whose grant this process may have missed.
+ */
+const LIMITER_LUA = `
+local held, waiting, waiters, limits = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local fencePrefix, op, runId = ARGV[1], ARGV[2], ARGV[3]
+local function stale(f) return redis.call('GET', fencePrefix .. f.session) ~= f.fence end
+local function mine(hash, node)
+  local raw = redis.call('HGET', hash, runId)
+  return raw and cjson.decode(raw).node == node
+end
+local refused = false
+if op == 'acquire' then
+  -- A process that lost the session may not queue for it (nor overwrite its new owner's place).
+  refused = stale(cjson.decode(ARGV[4]))
+  if not refused then
+    local t = redis.call('TIME')
+    redis.call('ZADD', waiting, 'NX', t[1] * 1000000 + t[2], runId)
+    redis.call('HSET', waiters, runId, ARGV[4])
+  end
+elseif op == 'release' then
+  -- Only the process that holds the permit (or the place) gives it back: after a takeover the run may be another's.
+  if mine(held, ARGV[4]) then redis.call('HDEL', held, runId) end
+  if mine(waiters, ARGV[4]) then
+    redis.call('ZREM', waiting, runId)
+    redis.call('HDEL', waiters, runId)
+  end
+elseif op == 'limits' then
+  redis.call('HSET', limits, 'global', ARGV[3], 'perAgent', ARGV[4])
+end
+local inUse, perAgent = 0, {}
+local h = redis.call('HGETALL', held)
+for i = 1, #h, 2 do
+  local f = cjson.decode(h[i + 1])
+  if op == 'session' and f.session == ARGV[3] and f.fence ~= ARGV[4] then redis.call('HDEL', held, h[i])
+  else inUse = inUse + 1; perAgent[f.agent] = (perAgent[f.agent] or 0) + 1 end
+end
+local maxGlobal = tonumber(redis.call('HGET', limits, 'global')) or 1
+local maxAgent = tonumber(redis.call('HGET', limits, 'perAgent')) or 1
+local granted, answer, position, queued = {}, refused and 'fenced' or 'gone', 0, 0
+for _, id in ipairs(redis.call('ZRANGE', waiting, 0, -1)) do
+  local raw = redis.call('HGET', waiters, id)
+  local f = raw and cjson.decode(raw)
+  if not f or stale(f) then
+    redis.call('ZREM', waiting, id)
+    redis.call('HDEL', waiters, id)
+    if id == runId and not refused then answer = 'fenced' end
+  elseif inUse < maxGlobal and (perAgent[f.agent] or 0) < maxAgent then
+    redis.call('ZREM', waiting, id)
+    redis.call('HDEL', waiters, id)
+    redis.call('HSET', held, id, raw)
+    inUse = inUse + 1
+    perAgent[f.agent] = (perAgent[f.agent] or 0) + 1
+    granted[#granted + 1] = {id, f.node}
+    if id == runId and not refused then answer = 'granted' end
+  else
+    queued = queued + 1
+    if id == runId and not refused then answer, position = 'waiting', queued end
+  end
+end
+local mine = {}
+for i = 5, #ARGV do
+  if redis.call('HEXISTS', held, ARGV[i]) == 1 then mine[#mine + 1] = ARGV[i] end
+end
+return cjson.encode({answer = answer, position = position, granted = granted, mine = mine,
+  inUse = inUse, perAgent = perAgent, waiting = queued, maxGlobal = maxGlobal, maxAgent = maxAgent})
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    switchyardLimiter(held: string, waiting: string, waiters: string, limits: string, ...args: string[]): import('ioredis').Result<string, Context>;
+  }
+}
+
+interface LimiterAnswer {
+  answer: 'granted' | 'waiting' | 'fenced' | 'gone';
+  position: number;
+  granted: [string, string][] | Record<string, never>;
+  mine: string[] | Record<string, never>;
+  inUse: number;
+  perAgent: Record<string, number>;
+  waiting: number;
+  maxGlobal: number;
+  maxAgent: number;
+}
+
+export interface RedisLimiterOptions {
+  client: Redis;
+  keys: ClusterKeys;
+  nodeId: string;
+  handlers: SupervisorHandlers;
+  limits: { maxGlobal: number; maxPerAgent: number };
+  /** The session of a run the engine knows. */
+  sessionOf: (runId: string) => string | undefined;
+  /** The token this process owns the session under, if it does. */
+  tokenOf: (sessionId: string) => string | undefined;
+  /** Tells another process that a run of its was granted (it also finds out by polling). Must not throw. */
+  tellGranted: (nodeId: string, runId: string) => void;
+  /** The session has a newer owner: this process must let it go. Must not throw. */
+  onFenced: (sessionId: string) => void;
+  onError: (error: unknown) => void;
+}
+
+interface Waiter {
+  sessionId: string;
+  answered: () => void;
+  answer: Promise<void>;
+}
+
+export class RedisLimiter implements Limiter {
+  private readonly waiters = new Map<string, Waiter>();
+  private last: LimiterFigures;
+
+  constructor(private readonly options: RedisLimiterOptions) {
+    if (typeof (options.client as Partial<Redis>).switchyardLimiter !== 'function') {
+      options.client.defineCommand('switchyardLimiter', { numberOfKeys: 4, lua: LIMITER_LUA });
+    }
+    this.last = { global: { inUse: 0, max: options.limits.maxGlobal }, perAgent: {}, waiting: 0 };
+    this.reconfigure(options.limits.maxGlobal, options.limits.maxPerAgent);
+  }
+
+  acquire(runId: string, agentId: string): void {
+    const sessionId = this.options.sessionOf(runId);
+    if (sessionId === undefined) return;
+    let answered!: () => void;
+    const answer = new Promise<void>((resolve) => (answered = resolve));
+    this.waiters.set(runId, { sessionId, answered, answer });
+    const fence = this.options.tokenOf(sessionId);
+    if (fence === undefined) {
+      // Not from inside the engine's own call: letting the session go stops its actors.
+      queueMicrotask(() => this.fenced(runId));
+      return;
+    }
+    const info = JSON.stringify({ agent: agentId, session: sessionId, fence, node: this.options.nodeId });
+    this.call('acquire', runId, info);
+  }
+
+  release(runId: string): void {
+    const waiter = this.waiters.get(runId);
+    this.waiters.delete(runId);
+    waiter?.answered();
+    this.call('release', runId, this.options.nodeId);
+    this.options.handlers.released(runId);
+  }
+
+  reconfigure(maxGlobal: number, maxPerAgent: number): void {
+    this.call('limits', String(maxGlobal), String(maxPerAgent));
+  }
+
+  figures(): LimiterFigures {
+    return this.last;
+  }
+
+  answered(runId: string): Promise<void> | undefined {
+    return this.waiters.get(runId)?.answer;
+  }
+
+  /**
+   * This process took the session over (under `fence`) and ended the runs it found running:
+   * the permits its last owner held for it are free.
+   */
+  releaseSession(sessionId: string, fence: string): Promise<void> {
+    return this.call('session', sessionId, fence);
+  }
+
+  /** Drops what is stale, grants what fits, and picks up grants this process was not told about. */
+  poll(): Promise<LimiterFigures> {
+    return this.call('poll', '', '', [...this.waiters.keys()]).then(() => this.last);
+  }
+
+  /** Another process granted a run of this one. */
+  onGranted(runId: string): void {
+    this.grant(runId);
+  }
+
+  stop(): void {
+    for (const waiter of this.waiters.values()) waiter.answered();
+    this.waiters.clear();
+  }
+
+  private async call(op: string, a: string, b: string, check: string[] = []): Promise<void> {
+    const { client, keys } = this.options;
+    let answer: LimiterAnswer;
+    try {
+      const json = await client.switchyardLimiter(
+        keys.permitsHeld(), keys.permitsWaiting(), keys.permitsWaiters(), keys.permitLimits(),
+        keys.fence(''), op, a, b, ...check,
+      );
+      answer = JSON.parse(json) as LimiterAnswer;
+    } catch (error) {
+      this.options.onError(error);
+      return;
+    }
+    this.last = {
+      global: { inUse: answer.inUse, max: answer.maxGlobal },
+      perAgent: Object.fromEntries(Object.entries(answer.perAgent).map(([agent, inUse]) => [agent, { inUse, max: answer.maxAgent }])),
+      waiting: answer.waiting,
+    };
+    for (const [runId, nodeId] of Array.isArray(answer.granted) ? answer.granted : []) {
+      if (nodeId === this.options.nodeId) this.grant(runId);
+      else this.options.tellGranted(nodeId, runId);
+    }
+    for (const runId of Array.isArray(answer.mine) ? answer.mine : []) this.grant(runId);
+    if (op !== 'acquire') return;
+    const waiter = this.waiters.get(a);
+    if (!waiter) return;
+    if (answer.answer === 'fenced') return this.fenced(a);
+    if (answer.answer === 'waiting') this.options.handlers.waiting(a, answer.position);
+    waiter.answered();
+  }
+
+  /** The run's session has a newer owner: no permit for it here, and the session is let go. */
+  private fenced(runId: string): void {
+    const waiter = this.waiters.get(runId);
+    if (!waiter) return;
+    this.waiters.delete(runId);
+    this.options.onFenced(waiter.sessionId);
+    waiter.answered();
+  }
+
+  private grant(runId: string): void {
+    const waiter = this.waiters.get(runId);
+    if (!waiter) return;
+    this.waiters.delete(runId);
+    this.options.handlers.granted(runId);
+    waiter.answered();
+  }
+}

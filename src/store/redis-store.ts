@@ -1,0 +1,307 @@
+/*
+ * The Redis store: the Store contract on one Redis server that several gateway processes can
+ * share (README, "Several gateway processes"; docs/cluster.md lists the keys). Run records,
+ * lanes and steers are JSON strings; each run's log and each session's log are Redis Streams
+ * whose entry ids are the event's `seq` / `sessionSeq` (`<n>-0`), so a log cannot hold two
+ * events with one number and a replay is one XRANGE; every event also goes to a capped feed
+ * stream that live subscribers to all runs follow.
+ *
+ * Every write is one atomic script call (fenced-write.ts). With `fencing`, each carries the
+ * session's fencing token and Redis refuses it once another process owns the session. Reads
+ * see every write asked for before them (one connection answers in order); `durable()`
+ * resolves once Redis acknowledged every write asked for before it — commands issued in one
+ * tick travel as one pipeline, which is the group commit. How much of that survives a crash
+ * of Redis itself is Redis's `appendonly` / `appendfsync` setting (README).
+ */
+import type { Redis } from 'ioredis';
+import type { RunEvent } from '../core/run-events.js';
+import { isTerminalEvent } from '../core/run-events.js';
+import { isTerminalState } from '../core/run-status.js';
+import type { Message } from '../model/types.js';
+import { defineFencedWrite, fencedWrite, storeErrorOf, type RedisCommand, type WriteFence } from './fenced-write.js';
+import { PendingWrites } from './pending-writes.js';
+import { connectRedis } from './redis-client.js';
+import { RedisKeys, RUN_STATES } from './redis-keys.js';
+import { StoreError } from './store-error.js';
+import { queryPage } from './run-index.js';
+import { runOutcomeOf } from './run-summary.js';
+import { RedisRunIndex } from './redis-run-index.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SessionWork, SteerRecord, Store, StoredLaneEntry } from './types.js';
+
+/** Which token a process writes a session under (the cluster's leases answer it). */
+export interface SessionFencing {
+  /** The token of this process for the session, or undefined when it does not own it: the write is refused. */
+  tokenOf(sessionId: string): string | undefined;
+}
+
+export interface RedisStoreOptions {
+  /** A connected client (the store does not close it); or `url` to connect one. */
+  client?: Redis;
+  url?: string;
+  /** Prepended to every key. Default "switchyard:". */
+  keyPrefix?: string;
+  /** Fence every session's writes with its owner's token (the cluster does). */
+  fencing?: SessionFencing;
+  /** Entries the all-runs feed keeps (approximately). Default 10,000. */
+  feedLength?: number;
+}
+
+const DEFAULT_FEED_LENGTH = 10_000;
+
+export class RedisStore implements Store {
+  readonly kind = 'redis';
+  readonly keys: RedisKeys;
+  private readonly pending = new PendingWrites();
+  private readonly runIndex: RedisRunIndex;
+  private readonly feedLength: number;
+  private closed = false;
+
+  private constructor(
+    readonly client: Redis,
+    private readonly ownsClient: boolean,
+    private readonly options: RedisStoreOptions,
+  ) {
+    this.keys = new RedisKeys(options.keyPrefix ?? 'switchyard:');
+    this.feedLength = options.feedLength ?? DEFAULT_FEED_LENGTH;
+    this.runIndex = new RedisRunIndex(client, this.keys);
+    defineFencedWrite(client);
+  }
+
+  /** Opens the store on a client, or connects to `url` (rejects with StoreError `unavailable`). */
+  static async open(options: RedisStoreOptions): Promise<RedisStore> {
+    if (options.client) return new RedisStore(options.client, false, options);
+    if (options.url === undefined) throw new TypeError('RedisStore.open needs a client or a url');
+    return new RedisStore(await connectRedis(options.url, { name: 'switchyard-store' }), true, options);
+  }
+
+  saveRun(record: RunRecord): Promise<void> {
+    const id = record.runId;
+    const score = scoreOf(record.createdAt);
+    const commands: RedisCommand[] = [['SET', this.keys.run(id), JSON.stringify(record)]];
+    for (const state of RUN_STATES) {
+      commands.push(state === record.state ? ['ZADD', this.keys.runsIn(state), score, id] : ['ZREM', this.keys.runsIn(state), id]);
+    }
+    // A run leaves the open index only when openRuns() finds both its record and its log ended.
+    if (!isTerminalState(record.state)) {
+      commands.push(['ZADD', this.keys.open(), 'NX', score, id], ['ZADD', this.keys.open(record.sessionId), 'NX', score, id]);
+    }
+    return this.write(record.sessionId, commands, [this.keys.runIndex(), id, record.sessionId, record.state, runOutcomeOf(record) ?? '']);
+  }
+
+  queryRuns(query: RunQuery): Promise<RunPage> {
+    return queryPage(query, this.runIndex);
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    return parsed<RunRecord>(await this.read(() => this.client.get(this.keys.run(runId))), this.keys.run(runId));
+  }
+
+  appendEvent(event: RunEvent): Promise<void> {
+    const json = JSON.stringify(event);
+    return this.write(event.sessionId, [
+      // First: a second event with this seq is refused before anything else is written.
+      ['XADD', this.keys.runEvents(event.runId), `${event.seq}-0`, 'e', json],
+      ['XADD', this.keys.sessionEvents(event.sessionId), `${event.sessionSeq}-0`, 'e', json],
+      ['XADD', this.keys.feed(), 'MAXLEN', '~', this.feedLength, '*', 'e', json],
+    ]);
+  }
+
+  async readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
+    return eventsOf(await this.read(() => this.client.xrange(this.keys.runEvents(runId), `${afterSeq + 1}-0`, '+')));
+  }
+
+  async readSessionEvents(sessionId: string, afterSessionSeq = 0): Promise<RunEvent[]> {
+    return eventsOf(await this.read(() => this.client.xrange(this.keys.sessionEvents(sessionId), `${afterSessionSeq + 1}-0`, '+')));
+  }
+
+  async lastSessionSeq(sessionId: string): Promise<number> {
+    const [last] = await this.read(() => this.client.xrevrange(this.keys.sessionEvents(sessionId), '+', '-', 'COUNT', 1));
+    return last ? Number(last[0].split('-')[0]) : 0;
+  }
+
+  appendMessages(sessionId: string, messages: Message[]): Promise<void> {
+    if (messages.length === 0) return this.write(sessionId, []);
+    return this.write(sessionId, [['RPUSH', this.keys.conversation(sessionId), ...messages.map((m) => JSON.stringify(m))]]);
+  }
+
+  async readConversation(sessionId: string): Promise<Message[]> {
+    const items = await this.read(() => this.client.lrange(this.keys.conversation(sessionId), 0, -1));
+    return items.map((item) => JSON.parse(item) as Message);
+  }
+
+  saveLane(sessionId: string, entries: StoredLaneEntry[]): Promise<void> {
+    if (entries.length === 0) return this.write(sessionId, [['DEL', this.keys.lane(sessionId)], ['SREM', this.keys.lanes(), sessionId]]);
+    const lane = entries.map(({ runId, viaInterrupt }) => ({ runId, viaInterrupt }));
+    return this.write(sessionId, [['SET', this.keys.lane(sessionId), JSON.stringify(lane)], ['SADD', this.keys.lanes(), sessionId]]);
+  }
+
+  async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
+    const sessionIds = (await this.read(() => this.client.smembers(this.keys.lanes()))).sort();
+    const lanes: Record<string, StoredLaneEntry[]> = {};
+    if (sessionIds.length === 0) return lanes;
+    const values = await this.read(() => this.client.mget(sessionIds.map((id) => this.keys.lane(id))));
+    sessionIds.forEach((sessionId, i) => {
+      const lane = parsed<StoredLaneEntry[]>(values[i] ?? null, this.keys.lane(sessionId));
+      if (lane && lane.length > 0) lanes[sessionId] = lane;
+    });
+    return lanes;
+  }
+
+  async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
+    if (states.length === 0) return [];
+    const keys = states.map((state) => this.keys.runsIn(state));
+    const ids = await this.read(() => this.client.zunion(keys.length, ...keys));
+    return this.records(ids);
+  }
+
+  async openRuns(): Promise<RunRecord[]> {
+    return this.openRunsIn(this.keys.open());
+  }
+
+  saveSteer(record: SteerRecord): Promise<void> {
+    const id = record.steerId;
+    const pending = record.state === 'pending';
+    const score = scoreOf(record.createdAt);
+    return this.write(record.sessionId, [
+      ['SET', this.keys.steer(id), JSON.stringify(record)],
+      pending ? ['ZADD', this.keys.pendingSteers(), score, id] : ['ZREM', this.keys.pendingSteers(), id],
+      pending ? ['ZADD', this.keys.pendingSteers(record.sessionId), score, id] : ['ZREM', this.keys.pendingSteers(record.sessionId), id],
+    ]);
+  }
+
+  async getSteer(steerId: string): Promise<SteerRecord | undefined> {
+    return parsed<SteerRecord>(await this.read(() => this.client.get(this.keys.steer(steerId))), this.keys.steer(steerId));
+  }
+
+  async pendingSteers(): Promise<SteerRecord[]> {
+    return this.pendingSteersIn(this.keys.pendingSteers());
+  }
+
+  saveGrants(sessionId: string, fingerprints: string[]): Promise<void> {
+    return this.write(sessionId, [['HSET', this.keys.grants(), sessionId, JSON.stringify(fingerprints)]]);
+  }
+
+  async readGrants(): Promise<Record<string, string[]>> {
+    const all = await this.read(() => this.client.hgetall(this.keys.grants()));
+    return Object.fromEntries(Object.entries(all).map(([sessionId, json]) => [sessionId, JSON.parse(json) as string[]]));
+  }
+
+  /** Everything recovery needs of one session, read by its keys alone (a takeover reads no other session). */
+  async readSessionWork(sessionId: string): Promise<SessionWork> {
+    const [open, pendingSteers, lane, grants] = await Promise.all([
+      this.openRunsIn(this.keys.open(sessionId)),
+      this.pendingSteersIn(this.keys.pendingSteers(sessionId)),
+      this.read(() => this.client.get(this.keys.lane(sessionId))),
+      this.read(() => this.client.hget(this.keys.grants(), sessionId)),
+    ]);
+    return {
+      open,
+      pendingSteers,
+      lane: parsed<StoredLaneEntry[]>(lane, this.keys.lane(sessionId)) ?? [],
+      grants: parsed<string[]>(grants, this.keys.grants()) ?? [],
+    };
+  }
+
+  durable(): Promise<void> {
+    return this.pending.settled();
+  }
+
+  flush(): Promise<void> {
+    return this.pending.settled();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pending.settled().catch(() => {});
+    if (this.ownsClient) await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  /** Runs indexed as open under `key` whose record or log has not ended; the ended ones leave the index. */
+  private async openRunsIn(key: string): Promise<RunRecord[]> {
+    const ids = await this.read(() => this.client.zrange(key, 0, -1));
+    if (ids.length === 0) return [];
+    const [records, lastEvents] = await Promise.all([
+      this.records(ids),
+      this.read(() => Promise.all(ids.map((id) => this.client.xrevrange(this.keys.runEvents(id), '+', '-', 'COUNT', 1)))),
+    ]);
+    const open: RunRecord[] = [];
+    const ended: RunRecord[] = [];
+    records.forEach((record, i) => {
+      const last = lastEvents[i]?.[0];
+      const logEnded = last !== undefined && isTerminalEvent(JSON.parse(fieldOf(last[1])) as RunEvent);
+      (isTerminalState(record.state) && logEnded ? ended : open).push(record);
+    });
+    if (ended.length > 0) {
+      // Index upkeep only: a run whose record and log both ended never opens again, so this needs no fence.
+      const pipeline = this.client.multi();
+      for (const record of ended) pipeline.zrem(this.keys.open(), record.runId).zrem(this.keys.open(record.sessionId), record.runId);
+      await this.read(() => pipeline.exec());
+    }
+    return open;
+  }
+
+  private async pendingSteersIn(key: string): Promise<SteerRecord[]> {
+    const ids = await this.read(() => this.client.zrange(key, 0, -1));
+    if (ids.length === 0) return [];
+    const values = await this.read(() => this.client.mget(ids.map((id) => this.keys.steer(id))));
+    const steers = values.flatMap((value, i) => parsed<SteerRecord>(value ?? null, this.keys.steer(ids[i]!)) ?? []);
+    return steers.filter((s) => s.state === 'pending').sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+  }
+
+  /** The records of `ids` in that order; ids without a record are skipped. */
+  private async records(ids: string[]): Promise<RunRecord[]> {
+    if (ids.length === 0) return [];
+    const values = await this.read(() => this.client.mget(ids.map((id) => this.keys.run(id))));
+    return values.flatMap((value, i) => parsed<RunRecord>(value ?? null, this.keys.run(ids[i]!)) ?? []);
+  }
+
+  private write(sessionId: string, commands: RedisCommand[], placement?: string[]): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError('store_closed', 'the Redis store is closed; open a new one'));
+    let fence: WriteFence | undefined;
+    if (this.options.fencing) {
+      const token = this.options.fencing.tokenOf(sessionId);
+      if (token === undefined) {
+        return this.pending.track(Promise.reject(new StoreError('fenced', `this process does not own session "${sessionId}"; its write was not sent`)));
+      }
+      fence = { key: this.keys.fence(sessionId), token };
+    }
+    if (commands.length === 0 && fence === undefined) return Promise.resolve();
+    return this.pending.track(fencedWrite(this.client, fence, this.keys.refusedWrites(), commands, placement));
+  }
+
+  private async read<T>(command: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError('store_closed', 'the Redis store is closed; open a new one');
+    try {
+      return await command();
+    } catch (error) {
+      const failure = storeErrorOf(error);
+      throw new StoreError('unavailable', `a Redis read failed: ${failure.message}`, { cause: error });
+    }
+  }
+}
+
+/** Creation time as a sort score (ms); a time that does not parse sorts first. */
+function scoreOf(iso: string): number {
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? ms : 0;
+}
+
+function parsed<T>(value: string | null, key: string): T | undefined {
+  if (value === null) return undefined;
+  try {
+    return JSON.parse(value) as T;
+  } catch {
+    throw new StoreError('corrupt_file', `key ${key} does not hold JSON; it was not written by this store: delete it or restore it`);
+  }
+}
+
+/** The `e` field of a stream entry. */
+function fieldOf(fields: string[]): string {
+  const at = fields.indexOf('e');
+  return at >= 0 ? (fields[at + 1] ?? 'null') : 'null';
+}
+
+function eventsOf(entries: [id: string, fields: string[]][]): RunEvent[] {
+  return entries.map(([, fields]) => JSON.parse(fieldOf(fields)) as RunEvent);
+}

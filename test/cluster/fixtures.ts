@@ -1,0 +1,68 @@
+/*
+ * What the cluster tests share: a config for one process of a cluster on a test's Redis, and
+ * readers of the stored logs the invariants are checked against (the all-runs feed, in the
+ * order Redis stored it, and each session's log).
+ */
+import { Redis } from 'ioredis';
+import { defaultConfig, mergeConfig, type Config, type PartialConfig } from '../../src/config/index.js';
+import type { RunEvent } from '../../src/engine/index.js';
+
+export function clusterConfig(url: string, keyPrefix: string, nodeId: string, more: PartialConfig = {}): Config {
+  return mergeConfig(defaultConfig(), {
+    ...more,
+    store: { kind: 'redis', url, key_prefix: keyPrefix },
+    cluster: { lease_seconds: 1.5, node_id: nodeId, ...more.cluster },
+  });
+}
+
+/** Every event of the feed, in the order Redis stored them. */
+export async function feedOf(client: Redis, keyPrefix: string): Promise<RunEvent[]> {
+  const entries = (await client.xrange(`${keyPrefix}feed`, '-', '+')) as [string, string[]][];
+  return entries.map(([, fields]) => JSON.parse(fields[1]!) as RunEvent);
+}
+
+export async function sessionLogOf(client: Redis, keyPrefix: string, sessionId: string): Promise<RunEvent[]> {
+  const entries = (await client.xrange(`${keyPrefix}session-events:${sessionId}`, '-', '+')) as [string, string[]][];
+  return entries.map(([, fields]) => JSON.parse(fields[1]!) as RunEvent);
+}
+
+const TERMINAL = new Set(['run.completed', 'run.cancelled', 'run.failed']);
+
+/** The most runs holding a permit at once, walking the feed in stored order (a start until its end). */
+export function mostRunningAtOnce(feed: RunEvent[]): number {
+  const running = new Set<string>();
+  let most = 0;
+  for (const event of feed) {
+    if (event.type === 'run.started') running.add(event.runId);
+    else if (TERMINAL.has(event.type)) running.delete(event.runId);
+    most = Math.max(most, running.size);
+  }
+  return most;
+}
+
+/** Runs of one session that overlap in its log: a run starting while another has not ended. */
+export function overlappingRuns(log: RunEvent[]): string[] {
+  let active: string | undefined;
+  const overlaps: string[] = [];
+  for (const event of log) {
+    if (event.type === 'run.started') {
+      if (active !== undefined && active !== event.runId) overlaps.push(`${event.runId} started while ${active} ran`);
+      active = event.runId;
+    } else if (TERMINAL.has(event.type) && event.runId === active) active = undefined;
+  }
+  return overlaps;
+}
+
+/** Checks a log numbers its events 1..n without a gap. */
+export function gaps(events: RunEvent[], seqOf: (e: RunEvent) => number): string[] {
+  return events.flatMap((e, i) => (seqOf(e) === i + 1 ? [] : [`${e.runId}: event ${i + 1} has number ${seqOf(e)}`]));
+}
+
+/** Polls `condition` (a protocol answer, a stored fact) until it holds; fails after `ms`. */
+export async function eventually(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const giveUpAt = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > giveUpAt) throw new Error(`never happened within ${ms} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

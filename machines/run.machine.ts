@@ -10,7 +10,7 @@
  * Pure: time comes from the actor clock (the deadlines are delays), effects are named
  * actions and actors that src/ provides.
  */
-import { assign, cancel, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
+import { assign, cancel, enqueueActions, sendTo, setup } from 'xstate';
 import { actMachine, type ActInput, type ActOutput } from './act.machine.js';
 
 export interface ToolCallRequest {
@@ -68,7 +68,11 @@ export type RunEvent =
   /** Raised by the run itself when a steer's deadline passes. */
   | { type: 'STEER_DUE'; steerId: string }
   /** Raised by the run itself when its start deadline passes. */
-  | { type: 'START_DUE' };
+  | { type: 'START_DUE' }
+  /** The model's answer to the turn `requestReply` asked for. */
+  | { type: 'MODEL_REPLY'; reply: ModelReply }
+  /** The turn `requestReply` asked for failed. */
+  | { type: 'MODEL_FAILED'; error: unknown };
 
 export interface ModelTurnInput {
   runId: string;
@@ -84,8 +88,6 @@ export interface BatchCloseReason {
 function steerOf(context: RunContext, steerId: string): PendingSteer {
   return context.pendingSteers.find((s) => s.steerId === steerId)!;
 }
-
-const notProvided = (name: string) => () => Promise.reject(new Error(`run machine: actor ${name} was not provided`));
 
 function errorOf(error: unknown, code: string): { code: string; message: string } {
   const message = error instanceof Error ? error.message : String(error);
@@ -110,7 +112,6 @@ const runSetup = setup({
     input: {} as RunInput,
   },
   actors: {
-    modelTurn: fromPromise<ModelReply, ModelTurnInput>(notProvided('modelTurn')),
     act: actMachine,
   },
   delays: {
@@ -122,6 +123,14 @@ const runSetup = setup({
     announceStarted: () => {},
     consumeSteers: (_, _params: { steers: PendingSteer[]; turn: number }) => {},
     startTurn: (_, _params: { turn: number }) => {},
+    /**
+     * Asks the model for the turn's reply; the answer comes back as MODEL_REPLY or MODEL_FAILED.
+     * An event rather than an invoked promise actor: a turn is the hot path, and an actor per
+     * turn cost more than the rest of the turn's bookkeeping (bench/admission.bench.ts).
+     */
+    requestReply: (_, _params: ModelTurnInput) => {},
+    /** The turn is over (answered, cancelled or out of time): a reply still on its way is dropped. */
+    abandonReply: (_, _params: ModelTurnInput) => {},
     finishTurn: (_, _params: { turn: number }) => {},
     /** Plans the batch of the last reply (validation, claims, groups) into context.batch. */
     planBatch: () => {},
@@ -270,19 +279,19 @@ export const runMachine = runSetup.createMachine({
                 cancelSteerDeadlines,
                 'clearSteers',
                 { type: 'startTurn', params: ({ context }) => ({ turn: context.turn }) },
+                { type: 'requestReply', params: ({ context }) => ({ runId: context.runId, turn: context.turn }) },
               ],
-              invoke: {
-                src: 'modelTurn',
-                input: ({ context }) => ({ runId: context.runId, turn: context.turn }),
-                onDone: [
+              exit: { type: 'abandonReply', params: ({ context }) => ({ runId: context.runId, turn: context.turn }) },
+              on: {
+                MODEL_REPLY: [
                   {
-                    guard: { type: 'replyHasToolCalls', params: ({ event }) => event.output },
+                    guard: { type: 'replyHasToolCalls', params: ({ event }) => event.reply },
                     target: 'acting',
-                    actions: { type: 'recordReply', params: ({ event }) => event.output },
+                    actions: { type: 'recordReply', params: ({ event }) => event.reply },
                   },
-                  { target: 'boundary', actions: { type: 'recordReply', params: ({ event }) => event.output } },
+                  { target: 'boundary', actions: { type: 'recordReply', params: ({ event }) => event.reply } },
                 ],
-                onError: {
+                MODEL_FAILED: {
                   target: '#run.live.ending',
                   actions: {
                     type: 'setOutcome',

@@ -1,36 +1,35 @@
 /*
  * Hosts machines/run.machine.ts: a run's effects (permits requested, start announced,
  * steers consumed, model turns, tool batches planned and closed, the terminal event and the
- * releases) and the run's ToolService. The chart decides the order; this file does each step.
+ * releases). The chart decides the order; this file does each step; run-tools.ts gives the
+ * run its tools.
  */
-import { assign, createActor, fromPromise } from 'xstate';
+import { assign, createActor } from 'xstate';
 import type { ActOutput } from '../../machines/act.machine.js';
-import type { ModelReply, ModelTurnInput } from '../../machines/run.machine.js';
+import type { ModelReply, ModelTurnInput, RunEvent } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { ApprovalGate } from '../approval/index.js';
 import type { ClaimRegistry } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
 import { nowOf, type Clock } from '../core/clock.js';
-import { ToolError } from '../core/errors.js';
 import { splitModel, type RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
 import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
-import { toolSpecOf } from '../harness/tool-specs.js';
-import type { ModelProvider, ToolSpec } from '../model/types.js';
-import type { AnyTool, DelegatedRunResult, DelegationRequest } from '../tools/tool.js';
-import { sandboxSettings } from '../sandbox/sandbox-settings.js';
-import { ToolService, type ToolServiceOptions } from '../tools/tool-service.js';
+import type { ModelProvider } from '../model/types.js';
+import type { AnyTool } from '../tools/tool.js';
+import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { provideActMachine, recordResults } from './act.host.js';
 import type { EngineObserver } from './engine-observer.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
 import type { RunLedger } from './run-ledger.js';
-import type { RunHandle, RunTable } from './run-table.js';
+import type { RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
-import { assertMayAct, leaseCheckedTools, type Limiter, type SessionOwnership } from './ownership.js';
+import { assertMayAct, type Limiter, type SessionOwnership } from './ownership.js';
+import { RunTools } from './run-tools.js';
 
 export interface RunHostDeps {
   table: RunTable;
@@ -69,10 +68,12 @@ export interface RunHostDeps {
  */
 export class RunHost {
   private readonly machine;
-  private readonly toolSpecs: ToolSpec[];
+  private readonly tools: RunTools;
+  /** The model turn each thinking run waits for, to abort when the run leaves `thinking`. */
+  private readonly turns = new Map<string, AbortController>();
 
   constructor(private readonly deps: RunHostDeps) {
-    this.toolSpecs = [...deps.tools.values()].map(toolSpecOf);
+    this.tools = new RunTools(deps);
     this.machine = this.provide();
   }
 
@@ -137,6 +138,11 @@ export class RunHost {
           sessions.steersConsumed(context.sessionId, context.runId, consumed.length);
         },
         startTurn: ({ context }, { turn }) => ledger.append(table.require(context.runId), 'turn.started', { turn }),
+        requestReply: ({ self }, turn) => this.requestReply(self, turn),
+        abandonReply: (_, { runId }) => {
+          this.turns.get(runId)?.abort();
+          this.turns.delete(runId);
+        },
         finishTurn: ({ context }, { turn }) => ledger.append(table.require(context.runId), 'turn.finished', { turn }),
         appendTerminalEvent: ({ context }, { outcome, turns, toolCalls }) =>
           ledger.endRun(table.require(context.runId), outcome, { turns, toolCalls }),
@@ -152,7 +158,7 @@ export class RunHost {
         planBatch: assign(({ context }) => {
           const handle = table.require(context.runId);
           const toolConfig = this.deps.config().tool_service;
-          const service = this.toolServiceOf(handle);
+          const service = this.tools.toolServiceOf(handle);
           const plan = planBatch({
             runId: context.runId,
             turn: context.turn,
@@ -186,10 +192,23 @@ export class RunHost {
         },
       },
       actors: {
-        modelTurn: fromPromise<ModelReply, ModelTurnInput>(({ input, signal }) => this.modelTurn(input, signal)),
         act: provideActMachine({ table, ledger, clock, claims: this.deps.claims, crossRunClaims: () => this.deps.config().tool_service.cross_run_claims }),
       },
     });
+  }
+
+  /** Runs the turn; its answer goes to the run unless the run left `thinking` meanwhile (abandonReply aborted it). */
+  private requestReply(run: { send(event: RunEvent): void }, turn: ModelTurnInput): void {
+    const controller = new AbortController();
+    this.turns.set(turn.runId, controller);
+    this.modelTurn(turn, controller.signal).then(
+      (reply) => {
+        if (!controller.signal.aborted) run.send({ type: 'MODEL_REPLY', reply });
+      },
+      (error: unknown) => {
+        if (!controller.signal.aborted) run.send({ type: 'MODEL_FAILED', error });
+      },
+    );
   }
 
   private async modelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
@@ -204,7 +223,7 @@ export class RunHost {
       provider: this.deps.models.get(providerId)!,
       ...(modelName !== undefined ? { model: modelName } : {}),
       messages: conversation,
-      tools: this.toolSpecsOf(handle.status.sessionId),
+      tools: this.tools.toolSpecsOf(handle.status.sessionId),
       signal,
       clock: this.deps.clock,
       context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input, deadline: handle.deadlineAt },
@@ -219,75 +238,6 @@ export class RunHost {
     const unfinished = unfinishedReplyError(reply);
     if (unfinished) throw Object.assign(new Error(unfinished.message), { code: unfinished.code });
     return reply;
-  }
-
-  /** The engine's tools, with the session's own over them (in a cluster, each checking the lease first). */
-  private toolsOf(sessionId: string): ReadonlyMap<string, AnyTool> {
-    const own = this.deps.sessionTools?.(sessionId) ?? [];
-    const tools = own.length === 0 ? this.deps.tools : new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
-    return this.deps.ownership ? leaseCheckedTools(tools, sessionId, this.deps.ownership) : tools;
-  }
-
-  private toolSpecsOf(sessionId: string): ToolSpec[] {
-    const own = this.deps.sessionTools?.(sessionId) ?? [];
-    if (own.length === 0) return this.toolSpecs;
-    const replaced = new Set(own.map((tool) => tool.name));
-    return [...this.toolSpecs.filter((spec) => !replaced.has(spec.name)), ...own.map(toolSpecOf)];
-  }
-
-  /** session_send: a run on another session, owned by this one (cancelling it cancels the child). */
-  private async delegate(parent: RunHandle, request: DelegationRequest): Promise<DelegatedRunResult> {
-    const { table } = this.deps;
-    for (let run: RunHandle | undefined = parent; run; run = table.get(run.request.parentRunId ?? '')) {
-      if (run.status.sessionId === request.sessionId) {
-        throw new ToolError(
-          'delegation_cycle',
-          `session "${request.sessionId}" is already working on this task (run ${run.status.runId}); delegating to it would wait for itself`,
-        );
-      }
-      if (!run.request.parentRunId) break;
-    }
-    const result = await this.deps.delegate({
-      sessionId: request.sessionId,
-      agentId: parent.request.agentId,
-      input: request.input,
-      parentRunId: parent.status.runId,
-      busyPolicy: 'queue',
-      ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
-      ...(parent.request.unattended !== undefined ? { unattended: parent.request.unattended } : {}),
-      // A delegated run may not escape the tier its parent works under.
-      ...(parent.request.approvalTier !== undefined ? { approvalTier: parent.request.approvalTier } : {}),
-    });
-    return {
-      runId: result.runId,
-      state: result.state,
-      ...(result.output !== undefined ? { output: result.output } : {}),
-      ...(result.error !== undefined ? { error: result.error } : {}),
-    };
-  }
-
-  private toolServiceOf(handle: RunHandle): ToolService {
-    if (handle.toolService) return handle.toolService;
-    const { config, ledger } = this.deps;
-    handle.toolService = new ToolService({
-      tools: this.toolsOf(handle.status.sessionId),
-      runId: handle.status.runId,
-      sessionId: handle.status.sessionId,
-      workspace: handle.workspace,
-      sandbox: sandboxSettings(config(), handle.request.sandbox),
-      unattended: handle.request.unattended ?? false,
-      warn: (message) => ledger.append(handle, 'sandbox.warning', { message }),
-      delegate: (request) => this.delegate(handle, request),
-      ...(this.deps.rewriteArguments ? { rewriteArguments: this.deps.rewriteArguments } : {}),
-      ...(this.deps.nodes ? { nodes: this.deps.nodes } : {}),
-      gate: this.deps.approvals,
-      approvalConfig: () => {
-        const tier = handle.request.approvalTier;
-        return tier === undefined ? config().approval : { ...config().approval, tier };
-      },
-      commandPolicy: () => config().sandbox.command_policy,
-    });
-    return handle.toolService;
   }
 }
 

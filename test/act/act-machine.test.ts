@@ -9,7 +9,7 @@ import { assign, createActor, fromPromise, SimulatedClock } from 'xstate';
 import { actMachine, nextStep } from '../../machines/act.machine.js';
 import type { ActContext, ActInput, ActOutput, PlannedCall } from '../../machines/act.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
-import type { ModelReply, ModelTurnInput, RunOutcome } from '../../machines/run.machine.js';
+import type { RunOutcome } from '../../machines/run.machine.js';
 import type { ApprovalVerdict, ToolCallOutcome } from '../../machines/tool-call.machine.js';
 import { toolCallMachine } from '../../machines/tool-call.machine.js';
 import { deferred, settle, type Deferred } from '../engine/fixtures.js';
@@ -288,6 +288,10 @@ describe('the fatal path through the run machine', () => {
     const machine = runMachine.provide({
       actions: {
         requestPermits: ({ self }) => self.send({ type: 'GRANTED' }),
+        requestReply: ({ self }) => {
+          const reply = { text: '', toolCalls: batch.calls.map((c) => ({ id: c.callId, name: c.tool, args: {} })) };
+          void Promise.resolve().then(() => self.send({ type: 'MODEL_REPLY', reply }));
+        },
         planBatch: assign({ batch }),
         recordToolResults: (_, output) => {
           recorded.push(output);
@@ -297,10 +301,6 @@ describe('the fatal path through the run machine', () => {
         },
       },
       actors: {
-        modelTurn: fromPromise<ModelReply, ModelTurnInput>(async () => ({
-          text: '',
-          toolCalls: batch.calls.map((c) => ({ id: c.callId, name: c.tool, args: {} })),
-        })),
         act: crashing.actor.logic,
       },
     });

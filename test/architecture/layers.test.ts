@@ -64,6 +64,7 @@ const ENGINE_RANK: Record<string, number> = {
   'admission.ts': 3,
   'session-handover.ts': 2.5,
   'run.host.ts': 4,
+  'run-tools.ts': 6.5,
   'act.host.ts': 5,
   'approvals.ts': 6,
   'steers.ts': 6,

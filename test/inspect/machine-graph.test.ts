@@ -50,9 +50,9 @@ describe('machineGraph(runMachine)', () => {
     ['run.live', 'run.live.ending', 'STEER_DUE [steerDueTo(interrupt)]'],
     ['run.live.queued', 'run.live.ending', 'START_DUE'],
     ['run.live.running', 'run.live.ending', 'after runDeadline'],
-    ['run.live.running.thinking', 'run.live.running.acting', 'done: modelTurn [replyHasToolCalls]'],
-    ['run.live.running.thinking', 'run.live.running.boundary', 'done: modelTurn'],
-    ['run.live.running.thinking', 'run.live.ending', 'error: modelTurn'],
+    ['run.live.running.thinking', 'run.live.running.acting', 'MODEL_REPLY [replyHasToolCalls]'],
+    ['run.live.running.thinking', 'run.live.running.boundary', 'MODEL_REPLY'],
+    ['run.live.running.thinking', 'run.live.ending', 'MODEL_FAILED'],
     ['run.live.running.acting', 'run.live.ending', 'done: act [batchFailedFatally]'],
     ['run.live.running.acting', 'run.live.running.boundary', 'done: act'],
     ['run.live.running.acting', 'run.live.ending', 'error: act'],
@@ -70,7 +70,7 @@ describe('machineGraph(runMachine)', () => {
     expect(graph.edges).toHaveLength(17);
     expect(node('run.live')?.internal).toEqual(['STEER', 'STEER_DUE [steerDueTo(queue)]']);
     expect(node('run.live.running.acting')).toMatchObject({ invokes: ['act'], internal: ['STEER'] });
-    expect(node('run.live.running.thinking')?.invokes).toEqual(['modelTurn']);
+    expect(node('run.live.running.thinking')?.invokes).toBeUndefined();
   });
 });
 

@@ -15,7 +15,6 @@ import type { ModelReply, ModelTurnInput, PendingSteer, RunEvent, RunInput, RunO
 const input: RunInput = { runId: 'r1', sessionId: 's1', agentId: 'main', timeoutMs: 60_000, maxIterations: 2 };
 
 // Read from the definition, never guessed: XState names invocations and delayed events itself.
-const thinkingId = runMachine.getStateNodeById('run.live.running.thinking').invoke[0]!.id;
 const actingId = runMachine.getStateNodeById('run.live.running.acting').invoke[0]!.id;
 const deadlineEvent = runMachine.getStateNodeById('run.live.running').after[0]!.eventType;
 
@@ -27,6 +26,8 @@ const EFFECTS = [
   'announceStarted',
   'consumeSteers',
   'startTurn',
+  'requestReply',
+  'abandonReply',
   'finishTurn',
   'planBatch',
   'announceSchedule',
@@ -63,6 +64,11 @@ function harness(runInput: RunInput = input) {
       announceStarted: record('announceStarted'),
       consumeSteers: record('consumeSteers'),
       startTurn: record('startTurn'),
+      requestReply: (_: unknown, turn: ModelTurnInput) => {
+        log.push({ name: 'requestReply', params: turn });
+        modelCalls.push(turn);
+      },
+      abandonReply: record('abandonReply'),
       finishTurn: record('finishTurn'),
       planBatch: record('planBatch'),
       announceSchedule: record('announceSchedule'),
@@ -75,10 +81,6 @@ function harness(runInput: RunInput = input) {
       releasePermits: record('releasePermits'),
     } satisfies Record<(typeof EFFECTS)[number], unknown>,
     actors: {
-      modelTurn: fromPromise<ModelReply, ModelTurnInput>(({ input: turn }) => {
-        modelCalls.push(turn);
-        return pending();
-      }),
       // Stands in for the batch machine: the run only sees the batch's done/error events, which the
       // test sends itself, so a promise that never settles will do; the cast says so to the types.
       act: fromPromise<ActOutput, ActInput>(({ input: batch }) => {
@@ -108,13 +110,10 @@ function harness(runInput: RunInput = input) {
   return { actor, clock, log, names, paramsOf, modelCalls, batches, childEvents, send };
 }
 
-const reply = (text: string, toolCalls: ModelReply['toolCalls'] = []): InternalEvent => ({
-  type: `xstate.done.actor.${thinkingId}`,
-  output: { text, toolCalls } satisfies ModelReply,
-});
+const reply = (text: string, toolCalls: ModelReply['toolCalls'] = []): RunEvent => ({ type: 'MODEL_REPLY', reply: { text, toolCalls } });
 const withTools = reply('', [{ id: 'c1', name: 'read_file', args: { path: 'a.ts' } }]);
 const answer = reply('done');
-const modelError = (error: unknown): InternalEvent => ({ type: `xstate.error.actor.${thinkingId}`, error });
+const modelError = (error: unknown): RunEvent => ({ type: 'MODEL_FAILED', error });
 const toolsDone: InternalEvent = { type: `xstate.done.actor.${actingId}`, output: { results: [{ ok: true, output: 'x' }] } satisfies ActOutput };
 const toolsFatal: InternalEvent = {
   type: `xstate.done.actor.${actingId}`,
@@ -255,10 +254,9 @@ describe('run machine, model-based (xstate/graph)', () => {
   it('reads the generated names it needs from the definition', () => {
     expect(deadlineEvent).toBe('xstate.after.runDeadline.run.live.running');
     const accepted = runMachine.root.events;
-    for (const id of [thinkingId, actingId]) {
-      expect(accepted).toContain(`xstate.done.actor.${id}`);
-      expect(accepted).toContain(`xstate.error.actor.${id}`);
-    }
+    expect(accepted).toContain(`xstate.done.actor.${actingId}`);
+    expect(accepted).toContain(`xstate.error.actor.${actingId}`);
+    expect(accepted).toEqual(expect.arrayContaining(['MODEL_REPLY', 'MODEL_FAILED']));
   });
 
   it('the harness records every effect placeholder the machine declares', () => {
@@ -361,6 +359,22 @@ describe('run machine, deadline (docs/runs.md, deadlines)', () => {
 });
 
 describe('run machine, turns and the iteration cap (docs/runs.md, run states)', () => {
+  it.each([
+    { how: 'answered', event: answer },
+    { how: 'failed', event: modelError(new Error('provider down')) },
+    { how: 'cancelled', event: { type: 'CANCEL', reason: 'user' } as RunEvent },
+    { how: 'out of time', event: { type: deadlineEvent } },
+  ])('every turn it asks for is abandoned once it leaves thinking ($how), before the run ends', ({ event }) => {
+    const h = harness();
+    h.send({ type: 'GRANTED' });
+    h.send(event);
+    const names = h.names();
+    expect(names.filter((name) => name === 'requestReply')).toHaveLength(1);
+    expect(h.paramsOf('abandonReply')).toEqual([{ runId: 'r1', turn: 0 }]);
+    expect(names.indexOf('abandonReply')).toBeGreaterThan(names.indexOf('requestReply'));
+    expect(names.indexOf('abandonReply')).toBeLessThan(names.indexOf('appendTerminalEvent'));
+  });
+
   it('completes when the model answers without tool calls, with its text as output', () => {
     const h = harness();
     h.send({ type: 'GRANTED' });
@@ -436,7 +450,7 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
     h.send({ type: 'GRANTED' });
     expect(h.paramsOf('consumeSteers')).toEqual([{ steers: [{ steerId: 'a', text: 'a' }, { steerId: 'b', text: 'b' }], turn: 0 }]);
     expect(h.actor.getSnapshot().context.pendingSteers).toEqual([]);
-    expect(h.names()).toEqual(['requestPermits', 'announceStarted', 'consumeSteers', 'startTurn']);
+    expect(h.names()).toEqual(['requestPermits', 'announceStarted', 'consumeSteers', 'startTurn', 'requestReply']);
   });
 
   it('steers received while acting are consumed at the next turn, not lost', () => {

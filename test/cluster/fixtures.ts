@@ -40,6 +40,21 @@ export function mostRunningAtOnce(feed: RunEvent[]): number {
   return most;
 }
 
+/**
+ * For each run, in the given (arrival) order: how many runs had ended in the feed before it
+ * started. With permits granted in arrival order at a limit of `max`, the run at index i starts
+ * only after i - max + 1 runs ended, whichever process appended its start first.
+ */
+export function endsBeforeStart(feed: RunEvent[], runIds: readonly string[]): number[] {
+  let ended = 0;
+  const atStart = new Map<string, number>();
+  for (const event of feed) {
+    if (event.type === 'run.started') atStart.set(event.runId, ended);
+    else if (TERMINAL.has(event.type)) ended += 1;
+  }
+  return runIds.map((runId) => atStart.get(runId) ?? -1);
+}
+
 /** Runs of one session that overlap in its log: a run starting while another has not ended. */
 export function overlappingRuns(log: RunEvent[]): string[] {
   let active: string | undefined;

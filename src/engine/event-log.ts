@@ -25,6 +25,8 @@ export class EventLog {
   private readonly everything = new Set<EventListener>();
   private publishChain: Promise<void> | undefined;
   private pendingWrites = 0;
+  /** The last timestamp formatted: events of one millisecond share the string. */
+  private lastStamp = { ms: Number.NaN, iso: '' };
 
   constructor(
     private readonly store: Store,
@@ -59,6 +61,8 @@ export class EventLog {
 
   engineEvent<K extends keyof EngineEventData>(type: K, data: EngineEventData[K]): void {
     this.engineSeq += 1;
+    // Engine events are live only (never stored): with nobody listening there is nothing to build.
+    if (this.everything.size === 0) return;
     const event = { type, seq: this.engineSeq, at: this.timestamp(), ...data } as EngineEvent;
     for (const listener of this.everything) this.deliver(listener, event);
   }
@@ -111,11 +115,12 @@ export class EventLog {
   }
 
   private publish(event: RunEvent): void {
+    // Copies, so a listener that unsubscribes or subscribes during delivery changes only later events.
     const run = this.byRun.get(event.runId);
     if (run) for (const listener of [...run]) this.deliver(listener, event);
     const session = this.bySession.get(event.sessionId);
     if (session) for (const listener of [...session]) this.deliver(listener, event);
-    for (const listener of [...this.everything]) this.deliver(listener, event);
+    if (this.everything.size > 0) for (const listener of [...this.everything]) this.deliver(listener, event);
   }
 
   private deliver(listener: EventListener, event: StreamEvent): void {
@@ -127,7 +132,9 @@ export class EventLog {
   }
 
   private timestamp(): string {
-    return new Date(nowOf(this.clock)).toISOString();
+    const ms = nowOf(this.clock);
+    if (ms !== this.lastStamp.ms) this.lastStamp = { ms, iso: new Date(ms).toISOString() };
+    return this.lastStamp.iso;
   }
 }
 

@@ -47,6 +47,7 @@ export interface WaitOptions {
 
 /** Finished runs kept for the synchronous status(); older ones are read from the store. */
 const FINISHED_RUNS_KEPT = 10_000;
+const WORKSPACES_KEPT = 1024;
 
 export class RunTable {
   private readonly runs = new Map<string, RunHandle>();
@@ -54,6 +55,8 @@ export class RunTable {
   private readonly children = new Map<string, Set<string>>();
   /** Runs holding permits and running, in the order they started. */
   readonly running = new Set<string>();
+  /** The default workspace of recently seen sessions, under the root it was made from. */
+  private readonly workspaces = new Map<string, { root: string; path: string }>();
 
   constructor(
     private readonly clock: Clock,
@@ -167,8 +170,15 @@ export class RunTable {
   }
 
   private defaultWorkspace(sessionId: string): string {
+    const root = this.workspaceRoot();
+    const known = this.workspaces.get(sessionId);
+    if (known?.root === root) return known.path;
     const key = createHash('sha256').update(sessionId).digest('hex').slice(0, 16);
-    return resolvePath(join(this.workspaceRoot(), key));
+    const path = resolvePath(join(root, key));
+    // A session's runs come in series: remembering the busiest sessions' paths spares a hash per run.
+    if (this.workspaces.size >= WORKSPACES_KEPT) this.workspaces.clear();
+    this.workspaces.set(sessionId, { root, path });
+    return path;
   }
 }
 

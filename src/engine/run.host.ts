@@ -201,13 +201,16 @@ export class RunHost {
   private requestReply(run: { send(event: RunEvent): void }, turn: ModelTurnInput): void {
     const controller = new AbortController();
     this.turns.set(turn.runId, controller);
+    // A settled turn leaves the map first, so abandonReply aborts only a turn still running
+    // (an abort builds a DOMException with a stack: not free on every turn).
+    const answer = (event: RunEvent) => {
+      if (controller.signal.aborted) return;
+      if (this.turns.get(turn.runId) === controller) this.turns.delete(turn.runId);
+      run.send(event);
+    };
     this.modelTurn(turn, controller.signal).then(
-      (reply) => {
-        if (!controller.signal.aborted) run.send({ type: 'MODEL_REPLY', reply });
-      },
-      (error: unknown) => {
-        if (!controller.signal.aborted) run.send({ type: 'MODEL_FAILED', error });
-      },
+      (reply) => answer({ type: 'MODEL_REPLY', reply }),
+      (error: unknown) => answer({ type: 'MODEL_FAILED', error }),
     );
   }
 

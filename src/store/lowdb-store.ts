@@ -560,6 +560,10 @@ export class LowdbStore implements Store {
 
   /** Resolves once everything written so far is in the files too; rejects (`write_failed`) if a retried write still fails. */
   async flush(): Promise<void> {
+    await this.writer.hurry(() => this.flushNow());
+  }
+
+  private async flushNow(): Promise<void> {
     await this.durable().catch(() => {});
     // What a completed write starts (a run leaving open-runs.json) is started by then.
     await this.pendingWrites.settled().catch(() => {});

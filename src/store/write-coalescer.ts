@@ -48,6 +48,8 @@ export class WriteCoalescer {
   /** Files whose write waits for the delay timer. */
   private readonly delayed = new Set<FileState>();
   private timer: NodeJS.Timeout | undefined;
+  /** Flushes in progress: while one waits, no write waits for the delay. */
+  private hurrying = 0;
 
   private readonly files = new Map<string, FileState>();
   private readonly knownDirs = new Set<string>();
@@ -81,6 +83,17 @@ export class WriteCoalescer {
     return this.files.size;
   }
 
+  /** Runs `work` (which waits for writes) with every write, scheduled or asked for meanwhile, started at once. */
+  async hurry<T>(work: () => Promise<T>): Promise<T> {
+    this.hurrying += 1;
+    try {
+      this.startDelayed();
+      return await work();
+    } finally {
+      this.hurrying -= 1;
+    }
+  }
+
   /** Waits for every write asked for so far (and those asked for meanwhile); redoes failed ones once. */
   async flush(): Promise<void> {
     await this.drain();
@@ -103,12 +116,14 @@ export class WriteCoalescer {
       this.startDelayed();
       const busy = [...this.files.values()].filter((state) => state.next || state.running);
       if (busy.length === 0) return;
-      await Promise.allSettled(busy.map((state) => state.next?.promise ?? state.running));
+      // A running write first: a write asked for meanwhile is scheduled when it ends (with the
+      // delay), and the next round of this loop starts it at once instead of waiting the delay.
+      await Promise.allSettled(busy.map((state) => state.running ?? state.next?.promise));
     }
   }
 
   private schedule(path: string, state: FileState): void {
-    if (this.delayMs === 0) {
+    if (this.delayMs === 0 || this.hurrying > 0) {
       setImmediate(() => this.start(path, state));
       return;
     }

@@ -22,8 +22,13 @@ export function nowOf(clock: Clock): number {
 
 /** The clock's time as an ISO string: what every stored timestamp and event `at` holds. */
 export function isoNow(clock: Clock): string {
-  return new Date(nowOf(clock)).toISOString();
+  const ms = nowOf(clock);
+  // Timestamps come in bursts within one millisecond: format each millisecond once.
+  if (ms !== lastIso.ms) lastIso = { ms, iso: new Date(ms).toISOString() };
+  return lastIso.iso;
 }
+
+let lastIso = { ms: Number.NaN, iso: '' };
 
 /** setTimeout clamps larger delays to 1 ms, which would fire a long timer at once. */
 export const MAX_TIMER_MS = 2_147_483_647;

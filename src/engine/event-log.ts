@@ -4,7 +4,7 @@
  * that replays from the store and then listens live sees no gap. When the store answers
  * asynchronously, publication follows a single chain, keeping the global order.
  */
-import { nowOf, type Clock } from '../core/clock.js';
+import { isoNow, type Clock } from '../core/clock.js';
 import type { EngineEvent, EngineEventData, RunEvent, RunEventData, RunEventType, StreamEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import type { Store } from '../store/types.js';
@@ -25,8 +25,6 @@ export class EventLog {
   private readonly everything = new Set<EventListener>();
   private publishChain: Promise<void> | undefined;
   private pendingWrites = 0;
-  /** The last timestamp formatted: events of one millisecond share the string. */
-  private lastStamp = { ms: Number.NaN, iso: '' };
 
   constructor(
     private readonly store: Store,
@@ -132,9 +130,7 @@ export class EventLog {
   }
 
   private timestamp(): string {
-    const ms = nowOf(this.clock);
-    if (ms !== this.lastStamp.ms) this.lastStamp = { ms, iso: new Date(ms).toISOString() };
-    return this.lastStamp.iso;
+    return isoNow(this.clock);
   }
 }
 

@@ -1,0 +1,188 @@
+/*
+ * The inspection stream as JSON text: one frame per XState InspectionEvent, in the shape
+ * inspect-serialize.ts describes, made once for every subscriber (inspect-fanout.ts). A run
+ * makes a couple of hundred inspection events, so a frame is built from parts made once:
+ *
+ * - each actor's ids (actorId, rootId, parentId, sessionId, machineId), at its first event;
+ * - each XState event, which comes with its '@xstate.event', every microstep it causes and
+ *   the '@xstate.snapshot' that ends the step: the same object, copied once;
+ * - each actor's context, sent whole with the actor's first snapshot on this stream and then
+ *   as `contextChanges`/`contextRemoved`: XState's assign keeps the values it does not touch
+ *   as the same objects, so a change is found by identity and only changed values are copied.
+ *
+ * A microstep's snapshot says where the actor went (status and value); the context it got
+ * comes with the '@xstate.snapshot' that ends the step, after the microsteps. A reader keeps
+ * each actor's context and merges the changes into it (docs/inspector.md).
+ */
+import type { InspectionEvent } from 'xstate';
+import {
+  actorIdOf,
+  CONTEXT_KEYS,
+  contextValueText,
+  eventText,
+  machineIdOf,
+  outcomeText,
+  payloadText,
+  rootOf,
+  type ActorShape,
+} from './inspect-serialize.js';
+
+type Context = Record<string, unknown>;
+
+interface SnapshotShape {
+  status?: unknown;
+  value?: unknown;
+  context?: unknown;
+  output?: unknown;
+  error?: unknown;
+}
+
+interface TransitionShape {
+  source: { id: string };
+  target?: readonly { id: string }[];
+  eventType: unknown;
+}
+
+const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
+
+function isContext(value: unknown): value is Context {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class InspectionFrames {
+  /** actor → its ids as JSON members. */
+  private readonly heads = new WeakMap<object, string>();
+  /** XState event → its JSON. */
+  private readonly events = new WeakMap<object, string>();
+  /** A machine's transition (a static definition) → its JSON. */
+  private readonly transitions = new WeakMap<object, string>();
+  /** actor → the context its last frame on this stream brought the reader to. */
+  private readonly contexts = new WeakMap<object, Context>();
+
+  /** The frame of one live event. */
+  frame(event: InspectionEvent, at = Date.now()): string {
+    return this.build(event, at, false);
+  }
+
+  /**
+   * The frame of an actor as it is now, its context whole: what a subscriber that arrives
+   * late starts from (the engine's inspectionSnapshot()). Should the actor have moved since
+   * its last frame on this stream, its next live frame is whole again, for every reader.
+   */
+  whole(event: InspectionEvent, at = Date.now()): string {
+    if (event.type === '@xstate.snapshot' && this.contexts.get(event.actorRef) !== (event.snapshot as SnapshotShape).context) {
+      this.contexts.delete(event.actorRef);
+    }
+    return this.build(event, at, true);
+  }
+
+  private build(event: InspectionEvent, at: number, whole: boolean): string {
+    const actor = event.actorRef as unknown as ActorShape;
+    let body = '';
+    switch (event.type) {
+      case '@xstate.event':
+        body = `,"event":${this.eventJson(event.event)}`;
+        if (event.sourceRef) body += `,"sourceId":${json(actorIdOf(event.sourceRef))}`;
+        break;
+      case '@xstate.snapshot':
+      case '@xstate.transition':
+        body = `,"event":${this.eventJson(event.event)},"snapshot":${this.snapshotJson(event.actorRef, event.snapshot as SnapshotShape, whole)}`;
+        break;
+      case '@xstate.microstep': {
+        const s = event.snapshot as SnapshotShape;
+        body = `,"event":${this.eventJson(event.event)},"snapshot":{${positionJson(s)}}`;
+        body += `,"transitions":[${event._transitions.map((t) => this.transitionJson(t as unknown as TransitionShape)).join(',')}]`;
+        break;
+      }
+      case '@xstate.action': {
+        const params = event.action.params === undefined ? '' : `,"params":${payloadText(event.action.params)}`;
+        body = `,"action":{"type":${json(String(event.action.type))}${params}}`;
+        break;
+      }
+      case '@xstate.actor':
+        break;
+    }
+    return `{"type":${json(event.type)},${this.head(actor)}${body},"at":${at}}`;
+  }
+
+  private head(actor: ActorShape): string {
+    let head = this.heads.get(actor);
+    if (head === undefined) {
+      head = `"actorId":${json(actorIdOf(actor))},"rootId":${json(actorIdOf(rootOf(actor)))},"sessionId":${json(actor.sessionId)}`;
+      if (actor._parent) head += `,"parentId":${json(actorIdOf(actor._parent))}`;
+      const machineId = machineIdOf(actor);
+      if (machineId !== undefined) head += `,"machineId":${json(machineId)}`;
+      this.heads.set(actor, head);
+    }
+    return head;
+  }
+
+  private eventJson(event: { type: string }): string {
+    let text = this.events.get(event);
+    if (text === undefined) {
+      text = eventText(event);
+      this.events.set(event, text);
+    }
+    return text;
+  }
+
+  private transitionJson(transition: TransitionShape): string {
+    let text = this.transitions.get(transition);
+    if (text === undefined) {
+      text = json({ source: transition.source.id, targets: (transition.target ?? []).map((node) => node.id), eventType: String(transition.eventType) });
+      this.transitions.set(transition, text);
+    }
+    return text;
+  }
+
+  /** Status, value, the context (whole or what changed), output and error. */
+  private snapshotJson(actor: object, s: SnapshotShape, whole: boolean): string {
+    let text = positionJson(s);
+    if (isContext(s.context)) {
+      const last = this.contexts.get(actor);
+      // A frame for a late subscriber tells the others nothing new: the basis stays.
+      if (!whole) this.contexts.set(actor, s.context);
+      if (whole || last === undefined) text += `,"context":${wholeContext(s.context)}`;
+      else if (last !== s.context) text += contextDelta(last, s.context);
+    }
+    if (s.output !== undefined) text += `,"output":${outcomeText(s.output)}`;
+    if (s.error !== undefined) text += `,"error":${outcomeText(s.error)}`;
+    return `{${text}}`;
+  }
+}
+
+/** Where an actor is: its status, and its state value if it is a machine. */
+function positionJson(s: SnapshotShape): string {
+  const status = `"status":${json(typeof s.status === 'string' ? s.status : 'active')}`;
+  // A state value is state names in objects: nothing JSON refuses, nothing without bound.
+  return s.value === undefined ? status : `${status},"value":${json(s.value)}`;
+}
+
+function wholeContext(context: Context): string {
+  const keys = Object.keys(context);
+  const members: string[] = [];
+  for (const key of keys.slice(0, CONTEXT_KEYS)) {
+    const value = contextValueText(context[key]);
+    if (value !== undefined) members.push(`${json(key)}:${value}`);
+  }
+  if (keys.length > CONTEXT_KEYS) members.push(`"…":${json(`${keys.length - CONTEXT_KEYS} more keys`)}`);
+  return `{${members.join(',')}}`;
+}
+
+/** `contextChanges` and `contextRemoved` from one context to the next, as JSON members. */
+function contextDelta(last: Context, next: Context): string {
+  const changes: string[] = [];
+  const removed: string[] = [];
+  for (const key of Object.keys(next).slice(0, CONTEXT_KEYS)) {
+    const value = next[key];
+    if (value === last[key]) continue;
+    const text = contextValueText(value);
+    if (text === undefined) removed.push(key);
+    else changes.push(`${json(key)}:${text}`);
+  }
+  for (const key of Object.keys(last)) if (!Object.hasOwn(next, key)) removed.push(key);
+  let text = '';
+  if (changes.length > 0) text += `,"contextChanges":{${changes.join(',')}}`;
+  if (removed.length > 0) text += `,"contextRemoved":${json(removed)}`;
+  return text;
+}

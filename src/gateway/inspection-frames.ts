@@ -26,8 +26,12 @@ import {
   rootOf,
   type ActorShape,
 } from './inspect-serialize.js';
+import { quoteName } from './json-safe.js';
 
 type Context = Record<string, unknown>;
+
+/** XState events whose JSON is kept (see recentEvents). */
+const RECENT_EVENTS = 16;
 
 interface SnapshotShape {
   status?: unknown;
@@ -52,8 +56,15 @@ function isContext(value: unknown): value is Context {
 export class InspectionFrames {
   /** actor → its ids as JSON members. */
   private readonly heads = new WeakMap<object, string>();
-  /** XState event → its JSON. */
-  private readonly events = new WeakMap<object, string>();
+  /** actor → its actorId as a JSON string. */
+  private readonly ids = new WeakMap<object, string>();
+  /**
+   * The last XState events and their JSON, newest first, as [event, json, event, json, …]: an
+   * event's microsteps and snapshot follow its '@xstate.event' within a few frames (an event
+   * sent on to another actor is taken in between), and a short list finds it faster than a
+   * WeakMap that every event would be added to.
+   */
+  private readonly recentEvents: unknown[] = [];
   /** A machine's transition (a static definition) → its JSON. */
   private readonly transitions = new WeakMap<object, string>();
   /** actor → the context its last frame on this stream brought the reader to. */
@@ -82,7 +93,7 @@ export class InspectionFrames {
     switch (event.type) {
       case '@xstate.event':
         body = `,"event":${this.eventJson(event.event)}`;
-        if (event.sourceRef) body += `,"sourceId":${json(actorIdOf(event.sourceRef))}`;
+        if (event.sourceRef) body += `,"sourceId":${this.quotedId(event.sourceRef)}`;
         break;
       case '@xstate.snapshot':
       case '@xstate.transition':
@@ -96,20 +107,20 @@ export class InspectionFrames {
       }
       case '@xstate.action': {
         const params = event.action.params === undefined ? '' : `,"params":${payloadText(event.action.params)}`;
-        body = `,"action":{"type":${json(String(event.action.type))}${params}}`;
+        body = `,"action":{"type":${quoteName(String(event.action.type))}${params}}`;
         break;
       }
       case '@xstate.actor':
         break;
     }
-    return `{"type":${json(event.type)},${this.head(actor)}${body},"at":${at}}`;
+    return `{"type":${quoteName(event.type)},${this.head(actor)}${body},"at":${at}}`;
   }
 
   private head(actor: ActorShape): string {
     let head = this.heads.get(actor);
     if (head === undefined) {
-      head = `"actorId":${json(actorIdOf(actor))},"rootId":${json(actorIdOf(rootOf(actor)))},"sessionId":${json(actor.sessionId)}`;
-      if (actor._parent) head += `,"parentId":${json(actorIdOf(actor._parent))}`;
+      head = `"actorId":${this.quotedId(actor)},"rootId":${this.quotedId(rootOf(actor))},"sessionId":${json(actor.sessionId)}`;
+      if (actor._parent) head += `,"parentId":${this.quotedId(actor._parent)}`;
       const machineId = machineIdOf(actor);
       if (machineId !== undefined) head += `,"machineId":${json(machineId)}`;
       this.heads.set(actor, head);
@@ -117,12 +128,21 @@ export class InspectionFrames {
     return head;
   }
 
-  private eventJson(event: { type: string }): string {
-    let text = this.events.get(event);
-    if (text === undefined) {
-      text = eventText(event);
-      this.events.set(event, text);
+  private quotedId(actor: object): string {
+    let quoted = this.ids.get(actor);
+    if (quoted === undefined) {
+      quoted = json(actorIdOf(actor));
+      this.ids.set(actor, quoted);
     }
+    return quoted;
+  }
+
+  private eventJson(event: { type: string }): string {
+    const recent = this.recentEvents;
+    for (let i = 0; i < recent.length; i += 2) if (recent[i] === event) return recent[i + 1] as string;
+    const text = eventText(event);
+    recent.unshift(event, text);
+    if (recent.length > RECENT_EVENTS * 2) recent.length = RECENT_EVENTS * 2;
     return text;
   }
 
@@ -153,7 +173,7 @@ export class InspectionFrames {
 
 /** Where an actor is: its status, and its state value if it is a machine. */
 function positionJson(s: SnapshotShape): string {
-  const status = `"status":${json(typeof s.status === 'string' ? s.status : 'active')}`;
+  const status = `"status":${quoteName(typeof s.status === 'string' ? s.status : 'active')}`;
   // A state value is state names in objects: nothing JSON refuses, nothing without bound.
   return s.value === undefined ? status : `${status},"value":${json(s.value)}`;
 }
@@ -163,7 +183,7 @@ function wholeContext(context: Context): string {
   const members: string[] = [];
   for (const key of keys.slice(0, CONTEXT_KEYS)) {
     const value = contextValueText(context[key]);
-    if (value !== undefined) members.push(`${json(key)}:${value}`);
+    if (value !== undefined) members.push(`${quoteName(key)}:${value}`);
   }
   if (keys.length > CONTEXT_KEYS) members.push(`"…":${json(`${keys.length - CONTEXT_KEYS} more keys`)}`);
   return `{${members.join(',')}}`;
@@ -178,7 +198,7 @@ function contextDelta(last: Context, next: Context): string {
     if (value === last[key]) continue;
     const text = contextValueText(value);
     if (text === undefined) removed.push(key);
-    else changes.push(`${json(key)}:${text}`);
+    else changes.push(`${quoteName(key)}:${text}`);
   }
   for (const key of Object.keys(last)) if (!Object.hasOwn(next, key)) removed.push(key);
   let text = '';

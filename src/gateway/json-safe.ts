@@ -177,9 +177,26 @@ function writeMembers(count: number, keyAt: (i: number) => string, valueAt: (i: 
     }
     const safe = write(valueAt(i), depth + 1, state);
     if (safe === undefined) continue;
-    text += `${kept > 0 ? ',' : ''}${JSON.stringify(clip(keyAt(i), state.limits.chars))}:${safe}`;
+    text += `${kept > 0 ? ',' : ''}${quoteName(clip(keyAt(i), state.limits.chars))}:${safe}`;
     kept += 1;
   }
   // A key met twice (two long keys clipped alike) reads back as fromEntries keeps it: the last value.
   return `${text}}`;
+}
+
+/**
+ * A name as a JSON string, quoted once: the keys of objects and the types of events that go
+ * on the wire over and over are a few dozen names. Bounded in case they are not.
+ */
+const quotedNames = new Map<string, string>();
+const QUOTED_NAMES_KEPT = 1024;
+
+export function quoteName(name: string): string {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    if (quotedNames.size >= QUOTED_NAMES_KEPT) quotedNames.clear();
+    quoted = JSON.stringify(name);
+    quotedNames.set(name, quoted);
+  }
+  return quoted;
 }

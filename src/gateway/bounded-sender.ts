@@ -23,6 +23,8 @@ export class BoundedSender {
   private readonly drainWaiters = new Set<() => void>();
   /** The most user-space bytes ever waiting on this connection (for stats and tests). */
   maxPendingBytes = 0;
+  /** Called as each frame leaves: one function for every frame, not one made per frame. */
+  private readonly written = () => this.wake();
 
   constructor(
     private readonly ws: WebSocket,
@@ -51,7 +53,7 @@ export class BoundedSender {
       this.drop(pending + size);
       return false;
     }
-    this.ws.send(frame, TEXT, () => this.wake());
+    this.ws.send(frame, TEXT, this.written);
     this.maxPendingBytes = Math.max(this.maxPendingBytes, this.pending);
     return true;
   }
@@ -95,6 +97,7 @@ export class BoundedSender {
   }
 
   private wake(): void {
+    if (this.drainWaiters.size === 0) return;
     for (const check of [...this.drainWaiters]) check();
   }
 }

@@ -191,18 +191,21 @@ function wholeContext(context: Context): string {
 
 /** `contextChanges` and `contextRemoved` from one context to the next, as JSON members. */
 function contextDelta(last: Context, next: Context): string {
-  const changes: string[] = [];
+  let changes = '';
   const removed: string[] = [];
-  for (const key of Object.keys(next).slice(0, CONTEXT_KEYS)) {
+  let seen = 0;
+  // for…in, not Object.keys: a context is a plain object, and this runs for every snapshot.
+  for (const key in next) {
+    if (seen++ >= CONTEXT_KEYS) break;
     const value = next[key];
     if (value === last[key]) continue;
     const text = contextValueText(value);
     if (text === undefined) removed.push(key);
-    else changes.push(`${quoteName(key)}:${text}`);
+    else changes += `${changes === '' ? '' : ','}${quoteName(key)}:${text}`;
   }
-  for (const key of Object.keys(last)) if (!Object.hasOwn(next, key)) removed.push(key);
+  for (const key in last) if (!Object.hasOwn(next, key)) removed.push(key);
   let text = '';
-  if (changes.length > 0) text += `,"contextChanges":{${changes.join(',')}}`;
+  if (changes !== '') text += `,"contextChanges":{${changes}}`;
   if (removed.length > 0) text += `,"contextRemoved":${json(removed)}`;
   return text;
 }

@@ -145,14 +145,17 @@ function write(value: unknown, depth: number, state: WriteState): string | undef
   state.path.push(object);
   try {
     if (object instanceof Map) {
-      const entries = [...object.entries()];
-      return writeMembers(entries.length, (i) => keyText(entries[i]![0]), (i) => entries[i]![1], depth, state);
+      const keys: string[] = [];
+      const values: unknown[] = [];
+      for (const [key, item] of object) {
+        keys.push(keyText(key));
+        values.push(item);
+      }
+      return writeMembers(keys, values, undefined, depth, state);
     }
     if (object instanceof Set) return writeItems([...object], depth, state);
     if (Array.isArray(object)) return writeItems(object, depth, state);
-    const keys = Object.keys(object);
-    const record = object as Record<string, unknown>;
-    return writeMembers(keys.length, (i) => keys[i]!, (i) => record[keys[i]!], depth, state);
+    return writeMembers(Object.keys(object), undefined, object as Record<string, unknown>, depth, state);
   } finally {
     state.path.pop();
   }
@@ -167,17 +170,19 @@ function writeItems(items: unknown[], depth: number, state: WriteState): string 
   return `${text}]`;
 }
 
-function writeMembers(count: number, keyAt: (i: number) => string, valueAt: (i: number) => unknown, depth: number, state: WriteState): string {
+/** An object's members, its values either in `values` (a Map's) or read from `record` by key. */
+function writeMembers(keys: string[], values: unknown[] | undefined, record: Record<string, unknown> | undefined, depth: number, state: WriteState): string {
   let text = '{';
   let kept = 0;
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < keys.length; i++) {
     if (kept >= state.limits.keys) {
-      text += `${kept > 0 ? ',' : ''}"…":${JSON.stringify(`${count - kept} more keys`)}`;
+      text += `${kept > 0 ? ',' : ''}"…":${JSON.stringify(`${keys.length - kept} more keys`)}`;
       break;
     }
-    const safe = write(valueAt(i), depth + 1, state);
+    const key = keys[i]!;
+    const safe = write(values ? values[i] : record![key], depth + 1, state);
     if (safe === undefined) continue;
-    text += `${kept > 0 ? ',' : ''}${quoteName(clip(keyAt(i), state.limits.chars))}:${safe}`;
+    text += `${kept > 0 ? ',' : ''}${quoteName(clip(key, state.limits.chars))}:${safe}`;
     kept += 1;
   }
   // A key met twice (two long keys clipped alike) reads back as fromEntries keeps it: the last value.

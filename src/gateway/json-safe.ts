@@ -137,13 +137,16 @@ function write(value: unknown, depth: number, state: WriteState): string | undef
   const object = value as object;
   const stand = state.special?.(object);
   if (stand !== undefined) return JSON.stringify(stand);
-  if (object instanceof Error) return JSON.stringify({ name: object.name, message: clip(object.message, limits.chars) });
-  if (object instanceof Date) return Number.isNaN(object.getTime()) ? 'null' : JSON.stringify(object.toISOString());
+  // Most values are plain objects and arrays: they skip the questions only other objects need.
+  const plain = Array.isArray(object) || Object.getPrototypeOf(object) === Object.prototype;
+  if (!plain && object instanceof Error) return JSON.stringify({ name: object.name, message: clip(object.message, limits.chars) });
+  if (!plain && object instanceof Date) return Number.isNaN(object.getTime()) ? 'null' : JSON.stringify(object.toISOString());
   if (depth >= limits.depth || state.nodesLeft <= 0) return '"…"';
   if (state.path.includes(object)) return '"[circular]"';
   state.nodesLeft -= 1;
   state.path.push(object);
   try {
+    if (plain) return Array.isArray(object) ? writeItems(object, depth, state) : writeMembers(Object.keys(object), undefined, object as Record<string, unknown>, depth, state);
     if (object instanceof Map) {
       const keys: string[] = [];
       const values: unknown[] = [];

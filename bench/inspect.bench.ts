@@ -1,11 +1,12 @@
 /**
  * The cost of inspection: the same workload (runs with a tool batch each) with nobody
- * inspecting, and with one subscriber that serializes every XState inspection event as the
- * gateway does for the inspector page.
+ * inspecting, and with one subscriber to the gateway's inspection fan-out, which turns every
+ * XState inspection event into the JSON frame the inspector page gets (each actor's context
+ * whole once, then what changed: src/gateway/inspection-frames.ts).
  */
 import { z } from 'zod';
 import { createEngine } from '../src/engine/index.js';
-import { serializeInspectionEvent } from '../src/gateway/inspect-serialize.js';
+import { InspectFanout } from '../src/gateway/inspect-fanout.js';
 import { scriptedModel } from '../src/model/index.js';
 import { defineTool } from '../src/tools/index.js';
 import type { BenchFigure, Benchmark } from './types.js';
@@ -21,7 +22,7 @@ const look = defineTool({
   execute: async ({ n }) => n,
 });
 
-async function runsPerSecond(inspected: boolean): Promise<{ rate: number; events: number }> {
+async function runsPerSecond(inspected: boolean): Promise<{ rate: number; events: number; chars: number }> {
   const engine = await createEngine({
     tools: [look],
     models: {
@@ -30,10 +31,14 @@ async function runsPerSecond(inspected: boolean): Promise<{ rate: number; events
     config: { execution: { busy_policy: 'queue', wait_lane_capacity: RUNS }, sandbox: { workspace_root: '/tmp/switchyard-bench' } },
   });
   let events = 0;
+  let chars = 0;
+  const fanout = new InspectFanout(engine, (error) => {
+    throw error;
+  });
   const stop = inspected
-    ? engine.inspect((event) => {
-        JSON.stringify(serializeInspectionEvent(event));
+    ? fanout.subscribe((frame) => {
         events += 1;
+        chars += frame.length;
       })
     : () => {};
   const started = performance.now();
@@ -43,7 +48,7 @@ async function runsPerSecond(inspected: boolean): Promise<{ rate: number; events
   const elapsed = performance.now() - started;
   stop();
   await engine.close();
-  return { rate: (RUNS / elapsed) * 1000, events };
+  return { rate: (RUNS / elapsed) * 1000, events, chars };
 }
 
 const benchmark: Benchmark = async () => {
@@ -52,11 +57,13 @@ const benchmark: Benchmark = async () => {
   let off = 0;
   let on = 0;
   let events = 0;
+  let chars = 0;
   for (let round = 0; round < 3; round++) {
     off = Math.max(off, (await runsPerSecond(false)).rate);
     const inspected = await runsPerSecond(true);
     on = Math.max(on, inspected.rate);
     events = inspected.events;
+    chars = inspected.chars;
   }
   const figures: BenchFigure[] = [
     {
@@ -65,7 +72,7 @@ const benchmark: Benchmark = async () => {
       unit: 'runs/s',
       baseline: off,
       ratio: on / off,
-      note: `${Math.round(events / RUNS)} inspection events per run serialized; with no subscriber XState builds none`,
+      note: `${Math.round(events / RUNS)} inspection events per run serialized, ${(chars / RUNS / 1024).toFixed(1)} KiB of frames; with no subscriber XState builds none`,
     },
   ];
   return figures;

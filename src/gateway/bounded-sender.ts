@@ -9,6 +9,9 @@
  */
 import type { WebSocket } from 'ws';
 
+/** Bytes go out as a text frame too: they are a JSON frame's UTF-8. */
+const TEXT = { binary: false } as const;
+
 export interface BoundedSenderOptions {
   limitBytes: number;
   /** Called once, when the limit is passed; the caller closes the connection. */
@@ -20,6 +23,8 @@ export class BoundedSender {
   private readonly drainWaiters = new Set<() => void>();
   /** The most user-space bytes ever waiting on this connection (for stats and tests). */
   maxPendingBytes = 0;
+  /** Called as each frame leaves: one function for every frame, not one made per frame. */
+  private readonly written = () => this.wake();
 
   constructor(
     private readonly ws: WebSocket,
@@ -34,10 +39,13 @@ export class BoundedSender {
     return this.options.limitBytes;
   }
 
-  /** Sends a text frame; false when the connection is gone or was just dropped as too slow. */
-  send(frame: string): boolean {
+  /**
+   * Sends a text frame, as a string or as its UTF-8 bytes (one Buffer shared by all the
+   * sockets a frame goes to); false when the connection is gone or was just dropped as too slow.
+   */
+  send(frame: string | Buffer): boolean {
     if (this.dropped || this.ws.readyState !== this.ws.OPEN) return false;
-    const size = Buffer.byteLength(frame);
+    const size = typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length;
     const pending = this.pending;
     // A single frame larger than the limit still goes out when nothing else waits: memory
     // stays bounded by the larger of the limit and the largest answer the server builds.
@@ -45,7 +53,7 @@ export class BoundedSender {
       this.drop(pending + size);
       return false;
     }
-    this.ws.send(frame, () => this.wake());
+    this.ws.send(frame, TEXT, this.written);
     this.maxPendingBytes = Math.max(this.maxPendingBytes, this.pending);
     return true;
   }
@@ -89,6 +97,7 @@ export class BoundedSender {
   }
 
   private wake(): void {
+    if (this.drainWaiters.size === 0) return;
     for (const check of [...this.drainWaiters]) check();
   }
 }

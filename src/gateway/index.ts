@@ -9,7 +9,7 @@ export { GatewayCloseCode } from './close-codes.js';
 export type { MethodName, MethodParams, MethodResults, Notifications, NotificationName, ApprovalDecision } from './methods.js';
 export { RpcErrorCode, RequestFrameSchema } from './protocol.js';
 export type { RpcErrorBody, RequestId } from './protocol.js';
-export { serializeInspectionEvent } from './inspect-serialize.js';
+export { InspectionFrames } from './inspection-frames.js';
 export type { SerializedInspectionEvent, SerializedSnapshot } from './inspect-serialize.js';
 export { NodeRegistry, runNodeClient, NodeClientError, NodeInvokeParamsSchema, NodeInvokeResultSchema } from './nodes/index.js';
 export type { NodeInfo, NodeCommand, NodeInvoker, NodeInvokeResult, NodeClientOptions } from './nodes/index.js';

@@ -17,8 +17,11 @@
  *     event?:    { type: string, ... },   // event / snapshot / microstep / transition
  *     snapshot?: { status: 'active' | 'done' | 'error' | 'stopped',
  *                  value?: StateValue,     // machines only: 'queued' | { running: 'thinking' } …
- *                  context?: {…},          // a size-capped JSON-safe copy of the context
+ *                  context?: {…},          // the whole context (size-capped, JSON-safe), or
+ *                  contextChanges?: {…},   //   only the keys that changed since the actor's
+ *                  contextRemoved?: string[], //   last snapshot on this stream (see below)
  *                  output?: unknown, error?: unknown },
+ *                          // a '@xstate.microstep' has status and value only
  *     transitions?: { source: string, targets: string[], eventType: string }[],
  *                          // '@xstate.microstep': state node ids, e.g. "run.live.running"
  *     action?:   { type: string, params?: unknown },   // '@xstate.action'
@@ -28,17 +31,26 @@
  * Everything nested is capped (depth, string length, items), so one event stays small;
  * actor references inside a context or event become { "@actor": actorId }. A subscription
  * starts with one '@xstate.snapshot' per live actor as it is, whose event is
- * { type: 'inspect.current' } (the engine's inspectionSnapshot()), then the live events.
+ * { type: 'inspect.current' } (the engine's inspectionSnapshot()) and whose context is
+ * whole, then the live events. An actor's context comes whole with its first snapshot on the
+ * stream and then as deltas: `contextChanges` merged into what the reader holds, the keys in
+ * `contextRemoved` deleted from it — most steps change one or two keys of ten. The frames are
+ * built in inspection-frames.ts; this file says what is in them and makes their parts.
  */
 import type { InspectionEvent } from 'xstate';
-import { jsonSafe, type JsonSafeLimits } from './json-safe.js';
+import { jsonSafeText, type JsonSafeLimits } from './json-safe.js';
 
 export type InspectionEventType = InspectionEvent['type'];
 
 export interface SerializedSnapshot {
   status: string;
   value?: unknown;
+  /** The whole context: replaces what the reader held for this actor. */
   context?: Record<string, unknown>;
+  /** The keys whose values changed since the actor's last snapshot on this stream, merged into it. */
+  contextChanges?: Record<string, unknown>;
+  /** The keys that have no value any more since the actor's last snapshot on this stream. */
+  contextRemoved?: string[];
   output?: unknown;
   error?: unknown;
 }
@@ -59,7 +71,7 @@ export interface SerializedInspectionEvent {
 }
 
 /** What an actor ref is at run time (ActorRefLike in XState's types hides these members). */
-interface ActorShape {
+export interface ActorShape {
   id?: string;
   sessionId: string;
   _parent?: ActorShape;
@@ -68,6 +80,10 @@ interface ActorShape {
 
 const EVENT_LIMITS: JsonSafeLimits = { depth: 4, items: 20, keys: 30, chars: 500 };
 const CONTEXT_LIMITS: JsonSafeLimits = { depth: 3, items: 10, keys: 20, chars: 200 };
+/** One value of a context, written on its own: the context's limits one level down. */
+const CONTEXT_VALUE_LIMITS: JsonSafeLimits = { ...CONTEXT_LIMITS, depth: CONTEXT_LIMITS.depth - 1 };
+/** Keys of a context kept in one snapshot. */
+export const CONTEXT_KEYS = CONTEXT_LIMITS.keys;
 
 const actorIds = new WeakMap<object, string>();
 
@@ -89,75 +105,38 @@ function isActorRef(value: object): boolean {
 /** Actor references in contexts and events become { "@actor": actorId }. */
 const actorRefs = (value: object) => (isActorRef(value) ? { '@actor': actorIdOf(value) } : undefined);
 
-function rootOf(ref: ActorShape): ActorShape {
+export function rootOf(ref: ActorShape): ActorShape {
   let root = ref;
   while (root._parent) root = root._parent;
   return root;
 }
 
-function machineIdOf(ref: ActorShape): string | undefined {
+export function machineIdOf(ref: ActorShape): string | undefined {
   const logic = ref.logic;
   // A state machine has a root state node; promise and callback logic do not.
   return logic && logic.root !== undefined && typeof logic.id === 'string' ? logic.id : undefined;
 }
 
-export function serializeInspectionEvent(event: InspectionEvent, at = Date.now()): SerializedInspectionEvent {
-  const ref = event.actorRef as unknown as ActorShape;
-  const out: SerializedInspectionEvent = {
-    type: event.type,
-    actorId: actorIdOf(ref),
-    rootId: actorIdOf(rootOf(ref)),
-    sessionId: ref.sessionId,
-    at,
-  };
-  if (ref._parent) out.parentId = actorIdOf(ref._parent);
-  const machineId = machineIdOf(ref);
-  if (machineId !== undefined) out.machineId = machineId;
-  switch (event.type) {
-    case '@xstate.event':
-      out.event = eventOf(event.event);
-      if (event.sourceRef) out.sourceId = actorIdOf(event.sourceRef);
-      break;
-    case '@xstate.snapshot':
-    case '@xstate.transition':
-      out.event = eventOf(event.event);
-      out.snapshot = snapshotOf(event.snapshot);
-      break;
-    case '@xstate.microstep':
-      out.event = eventOf(event.event);
-      out.snapshot = snapshotOf(event.snapshot);
-      out.transitions = event._transitions.map((t) => ({
-        source: t.source.id,
-        targets: (t.target ?? []).map((node) => node.id),
-        eventType: String(t.eventType),
-      }));
-      break;
-    case '@xstate.action':
-      out.action = { type: event.action.type };
-      if (event.action.params !== undefined) out.action.params = jsonSafe(event.action.params, EVENT_LIMITS, actorRefs);
-      break;
-    case '@xstate.actor':
-      break;
-  }
-  return out;
+/** An XState event as JSON: a capped copy whose `type` is the event's own, whole. */
+export function eventText(event: { type: string }): string {
+  const plain = typeof event.type === 'string' && event.type.length <= EVENT_LIMITS.chars && Object.getPrototypeOf(event) === Object.prototype;
+  if (plain) return jsonSafeText(event, EVENT_LIMITS, actorRefs)!;
+  const safe = JSON.parse(jsonSafeText(event, EVENT_LIMITS, actorRefs) ?? 'null') as unknown;
+  const rest = typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : {};
+  return JSON.stringify({ ...rest, type: String(event.type) });
 }
 
-function eventOf(event: { type: string }): { type: string; [key: string]: unknown } {
-  const safe = jsonSafe(event, EVENT_LIMITS, actorRefs);
-  return typeof safe === 'object' && safe !== null && !Array.isArray(safe)
-    ? { ...(safe as Record<string, unknown>), type: String(event.type) }
-    : { type: String(event.type) };
+/** An action's params, an event's payload: capped like an event. */
+export function payloadText(value: unknown): string {
+  return jsonSafeText(value, EVENT_LIMITS, actorRefs) ?? 'null';
 }
 
-function snapshotOf(snapshot: unknown): SerializedSnapshot {
-  const s = snapshot as { status?: unknown; value?: unknown; context?: unknown; output?: unknown; error?: unknown };
-  const out: SerializedSnapshot = { status: typeof s.status === 'string' ? s.status : 'active' };
-  if (s.value !== undefined) out.value = jsonSafe(s.value, EVENT_LIMITS, actorRefs);
-  if (s.context !== undefined && s.context !== null) {
-    const context = jsonSafe(s.context, CONTEXT_LIMITS, actorRefs);
-    if (typeof context === 'object' && context !== null && !Array.isArray(context)) out.context = context as Record<string, unknown>;
-  }
-  if (s.output !== undefined) out.output = jsonSafe(s.output, CONTEXT_LIMITS, actorRefs);
-  if (s.error !== undefined) out.error = jsonSafe(s.error, CONTEXT_LIMITS, actorRefs);
-  return out;
+/** One value of a context as JSON, or undefined for what JSON has no value for (undefined, a function). */
+export function contextValueText(value: unknown): string | undefined {
+  return jsonSafeText(value, CONTEXT_VALUE_LIMITS, actorRefs);
+}
+
+/** A snapshot's output or error as JSON: capped like a context. */
+export function outcomeText(value: unknown): string {
+  return jsonSafeText(value, CONTEXT_LIMITS, actorRefs) ?? 'null';
 }

@@ -63,6 +63,19 @@
     return actor;
   }
 
+  /**
+   * An actor's context after a snapshot: a whole one replaces it; otherwise the keys that
+   * changed are merged in and the removed ones dropped (docs/inspector.md, "Live actors").
+   */
+  function contextAfter(context, snapshot) {
+    if (snapshot.context) return snapshot.context;
+    if (!snapshot.contextChanges && !snapshot.contextRemoved) return context;
+    // Spread defines own properties: a "__proto__" key stays a key.
+    const next = { ...context, ...snapshot.contextChanges };
+    for (const key of snapshot.contextRemoved || []) delete next[key];
+    return next;
+  }
+
   function onInspect(event) {
     // Promise actors (a model turn, a tool execution) have no statechart: their parents show them.
     if (!event.machineId) return;
@@ -76,7 +89,7 @@
     if (snapshot && event.type !== '@xstate.microstep') {
       if (snapshot.value !== undefined) actor.value = snapshot.value;
       actor.status = snapshot.status || actor.status;
-      if (snapshot.context) actor.context = snapshot.context;
+      actor.context = contextAfter(actor.context, snapshot);
     }
     const runId = runIdOfActor(actor.id);
     if (runId !== undefined) {

@@ -159,7 +159,10 @@ describe('subscriptions', () => {
   });
 
   it('inspect.subscribe streams JSON-safe inspection events of every actor', async () => {
-    const client = await (await harness({ engine: scripted })).client();
+    // One tool call, so the run has a child (its batch) to show.
+    const noop = defineTool({ name: 'noop', description: 'Does nothing.', input: z.object({}), execute: async () => 'done' });
+    const model = scriptedModel((ctx) => (ctx.turn === 0 ? { toolCalls: [{ id: 'c1', name: 'noop', args: {} }] } : { text: 'ok' }));
+    const client = await (await harness({ engine: { models: { scripted: model }, tools: [noop] } })).client();
     const inspect = client.inspect();
     await inspect.ready;
     const { runId } = await client.submit({ sessionId: 's', input: 'hi' });

@@ -1,13 +1,15 @@
 /*
- * One tool call: waiting (until the batch starts it) -> validate -> waitingForClaim ->
+ * One tool call: waiting (until the batch starts it) -> waitingForClaim (-> blocked) ->
  * approval -> execute -> finished | failed | cancelled | deferred. Validation and the claim
- * were decided when the batch was planned and are carried in the input. The claim is held
- * against other runs by an invoked actor (`holdClaim`) for as long as the call is in
- * `holding`: it says when the call must wait and when it holds, and gives the claim back when
- * the call leaves, however it leaves. Approval and execution are actors that src/ provides.
- * Waiting for the claim and executing are each bounded by the call's timeout, a named delay on
- * the actor clock. The call tells the batch when it starts (CALL_STARTED: it holds its claim)
- * and when it must wait (CALL_WAITING); every final state reports its result (CALL_DONE). Pure.
+ * were decided when the batch was planned and are carried in the input; each step is one
+ * transition, so a call costs few microsteps. The claim is held against other runs by an
+ * invoked actor (`holdClaim`) for as long as the call is in `holding`: it says when the call
+ * must wait and when it holds, and gives the claim back when the call leaves, however it
+ * leaves. Approval and execution are actors that src/ provides. Waiting for a claim another
+ * run holds (`blocked`) and executing are each bounded by the call's timeout, a named delay
+ * on the actor clock. The call tells the batch when it starts (CALL_STARTED: it holds its
+ * claim) and when it must wait (CALL_WAITING); every final state reports its result
+ * (CALL_DONE). Pure.
  */
 import { assign, fromCallback, fromPromise, sendParent, setup, type EventObject } from 'xstate';
 
@@ -120,7 +122,11 @@ export const toolCallMachine = setup({
   states: {
     waiting: {
       on: {
-        START: 'validate',
+        // A call planning refused fails at once (announced as started, so its refusal is logged in order).
+        START: [
+          { guard: 'plannedValid', target: 'holding' },
+          { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
+        ],
         DEFER: {
           target: 'deferred',
           actions: { type: 'setResult', params: { ok: false, output: { deferred: true }, error: { code: 'deferred', message: 'deferred: a new user message arrived; see it before acting' }, synthetic: true } },
@@ -136,12 +142,6 @@ export const toolCallMachine = setup({
         },
       },
     },
-    validate: {
-      always: [
-        { guard: 'plannedValid', target: 'holding' },
-        { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
-      ],
-    },
     // The claim was computed once, from the admitted arguments, when the batch was planned; here
     // it is held against the calls of other runs for as long as the call is in this state.
     holding: {
@@ -154,15 +154,30 @@ export const toolCallMachine = setup({
       },
       initial: 'waitingForClaim',
       states: {
+        // Most calls hold their claim at once and need no timer: the wait is bounded from the moment another
+        // run's call is in the way, which the registry says synchronously as the call enters this state.
         waitingForClaim: {
           on: {
+            CLAIM_WAITING: {
+              target: 'blocked',
+              actions: [
+                { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+                { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+              ],
+            },
+            CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
+          },
+        },
+        blocked: {
+          on: {
+            // A later holder in the way: noted, the wait's bound stays the first one.
             CLAIM_WAITING: {
               actions: [
                 { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
                 { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
               ],
             },
-            CLAIM_HELD: 'running',
+            CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
           },
           after: {
             callTimeout: {
@@ -185,28 +200,22 @@ export const toolCallMachine = setup({
           initial: 'approval',
           states: {
             approval: {
-              initial: 'deciding',
-              states: {
-                deciding: { always: [{ guard: 'approvalNeeded', target: 'asking' }, { target: '#toolCall.holding.running.execute' }] },
-                asking: {
-                  invoke: {
-                    src: 'requestApproval',
-                    input: ({ context }) => ({ runId: context.runId, index: context.index }),
-                    onDone: [
-                      { guard: { type: 'approved', params: ({ event }) => event.output }, target: '#toolCall.holding.running.execute' },
-                      {
-                        target: '#toolCall.failed',
-                        actions: {
-                          type: 'setResult',
-                          params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
-                        },
-                      },
-                    ],
-                    onError: {
-                      target: '#toolCall.failed',
-                      actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
+              invoke: {
+                src: 'requestApproval',
+                input: ({ context }) => ({ runId: context.runId, index: context.index }),
+                onDone: [
+                  { guard: { type: 'approved', params: ({ event }) => event.output }, target: 'execute' },
+                  {
+                    target: '#toolCall.failed',
+                    actions: {
+                      type: 'setResult',
+                      params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
                     },
                   },
+                ],
+                onError: {
+                  target: '#toolCall.failed',
+                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
                 },
               },
             },

@@ -10,7 +10,7 @@
  * open call at once. Pure.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type { CallDoneEvent, CallStartedEvent, CallWaitingEvent, ClaimWait, ToolCallError, ToolCallOutcome } from './tool-call.machine.js';
+import type { CallDoneEvent, CallStartedEvent, CallWaitingEvent, ClaimWait, ToolCallBegin, ToolCallError, ToolCallInput, ToolCallOutcome } from './tool-call.machine.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
 export interface PlannedCall {
@@ -134,9 +134,10 @@ const actSetup = setup({
   },
 });
 
-/** The input of a call's actor; it is spawned when the batch gets to it, not before. */
-function callInput(runId: string, call: PlannedCall) {
+/** The input of a call's actor; it is spawned when the batch gets to it, not before, told what to do. */
+function callInput(runId: string, call: PlannedCall, begin: ToolCallBegin): ToolCallInput {
   return {
+    begin,
     runId,
     index: call.index,
     callId: call.callId,
@@ -196,26 +197,18 @@ const advance = actSetup.createAction(
       return;
     }
     const status = tally === context ? [...context.status] : tally.status;
-    const spawn = (index: number) => {
+    const spawn = (index: number, begin: ToolCallBegin) => {
       status[index] = 'running';
-      enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!) });
+      enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!, begin) });
     };
     // A started call announces itself (CALL_STARTED) once it holds its claim.
-    for (const index of step.start) {
-      spawn(index);
-      enqueue.sendTo(childId(index), { type: 'START' });
-    }
+    for (const index of step.start) spawn(index, { type: 'START' });
     for (const { index, result } of step.reuse) {
-      spawn(index);
+      spawn(index, { type: 'REUSE', result });
       enqueue({ type: 'callStarted', params: { index } });
-      enqueue.sendTo(childId(index), { type: 'REUSE', result });
     }
     for (const { index, event: close } of step.close) {
-      spawn(index);
-      enqueue.sendTo(
-        childId(index),
-        close === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' },
-      );
+      spawn(index, close === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' });
     }
     let firstWaiting = context.firstWaiting;
     while (firstWaiting < status.length && status[firstWaiting] !== 'waiting') firstWaiting += 1;

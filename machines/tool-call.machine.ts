@@ -1,5 +1,5 @@
 /*
- * One tool call: waiting (until the batch starts it) -> waitingForClaim (-> blocked) ->
+ * One tool call: waiting (spawned when the batch gets to it) -> waitingForClaim (-> blocked) ->
  * approval -> execute -> finished | failed | cancelled | deferred. Validation and the claim
  * were decided when the batch was planned and are carried in the input; each step is one
  * transition, so a call costs few microsteps. The claim is held against other runs by an
@@ -26,7 +26,16 @@ export interface ToolCallOutcome {
   synthetic?: boolean;
 }
 
+/** What the batch tells a call as it spawns it: go, reuse a result, or close it without running. */
+export type ToolCallBegin =
+  | { type: 'START' }
+  | { type: 'DEFER' }
+  | { type: 'ABORT'; message: string }
+  | { type: 'REUSE'; result: ToolCallOutcome };
+
 export interface ToolCallInput {
+  /** Decided by the batch when it got to this call; the call acts on it as it is created. */
+  begin: ToolCallBegin;
   runId: string;
   index: number;
   callId: string;
@@ -53,14 +62,7 @@ export interface ToolCallContext extends ToolCallInput {
   wait: ClaimWait | undefined;
 }
 
-export type ToolCallEvent =
-  | { type: 'START' }
-  | ({ type: 'CLAIM_WAITING' } & ClaimWait)
-  | { type: 'CLAIM_HELD' }
-  | { type: 'DEFER' }
-  | { type: 'CANCEL'; message: string }
-  | { type: 'ABORT'; message: string }
-  | { type: 'REUSE'; result: ToolCallOutcome };
+export type ToolCallEvent = ({ type: 'CLAIM_WAITING' } & ClaimWait) | { type: 'CLAIM_HELD' } | { type: 'CANCEL'; message: string };
 
 export interface CallDoneEvent {
   type: 'CALL_DONE';
@@ -114,33 +116,39 @@ export const toolCallMachine = setup({
     plannedValid: ({ context }) => context.invalid === undefined,
     approvalNeeded: ({ context }) => context.needsApproval,
     approved: (_, verdict: ApprovalVerdict) => verdict.allowed,
+    begins: ({ context }, type: ToolCallBegin['type']) => context.begin.type === type,
   },
 }).createMachine({
   id: 'toolCall',
   context: ({ input }) => ({ ...input, result: undefined, wait: undefined }),
   initial: 'waiting',
   states: {
+    // The batch spawns a call only when it gets to it, with what to do: the call acts on it at
+    // once, in the macrostep that creates it. A call planning refused fails at once (announced
+    // as started, so its refusal is logged in order).
     waiting: {
-      on: {
-        // A call planning refused fails at once (announced as started, so its refusal is logged in order).
-        START: [
-          { guard: 'plannedValid', target: 'holding' },
-          { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
-        ],
-        DEFER: {
+      always: [
+        {
+          guard: { type: 'begins', params: 'DEFER' },
           target: 'deferred',
           actions: { type: 'setResult', params: { ok: false, output: { deferred: true }, error: { code: 'deferred', message: 'deferred: a new user message arrived; see it before acting' }, synthetic: true } },
         },
-        CANCEL: {
-          target: 'cancelled',
-          actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: { code: 'cancelled', message: event.message }, synthetic: true }) },
-        },
-        REUSE: { target: 'finished', actions: { type: 'setResult', params: ({ event }) => event.result } },
-        ABORT: {
+        {
+          guard: { type: 'begins', params: 'ABORT' },
           target: 'failed',
-          actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: { code: 'aborted', message: event.message }, synthetic: true }) },
+          actions: {
+            type: 'setResult',
+            params: ({ context }) => ({ ok: false, error: { code: 'aborted', message: context.begin.type === 'ABORT' ? context.begin.message : 'aborted' }, synthetic: true }),
+          },
         },
-      },
+        {
+          guard: { type: 'begins', params: 'REUSE' },
+          target: 'finished',
+          actions: { type: 'setResult', params: ({ context }) => (context.begin.type === 'REUSE' ? context.begin.result : { ok: false }) },
+        },
+        { guard: 'plannedValid', target: 'holding' },
+        { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
+      ],
     },
     // The claim was computed once, from the admitted arguments, when the batch was planned; here
     // it is held against the calls of other runs for as long as the call is in this state.

@@ -25,6 +25,8 @@ export class EventLog {
   private readonly everything = new Set<EventListener>();
   private publishChain: Promise<void> | undefined;
   private pendingWrites = 0;
+  private lastStampMs = Number.NaN;
+  private lastStamp = '';
 
   constructor(
     private readonly store: Store,
@@ -126,8 +128,14 @@ export class EventLog {
     }
   }
 
+  /** Events of the same millisecond share one ISO string: formatting a Date is the costly part. */
   private timestamp(): string {
-    return new Date(nowOf(this.clock)).toISOString();
+    const now = nowOf(this.clock);
+    if (now !== this.lastStampMs) {
+      this.lastStampMs = now;
+      this.lastStamp = new Date(now).toISOString();
+    }
+    return this.lastStamp;
   }
 }
 

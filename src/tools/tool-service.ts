@@ -68,7 +68,6 @@ export interface AdmittedCall {
 
 export class ToolService {
   private workspaceReady: Promise<void> | undefined;
-  private workspaceMade = false;
 
   constructor(private readonly options: ToolServiceOptions) {}
 
@@ -134,13 +133,8 @@ export class ToolService {
   async execute(call: AdmittedCall, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
     const tool = this.options.tools.get(call.tool);
     if (!tool) throw Object.assign(new Error(`no tool named "${call.tool}"`), { code: 'unknown_tool' });
-    // Once the workspace exists a call goes straight to its tool, without another promise hop.
-    if (!this.workspaceMade) {
-      this.workspaceReady ??= mkdir(this.options.workspace, { recursive: true }).then(() => {
-        this.workspaceMade = true;
-      });
-      await this.workspaceReady;
-    }
+    this.workspaceReady ??= mkdir(this.options.workspace, { recursive: true }).then(() => undefined);
+    await this.workspaceReady;
     const ctx: ToolContext = {
       signal,
       workspace: this.options.workspace,

@@ -10,7 +10,7 @@
  * open call at once. Pure.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type { CallDoneEvent, CallStartedEvent, CallWaitingEvent, ClaimWait, ToolCallError, ToolCallOutcome } from './tool-call.machine.js';
+import type { CallDoneEvent, CallStartedEvent, CallWaitingEvent, ClaimWait, ToolCallBegin, ToolCallError, ToolCallInput, ToolCallOutcome } from './tool-call.machine.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
 export interface PlannedCall {
@@ -44,6 +44,10 @@ export interface ActContext extends ActInput {
   status: CallStatus[];
   results: (ToolCallOutcome | undefined)[];
   running: number;
+  /** Calls done so far: the batch is over when all are. */
+  finished: number;
+  /** Every call before this index has started: where the search for the next one begins. */
+  firstWaiting: number;
   fatal: ToolCallError | undefined;
 }
 
@@ -74,7 +78,8 @@ export function nextStep(ctx: ActContext): Step {
   let running = ctx.running;
   // A repeat reused in this very step has not finished yet: what depends on it waits for its CALL_DONE.
   const done = (i: number) => ctx.status[i] === 'done';
-  for (const call of ctx.calls) {
+  for (let i = ctx.firstWaiting; i < ctx.calls.length; i++) {
+    const call = ctx.calls[i]!;
     if (ctx.status[call.index] !== 'waiting') continue;
     const ready = call.deps.every(done);
     if (!ready) {
@@ -83,7 +88,7 @@ export function nextStep(ctx: ActContext): Step {
     }
     if (call.checkpoint && (ctx.steerPending || ctx.fatal)) {
       const event = ctx.fatal ? 'ABORT' : 'DEFER';
-      for (const rest of ctx.calls) if (ctx.status[rest.index] === 'waiting') step.close.push({ index: rest.index, event });
+      for (let j = i; j < ctx.calls.length; j++) if (ctx.status[j] === 'waiting') step.close.push({ index: j, event });
       return step;
     }
     if (call.duplicateOf !== undefined) {
@@ -124,14 +129,15 @@ const actSetup = setup({
     }),
   },
   guards: {
-    allDone: ({ context }) => context.status.every((s) => s === 'done'),
+    allDone: ({ context }) => context.finished === context.calls.length,
     callOpen: ({ context }, index: number) => context.status[index] === 'running',
   },
 });
 
-/** The input of a call's actor; it is spawned when the batch gets to it, not before. */
-function callInput(runId: string, call: PlannedCall) {
+/** The input of a call's actor; it is spawned when the batch gets to it, not before, told what to do. */
+function callInput(runId: string, call: PlannedCall, begin: ToolCallBegin): ToolCallInput {
   return {
+    begin,
     runId,
     index: call.index,
     callId: call.callId,
@@ -142,63 +148,71 @@ function callInput(runId: string, call: PlannedCall) {
   };
 }
 
+/** The bookkeeping an event changes; `advance` applies it together with the next step, in one assign. */
+type Tally = Pick<ActContext, 'status' | 'results' | 'running' | 'finished'>;
+
+/** The batch as a finished call leaves it (status and results copied once, for this event). */
+function withDone(context: ActContext, index: number, result: ToolCallOutcome): Tally {
+  const status = [...context.status];
+  const results = [...context.results];
+  status[index] = 'done';
+  results[index] = result;
+  return { status, results, running: Math.max(0, context.running - 1), finished: context.finished + 1 };
+}
+
+/** The call whose actor crashed (it never reports), unless it already has its result. */
+function crashedCall(context: ActContext, eventType: string): number | undefined {
+  const prefix = 'xstate.error.actor.';
+  if (!eventType.startsWith(prefix) || !context.fatal) return undefined;
+  const crashed = context.calls.find((call) => eventType === `${prefix}${childId(call.index)}`);
+  return crashed && context.status[crashed.index] !== 'done' ? crashed.index : undefined;
+}
+
+/**
+ * The batch moves on: a reported call (CALL_DONE) or a crashed one is recorded, then what
+ * nextStep says is started, reused or closed; the bookkeeping goes in one assign per event.
+ */
 const advance = actSetup.createAction(
-  enqueueActions(({ context, enqueue }) => {
-    const step = nextStep(context);
+  enqueueActions(({ context, event, enqueue }) => {
+    let tally: Tally = context;
+    if (event.type === 'CALL_DONE') {
+      if (context.status[event.index] === 'done') return;
+      tally = withDone(context, event.index, event.result);
+      enqueue({ type: 'callFinished', params: { index: event.index, result: event.result } });
+      // A finished call leaves the batch's children at once: the set stays as small as the cap.
+      enqueue.stopChild(childId(event.index));
+    } else {
+      // A crashed tool-call actor never reports: its call ends here with the fatal error, so the batch can finish.
+      const crashed = crashedCall(context, event.type);
+      if (crashed !== undefined) {
+        const result: ToolCallOutcome = { ok: false, error: context.fatal! };
+        tally = withDone(context, crashed, result);
+        enqueue({ type: 'callFinished', params: { index: crashed, result } });
+      }
+    }
+    const step = nextStep({ ...context, ...tally });
     const moved = step.start.length + step.reuse.length + step.close.length;
-    if (moved === 0) return;
-    const status = [...context.status];
-    const spawn = (index: number) => {
+    if (moved === 0) {
+      if (tally !== context) enqueue.assign(tally);
+      return;
+    }
+    const status = tally === context ? [...context.status] : tally.status;
+    const spawn = (index: number, begin: ToolCallBegin) => {
       status[index] = 'running';
-      enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!) });
+      enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!, begin) });
     };
     // A started call announces itself (CALL_STARTED) once it holds its claim.
-    for (const index of step.start) {
-      spawn(index);
-      enqueue.sendTo(childId(index), { type: 'START' });
-    }
+    for (const index of step.start) spawn(index, { type: 'START' });
     for (const { index, result } of step.reuse) {
-      spawn(index);
+      spawn(index, { type: 'REUSE', result });
       enqueue({ type: 'callStarted', params: { index } });
-      enqueue.sendTo(childId(index), { type: 'REUSE', result });
     }
-    for (const { index, event } of step.close) {
-      spawn(index);
-      enqueue.sendTo(
-        childId(index),
-        event === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' },
-      );
+    for (const { index, event: close } of step.close) {
+      spawn(index, close === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' });
     }
-    enqueue.assign({ status, running: context.running + moved });
-  }),
-);
-
-const recordDone = actSetup.createAction(
-  enqueueActions(({ context, event, enqueue }) => {
-    if (event.type !== 'CALL_DONE' || context.status[event.index] === 'done') return;
-    const status = [...context.status];
-    const results = [...context.results];
-    status[event.index] = 'done';
-    results[event.index] = event.result;
-    enqueue.assign({ status, results, running: Math.max(0, context.running - 1) });
-    enqueue({ type: 'callFinished', params: { index: event.index, result: event.result } });
-    // A finished call leaves the batch's children at once: the set stays as small as the cap.
-    enqueue.stopChild(childId(event.index));
-  }),
-);
-
-/** A crashed tool-call actor never reports: its call ends here with the fatal error, so the batch can finish. */
-const recordCrash = actSetup.createAction(
-  enqueueActions(({ context, event, enqueue }) => {
-    const crashed = context.calls.find((call) => event.type === `xstate.error.actor.${childId(call.index)}`);
-    if (!crashed || context.status[crashed.index] === 'done' || !context.fatal) return;
-    const status = [...context.status];
-    const results = [...context.results];
-    const result: ToolCallOutcome = { ok: false, error: context.fatal };
-    status[crashed.index] = 'done';
-    results[crashed.index] = result;
-    enqueue.assign({ status, results, running: Math.max(0, context.running - 1) });
-    enqueue({ type: 'callFinished', params: { index: crashed.index, result } });
+    let firstWaiting = context.firstWaiting;
+    while (firstWaiting < status.length && status[firstWaiting] !== 'waiting') firstWaiting += 1;
+    enqueue.assign({ ...tally, status, running: tally.running + moved, firstWaiting });
   }),
 );
 
@@ -218,7 +232,7 @@ const closeOpenCalls = actSetup.createAction(
       enqueue({ type: 'callFinished', params: { index: call.index, result } });
       if (started) enqueue.sendTo(childId(call.index), { type: 'CANCEL', message });
     }
-    enqueue.assign({ status, results, running: 0 });
+    enqueue.assign({ status, results, running: 0, finished: context.calls.length, firstWaiting: context.calls.length });
   }),
 );
 
@@ -229,6 +243,8 @@ export const actMachine = actSetup.createMachine({
     status: input.calls.map((): CallStatus => 'waiting'),
     results: input.calls.map(() => undefined),
     running: 0,
+    finished: 0,
+    firstWaiting: 0,
     fatal: undefined,
   }),
   initial: 'dispatching',
@@ -237,7 +253,7 @@ export const actMachine = actSetup.createMachine({
       entry: advance,
       always: { guard: 'allDone', target: 'done' },
       on: {
-        CALL_DONE: { actions: [recordDone, advance] },
+        CALL_DONE: { actions: advance },
         CALL_STARTED: {
           guard: { type: 'callOpen', params: ({ event }) => event.index },
           actions: { type: 'callStarted', params: ({ event }) => ({ index: event.index }) },
@@ -247,7 +263,7 @@ export const actMachine = actSetup.createMachine({
           actions: { type: 'callWaiting', params: ({ event }) => ({ index: event.index, blockedBy: event.blockedBy, resource: event.resource }) },
         },
         STEER_PENDING: { actions: ['markSteerPending', advance] },
-        'xstate.error.actor.*': { actions: ['markFatal', recordCrash, advance] },
+        'xstate.error.actor.*': { actions: ['markFatal', advance] },
         CLOSE: { target: 'done', actions: closeOpenCalls },
       },
     },

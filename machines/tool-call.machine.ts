@@ -1,13 +1,15 @@
 /*
- * One tool call: waiting (until the batch starts it) -> validate -> waitingForClaim ->
+ * One tool call: waiting (spawned when the batch gets to it) -> waitingForClaim (-> blocked) ->
  * approval -> execute -> finished | failed | cancelled | deferred. Validation and the claim
- * were decided when the batch was planned and are carried in the input. The claim is held
- * against other runs by an invoked actor (`holdClaim`) for as long as the call is in
- * `holding`: it says when the call must wait and when it holds, and gives the claim back when
- * the call leaves, however it leaves. Approval and execution are actors that src/ provides.
- * Waiting for the claim and executing are each bounded by the call's timeout, a named delay on
- * the actor clock. The call tells the batch when it starts (CALL_STARTED: it holds its claim)
- * and when it must wait (CALL_WAITING); every final state reports its result (CALL_DONE). Pure.
+ * were decided when the batch was planned and are carried in the input; each step is one
+ * transition, so a call costs few microsteps. The claim is held against other runs by an
+ * invoked actor (`holdClaim`) for as long as the call is in `holding`: it says when the call
+ * must wait and when it holds, and gives the claim back when the call leaves, however it
+ * leaves. Approval and execution are actors that src/ provides. Waiting for a claim another
+ * run holds (`blocked`) and executing are each bounded by the call's timeout, a named delay
+ * on the actor clock. The call tells the batch when it starts (CALL_STARTED: it holds its
+ * claim) and when it must wait (CALL_WAITING); every final state reports its result
+ * (CALL_DONE). Pure.
  */
 import { assign, fromCallback, fromPromise, sendParent, setup, type EventObject } from 'xstate';
 
@@ -24,7 +26,16 @@ export interface ToolCallOutcome {
   synthetic?: boolean;
 }
 
+/** What the batch tells a call as it spawns it: go, reuse a result, or close it without running. */
+export type ToolCallBegin =
+  | { type: 'START' }
+  | { type: 'DEFER' }
+  | { type: 'ABORT'; message: string }
+  | { type: 'REUSE'; result: ToolCallOutcome };
+
 export interface ToolCallInput {
+  /** Decided by the batch when it got to this call; the call acts on it as it is created. */
+  begin: ToolCallBegin;
   runId: string;
   index: number;
   callId: string;
@@ -51,14 +62,7 @@ export interface ToolCallContext extends ToolCallInput {
   wait: ClaimWait | undefined;
 }
 
-export type ToolCallEvent =
-  | { type: 'START' }
-  | ({ type: 'CLAIM_WAITING' } & ClaimWait)
-  | { type: 'CLAIM_HELD' }
-  | { type: 'DEFER' }
-  | { type: 'CANCEL'; message: string }
-  | { type: 'ABORT'; message: string }
-  | { type: 'REUSE'; result: ToolCallOutcome };
+export type ToolCallEvent = ({ type: 'CLAIM_WAITING' } & ClaimWait) | { type: 'CLAIM_HELD' } | { type: 'CANCEL'; message: string };
 
 export interface CallDoneEvent {
   type: 'CALL_DONE';
@@ -112,32 +116,36 @@ export const toolCallMachine = setup({
     plannedValid: ({ context }) => context.invalid === undefined,
     approvalNeeded: ({ context }) => context.needsApproval,
     approved: (_, verdict: ApprovalVerdict) => verdict.allowed,
+    begins: ({ context }, type: ToolCallBegin['type']) => context.begin.type === type,
   },
 }).createMachine({
   id: 'toolCall',
   context: ({ input }) => ({ ...input, result: undefined, wait: undefined }),
   initial: 'waiting',
   states: {
+    // The batch spawns a call only when it gets to it, with what to do: the call acts on it at
+    // once, in the macrostep that creates it. A call planning refused fails at once (announced
+    // as started, so its refusal is logged in order).
     waiting: {
-      on: {
-        START: 'validate',
-        DEFER: {
+      always: [
+        {
+          guard: { type: 'begins', params: 'DEFER' },
           target: 'deferred',
           actions: { type: 'setResult', params: { ok: false, output: { deferred: true }, error: { code: 'deferred', message: 'deferred: a new user message arrived; see it before acting' }, synthetic: true } },
         },
-        CANCEL: {
-          target: 'cancelled',
-          actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: { code: 'cancelled', message: event.message }, synthetic: true }) },
-        },
-        REUSE: { target: 'finished', actions: { type: 'setResult', params: ({ event }) => event.result } },
-        ABORT: {
+        {
+          guard: { type: 'begins', params: 'ABORT' },
           target: 'failed',
-          actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: { code: 'aborted', message: event.message }, synthetic: true }) },
+          actions: {
+            type: 'setResult',
+            params: ({ context }) => ({ ok: false, error: { code: 'aborted', message: context.begin.type === 'ABORT' ? context.begin.message : 'aborted' }, synthetic: true }),
+          },
         },
-      },
-    },
-    validate: {
-      always: [
+        {
+          guard: { type: 'begins', params: 'REUSE' },
+          target: 'finished',
+          actions: { type: 'setResult', params: ({ context }) => (context.begin.type === 'REUSE' ? context.begin.result : { ok: false }) },
+        },
         { guard: 'plannedValid', target: 'holding' },
         { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
       ],
@@ -154,15 +162,30 @@ export const toolCallMachine = setup({
       },
       initial: 'waitingForClaim',
       states: {
+        // Most calls hold their claim at once and need no timer: the wait is bounded from the moment another
+        // run's call is in the way, which the registry says synchronously as the call enters this state.
         waitingForClaim: {
           on: {
+            CLAIM_WAITING: {
+              target: 'blocked',
+              actions: [
+                { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+                { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+              ],
+            },
+            CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
+          },
+        },
+        blocked: {
+          on: {
+            // A later holder in the way: noted, the wait's bound stays the first one.
             CLAIM_WAITING: {
               actions: [
                 { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
                 { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
               ],
             },
-            CLAIM_HELD: 'running',
+            CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
           },
           after: {
             callTimeout: {
@@ -185,28 +208,22 @@ export const toolCallMachine = setup({
           initial: 'approval',
           states: {
             approval: {
-              initial: 'deciding',
-              states: {
-                deciding: { always: [{ guard: 'approvalNeeded', target: 'asking' }, { target: '#toolCall.holding.running.execute' }] },
-                asking: {
-                  invoke: {
-                    src: 'requestApproval',
-                    input: ({ context }) => ({ runId: context.runId, index: context.index }),
-                    onDone: [
-                      { guard: { type: 'approved', params: ({ event }) => event.output }, target: '#toolCall.holding.running.execute' },
-                      {
-                        target: '#toolCall.failed',
-                        actions: {
-                          type: 'setResult',
-                          params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
-                        },
-                      },
-                    ],
-                    onError: {
-                      target: '#toolCall.failed',
-                      actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
+              invoke: {
+                src: 'requestApproval',
+                input: ({ context }) => ({ runId: context.runId, index: context.index }),
+                onDone: [
+                  { guard: { type: 'approved', params: ({ event }) => event.output }, target: 'execute' },
+                  {
+                    target: '#toolCall.failed',
+                    actions: {
+                      type: 'setResult',
+                      params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
                     },
                   },
+                ],
+                onError: {
+                  target: '#toolCall.failed',
+                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
                 },
               },
             },

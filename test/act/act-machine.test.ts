@@ -52,6 +52,8 @@ function context(calls: PlannedCall[], over: Partial<ActContext> & { status?: St
     steerPending: false,
     results: calls.map((_, i) => (status[i] === 'done' ? ok(`out${i}`) : undefined)),
     running: status.filter((s) => s === 'running').length,
+    finished: status.filter((s) => s === 'done').length,
+    firstWaiting: 0,
     fatal: undefined,
     ...over,
     status,
@@ -104,6 +106,7 @@ const rules: [rule: string, ctx: ActContext, expected: ReturnType<typeof nextSte
   ],
   ['a duplicate does not use a slot of the cap', context([planned(0, [], true), planned(1, [], true, { duplicateOf: 0 })], { concurrency: 1, status: [D, W], running: 1 }), step([], [{ index: 1, result: { ok: true, output: 'out0', synthetic: true } }])],
   ['running and done calls are left alone', context(groupsBatch([3]), { status: [D, R, D] }), step()],
+  ['the search starts at the first call still waiting', context(groupsBatch([2, 2]), { status: [D, D, W, W], firstWaiting: 2 }), step([2, 3])],
 ];
 
 describe('nextStep', () => {

@@ -99,10 +99,13 @@ export class RunHost {
     handle.actor = actor;
     actor.subscribe({
       // A run stopped unstarted by close() stays queued in the store: nothing is written for it.
+      // A stopped or crashed actor runs no exit action: its model turn is aborted here too.
       complete: () => {
+        this.abandonTurn(runId);
         if (!this.deps.closing() || handle.ended) ledger.settleRun(handle);
       },
       error: (error) => {
+        this.abandonTurn(runId);
         this.deps.onError(error);
         ledger.settleRun(handle);
       },
@@ -139,10 +142,7 @@ export class RunHost {
         },
         startTurn: ({ context }, { turn }) => ledger.append(table.require(context.runId), 'turn.started', { turn }),
         requestReply: ({ self }, turn) => this.requestReply(self, turn),
-        abandonReply: (_, { runId }) => {
-          this.turns.get(runId)?.abort();
-          this.turns.delete(runId);
-        },
+        abandonReply: (_, { runId }) => this.abandonTurn(runId),
         finishTurn: ({ context }, { turn }) => ledger.append(table.require(context.runId), 'turn.finished', { turn }),
         appendTerminalEvent: ({ context }, { outcome, turns, toolCalls }) =>
           ledger.endRun(table.require(context.runId), outcome, { turns, toolCalls }),
@@ -195,6 +195,11 @@ export class RunHost {
         act: provideActMachine({ table, ledger, clock, claims: this.deps.claims, crossRunClaims: () => this.deps.config().tool_service.cross_run_claims }),
       },
     });
+  }
+
+  private abandonTurn(runId: string): void {
+    this.turns.get(runId)?.abort();
+    this.turns.delete(runId);
   }
 
   /** Runs the turn; its answer goes to the run unless the run left `thinking` meanwhile (abandonReply aborted it). */

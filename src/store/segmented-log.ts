@@ -5,7 +5,7 @@
  * list is; a full segment leaves memory once it is on disk and is read back on demand
  * through a cache shared by logs of one kind.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { segmentFileName, segmentKeyOf } from './file-names.js';
@@ -251,9 +251,9 @@ export class SegmentedLog<T> {
       try {
         this.options.onRead?.();
         // Listing a directory (most often one that does not exist yet: a new run's log) takes a
-        // few microseconds on this thread; through the thread pool it costs ten times that in
-        // promise and error objects, on every new run.
-        names = readdirSync(this.options.dir);
+        // few microseconds on this thread; through the thread pool, or by catching ENOENT, it
+        // costs ten times that in promise and error objects, on every new run.
+        if (existsSync(this.options.dir)) names = readdirSync(this.options.dir);
       } catch (error) {
         if (errorCode(error) !== 'ENOENT') throw error;
       }

@@ -10,7 +10,7 @@
  * Each file is replaced as private-file.ts does it: a 0600 temp file `.<name>.tmp` beside it,
  * renamed into place; missing directories are created 0700.
  */
-import { closeSync, fchmodSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parentPort } from 'node:worker_threads';
 
@@ -26,14 +26,23 @@ function ensureDir(dir) {
   knownDirs.add(dir);
 }
 
+/** A new 0600 file: a temp file a crash left (it would keep its old mode if reopened) is removed first. */
+function createExclusive(temp) {
+  try {
+    return openSync(temp, 'wx', FILE_MODE);
+  } catch (error) {
+    if (error?.code !== 'EEXIST') throw error;
+    unlinkSync(temp);
+    return openSync(temp, 'wx', FILE_MODE);
+  }
+}
+
 function replace(path, text) {
   const dir = dirname(path);
   ensureDir(dir);
   const temp = join(dir, `.${basename(path)}.tmp`);
-  const fd = openSync(temp, 'w', FILE_MODE);
+  const fd = createExclusive(temp);
   try {
-    // A temp file left by a crash keeps its old mode when reopened.
-    fchmodSync(fd, FILE_MODE);
     writeFileSync(fd, text, 'utf8');
   } finally {
     closeSync(fd);

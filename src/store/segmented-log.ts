@@ -62,7 +62,7 @@ export class SegmentedLog<T> {
   private readonly segmentSchema: z.ZodType<T[]>;
 
   constructor(private readonly options: SegmentedLogOptions<T>) {
-    this.segmentSchema = z.array(options.item);
+    this.segmentSchema = segmentSchemaOf(options.item);
     this.ready = this.load();
     // A load failure is reported to every read and append of this log.
     this.ready.catch(() => {});
@@ -274,6 +274,18 @@ export class SegmentedLog<T> {
       throw error;
     }
   }
+}
+
+/** One array schema per item schema: building a zod schema for every new log (every run) is not free. */
+const segmentSchemas = new WeakMap<z.ZodType, z.ZodType>();
+
+function segmentSchemaOf<T>(item: z.ZodType<T>): z.ZodType<T[]> {
+  let schema = segmentSchemas.get(item) as z.ZodType<T[]> | undefined;
+  if (!schema) {
+    schema = z.array(item);
+    segmentSchemas.set(item, schema);
+  }
+  return schema;
 }
 
 /** Index of the first element not less than `value` in an ascending array. */

@@ -8,12 +8,21 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 
 const PREFIX_LENGTH = 40;
+/** Paths of recently used ids: a run's id is turned into a path at every save and append. */
+const recent = new Map<string, string>();
+const RECENT_LIMIT = 4096;
 
 /** `<shard>/<prefix>-<hash>`: a relative path of two safe components. */
 export function idPath(id: string): string {
-  const hash = createHash('sha256').update(id).digest('hex');
-  const prefix = id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, PREFIX_LENGTH);
-  return join(hash.slice(0, 2), `${prefix}-${hash.slice(0, 24)}`);
+  let path = recent.get(id);
+  if (path === undefined) {
+    const hash = createHash('sha256').update(id).digest('hex');
+    const prefix = id.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, PREFIX_LENGTH);
+    path = join(hash.slice(0, 2), `${prefix}-${hash.slice(0, 24)}`);
+    if (recent.size >= RECENT_LIMIT) recent.clear();
+    recent.set(id, path);
+  }
+  return path;
 }
 
 const SEGMENT_NAME = /^(\d+)\.json$/;

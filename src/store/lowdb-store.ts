@@ -586,6 +586,7 @@ export class LowdbStore implements Store {
     try {
       await this.flush();
       await this.journal.close();
+      await this.writer.close();
     } finally {
       await this.releaseLock();
     }

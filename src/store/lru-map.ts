@@ -1,7 +1,12 @@
 /*
  * A Map that forgets its least recently used entries beyond a capacity — except those
  * `canEvict` refuses (e.g. data whose write has not landed yet), which stay until it agrees.
+ * A refused entry goes to the back of the line, so each set() looks at a few entries however
+ * many are refused (thousands of queued runs must not make every save scan them all).
  */
+
+/** Entries a set() looks at for eviction: enough to keep up when most of them can go. */
+const EVICTION_SCAN = 8;
 export class LruMap<K, V> {
   private readonly map = new Map<K, V>();
 
@@ -31,7 +36,7 @@ export class LruMap<K, V> {
   set(key: K, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
-    this.trim();
+    this.evict(EVICTION_SCAN);
   }
 
   delete(key: K): void {
@@ -44,10 +49,17 @@ export class LruMap<K, V> {
 
   /** Evicts what it may until the map is within capacity (also after `canEvict` changes its mind). */
   trim(): void {
-    if (this.map.size <= this.capacity) return;
-    for (const [key, value] of this.map) {
-      if (this.map.size <= this.capacity) return;
-      if (this.canEvict(value)) this.map.delete(key);
+    this.evict(this.map.size);
+  }
+
+  /** Looks at up to `budget` entries, oldest first: each goes, or (refused) moves to the back. */
+  private evict(budget: number): void {
+    for (let looked = 0; looked < budget && this.map.size > this.capacity; looked++) {
+      const oldest = this.map.entries().next();
+      if (oldest.done === true) return;
+      const [key, value] = oldest.value;
+      this.map.delete(key);
+      if (!this.canEvict(value)) this.map.set(key, value);
     }
   }
 }

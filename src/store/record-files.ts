@@ -66,9 +66,9 @@ export class RecordFiles<T> {
       }
       indexed = this.beingIndexed.get(id);
     }
-    const text = `${JSON.stringify(record, null, 2)}\n`;
     const ready = indexed && after ? Promise.all([indexed, after]) : (indexed ?? after);
-    const written = this.options.writer.write(path, () => ({ text, ready, ...(onWritten ? { onWritten } : {}) }));
+    // Serialized when the write starts: of the saves a checkpoint folds together, only the last is.
+    const written = this.options.writer.write(path, () => ({ text: `${JSON.stringify(record, null, 2)}\n`, ready, ...(onWritten ? { onWritten } : {}) }));
     this.writes.set(id, written);
     const done = () => {
       if (this.writes.get(id) === written) this.writes.delete(id);

@@ -5,7 +5,7 @@
  * list is; a full segment leaves memory once it is on disk and is read back on demand
  * through a cache shared by logs of one kind.
  */
-import { readdir } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { segmentFileName, segmentKeyOf } from './file-names.js';
@@ -62,7 +62,7 @@ export class SegmentedLog<T> {
   private readonly segmentSchema: z.ZodType<T[]>;
 
   constructor(private readonly options: SegmentedLogOptions<T>) {
-    this.segmentSchema = z.array(options.item);
+    this.segmentSchema = segmentSchemaOf(options.item);
     this.ready = this.load();
     // A load failure is reported to every read and append of this log.
     this.ready.catch(() => {});
@@ -250,7 +250,10 @@ export class SegmentedLog<T> {
       let names: string[] = [];
       try {
         this.options.onRead?.();
-        names = await readdir(this.options.dir);
+        // Listing a directory (most often one that does not exist yet: a new run's log) takes a
+        // few microseconds on this thread; through the thread pool, or by catching ENOENT, it
+        // costs ten times that in promise and error objects, on every new run.
+        if (existsSync(this.options.dir)) names = readdirSync(this.options.dir);
       } catch (error) {
         if (errorCode(error) !== 'ENOENT') throw error;
       }
@@ -271,6 +274,18 @@ export class SegmentedLog<T> {
       throw error;
     }
   }
+}
+
+/** One array schema per item schema: building a zod schema for every new log (every run) is not free. */
+const segmentSchemas = new WeakMap<z.ZodType, z.ZodType>();
+
+function segmentSchemaOf<T>(item: z.ZodType<T>): z.ZodType<T[]> {
+  let schema = segmentSchemas.get(item) as z.ZodType<T[]> | undefined;
+  if (!schema) {
+    schema = z.array(item);
+    segmentSchemas.set(item, schema);
+  }
+  return schema;
 }
 
 /** Index of the first element not less than `value` in an ascending array. */

@@ -5,6 +5,7 @@
  * starts, not when it is asked for.
  */
 import { dirname } from 'node:path';
+import { CheckpointThread } from './checkpoint-thread.js';
 import { makePrivateDir, PrivateTextFile } from './private-file.js';
 import { StoreError } from './store-error.js';
 
@@ -43,7 +44,9 @@ export class WriteCoalescer {
   constructor(
     private readonly sync = false,
     private readonly delayMs = 0,
-  ) {}
+  ) {
+    this.thread = sync ? undefined : new CheckpointThread();
+  }
 
   /** Files whose write waits for the delay timer. */
   private readonly delayed = new Set<FileState>();
@@ -52,6 +55,8 @@ export class WriteCoalescer {
   private hurrying = 0;
 
   private readonly files = new Map<string, FileState>();
+  /** Without fsync, files are written on a worker thread (checkpoint-thread.ts), off the event loop. */
+  private readonly thread: CheckpointThread | undefined;
   private readonly knownDirs = new Set<string>();
   /** Files renamed into place so far (for tests and benchmarks). */
   fileWrites = 0;
@@ -72,6 +77,11 @@ export class WriteCoalescer {
       if (!state.running) this.schedule(path, state);
     }
     return state.next.promise;
+  }
+
+  /** Stops the worker thread once every write is done (the store closes). */
+  async close(): Promise<void> {
+    await this.thread?.close();
   }
 
   /** Whether `path` has a write scheduled, running, or failed and not yet redone. */
@@ -149,8 +159,12 @@ export class WriteCoalescer {
     try {
       const snapshot = state.snapshot();
       if (snapshot.ready) await snapshot.ready;
-      await this.ensureDir(dirname(path));
-      await state.file.write(snapshot.text);
+      if (this.thread) {
+        await this.thread.write(path, snapshot.text);
+      } else {
+        await this.ensureDir(dirname(path));
+        await state.file.write(snapshot.text);
+      }
       this.fileWrites += 1;
       state.failed = undefined;
       snapshot.onWritten?.();

@@ -47,7 +47,41 @@ export interface SupervisorContext {
   inUse: number;
   /** In arrival order. */
   waiters: PermitWaiter[];
+  /** How many wait, by class and agent: lets a grant stop scanning once it met every agent's first waiter. */
+  waiting: WaitingCounts;
   fair: FairQueue;
+}
+
+/** class -> agentId -> how many of its waiters wait (agents with none are absent). */
+export type WaitingCounts = Record<Priority, Record<string, number>>;
+
+export const noneWaiting = (): WaitingCounts => ({ interactive: {}, background: {}, batch: {} });
+
+/** The counts with one more (or one fewer) waiter of `agentId` in `priority`; copies only that class. */
+function counted(waiting: WaitingCounts, { priority, agentId }: Pick<PermitWaiter, 'priority' | 'agentId'>, delta: 1 | -1): WaitingCounts {
+  const ofClass = { ...waiting[priority] };
+  const n = (ofClass[agentId] ?? 0) + delta;
+  if (n > 0) ofClass[agentId] = n;
+  else delete ofClass[agentId];
+  return { ...waiting, [priority]: ofClass };
+}
+
+/** Index of the run among the waiters, or -1 (a plain loop: the limiter may hold thousands). */
+function indexOfWaiter(waiters: readonly PermitWaiter[], runId: string): number {
+  for (let i = 0; i < waiters.length; i++) if (waiters[i]!.runId === runId) return i;
+  return -1;
+}
+
+/** The waiters without those at `taken` (few, mostly near the front): copied in slices. */
+function withoutIndices(waiters: readonly PermitWaiter[], taken: readonly number[]): PermitWaiter[] {
+  const sorted = [...taken].sort((a, b) => a - b);
+  const kept: PermitWaiter[] = [];
+  let from = 0;
+  for (const index of sorted) {
+    if (index > from) kept.push(...waiters.slice(from, index));
+    from = index + 1;
+  }
+  return from === 0 ? kept.concat(waiters) : kept.concat(waiters.slice(from));
 }
 
 export type SupervisorEvent =
@@ -112,65 +146,67 @@ function serve(fair: FairQueue, weights: PriorityWeights, { priority, agentId }:
   fair.agentNow[priority] = Math.max(fair.agentNow[priority], ofAgent);
 }
 
-/** The waiters by class, then by agent (in the order of their earliest waiter), each agent's in arrival order. */
-type WaiterIndex = Record<Priority, Map<string, { order: number; waiter: PermitWaiter }[]>>;
-
-function indexWaiters(waiters: readonly PermitWaiter[]): WaiterIndex {
-  const index: WaiterIndex = { interactive: new Map(), background: new Map(), batch: new Map() };
-  waiters.forEach((waiter, order) => {
-    const byAgent = index[waiter.priority];
-    const queue = byAgent.get(waiter.agentId);
-    if (queue) queue.push({ order, waiter });
-    else byAgent.set(waiter.agentId, [{ order, waiter }]);
-  });
-  return index;
-}
-
-function someKey(map: Map<string, unknown>, test: (key: string) => boolean): boolean {
-  for (const key of map.keys()) if (test(key)) return true;
-  return false;
-}
-
 /**
- * Takes the waiter served next out of `index`: the class with the least pass (ties: interactive,
- * background, batch), in it the agent with the least pass (ties: the one whose front waiter came
- * first), and that agent's earliest waiter of the class. Agents `eligible` rejects are skipped.
+ * The index in `waiters` of the waiter served next: the class with the least pass (ties:
+ * interactive, background, batch), in it the agent with the least pass (ties: the one whose
+ * earliest waiter came first), and that agent's earliest waiter of the class; -1 when none may
+ * go. Waiters at indices in `taken` are already granted; agents `eligible` rejects are skipped.
+ * One pass, no allocation per waiter: the limiter may hold thousands of waiters
+ * (bench/scaling.bench.ts).
  */
-function takeNext(index: WaiterIndex, fair: FairQueue, weights: PriorityWeights, eligible: (agentId: string) => boolean): PermitWaiter | undefined {
+function nextWaiter(
+  waiters: readonly PermitWaiter[],
+  taken: ReadonlySet<number>,
+  waiting: WaitingCounts,
+  fair: FairQueue,
+  weights: PriorityWeights,
+  eligible: (agentId: string) => boolean,
+): number {
+  // The (class, agent) pairs whose first waiter is wanted; the scan stops once it met them all.
+  let wanted = 0;
+  for (const priority of PRIORITIES) for (const agentId in waiting[priority]) if (eligible(agentId)) wanted += 1;
+  // Per class: each eligible agent's earliest waiter, in the order of those earliest waiters.
+  const fronts: Record<Priority, Map<string, number>> = { interactive: new Map(), background: new Map(), batch: new Map() };
+  for (let i = 0; i < waiters.length && wanted > 0; i++) {
+    if (taken.has(i)) continue;
+    const { agentId, priority } = waiters[i]!;
+    const ofClass = fronts[priority];
+    if (ofClass.has(agentId) || !eligible(agentId)) continue;
+    ofClass.set(agentId, i);
+    wanted -= 1;
+  }
   let best: { priority: Priority; pass: number } | undefined;
   for (const priority of PRIORITIES) {
-    if (!someKey(index[priority], eligible)) continue;
+    if (fronts[priority].size === 0) continue;
     const pass = classPass(fair, weights, priority);
     if (!best || pass < best.pass) best = { priority, pass };
   }
-  if (!best) return undefined;
-  const byAgent = index[best.priority];
-  let chosen: { agentId: string; pass: number; order: number } | undefined;
-  for (const [agentId, queue] of byAgent) {
-    if (!eligible(agentId)) continue;
+  if (!best) return -1;
+  let chosen: { pass: number; index: number } | undefined;
+  for (const [agentId, index] of fronts[best.priority]) {
     const pass = agentPass(fair, best.priority, agentId);
-    const order = queue[0]!.order;
-    if (!chosen || pass < chosen.pass || (pass === chosen.pass && order < chosen.order)) chosen = { agentId, pass, order };
+    if (!chosen || pass < chosen.pass || (pass === chosen.pass && index < chosen.index)) chosen = { pass, index };
   }
-  const queue = byAgent.get(chosen!.agentId)!;
-  const { waiter } = queue.shift()!;
-  if (queue.length === 0) byAgent.delete(chosen!.agentId);
-  return waiter;
+  return chosen!.index;
 }
 
 /** Grants waiters while permits are free, in fair-queueing order, skipping agents at their cap; pure. */
 export function grantWaiters(context: SupervisorContext): { next: SupervisorContext; granted: string[] } {
   if (context.waiters.length === 0 || context.inUse >= context.maxGlobal) return { next: context, granted: [] };
   const perAgent = { ...context.perAgent };
-  const holders = { ...context.holders };
-  const index = indexWaiters(context.waiters);
   const underCap = (agentId: string) => (perAgent[agentId] ?? 0) < context.maxPerAgent;
   const fair = copyOf(context.fair);
+  const holders = { ...context.holders };
+  const taken = new Set<number>();
   const granted: string[] = [];
+  let waiting = context.waiting;
   let inUse = context.inUse;
   while (inUse < context.maxGlobal) {
-    const waiter = takeNext(index, fair, context.weights, underCap);
-    if (!waiter) break;
+    const index = nextWaiter(context.waiters, taken, waiting, fair, context.weights, underCap);
+    if (index < 0) break;
+    const waiter = context.waiters[index]!;
+    taken.add(index);
+    waiting = counted(waiting, waiter, -1);
     serve(fair, context.weights, waiter);
     perAgent[waiter.agentId] = (perAgent[waiter.agentId] ?? 0) + 1;
     holders[waiter.runId] = waiter.agentId;
@@ -178,9 +214,8 @@ export function grantWaiters(context: SupervisorContext): { next: SupervisorCont
     granted.push(waiter.runId);
   }
   if (granted.length === 0) return { next: context, granted };
-  const taken = new Set(granted);
-  const waiters = context.waiters.filter((w) => !taken.has(w.runId));
-  return { next: { ...context, perAgent, holders, inUse, waiters, fair: forgetCaughtUp(fair) }, granted };
+  const waiters = withoutIndices(context.waiters, [...taken]);
+  return { next: { ...context, perAgent, holders, inUse, waiters, waiting, fair: forgetCaughtUp(fair) }, granted };
 }
 
 /** Drops agents' passes that the clamp makes equal to having none, so agent ids do not pile up. */
@@ -201,32 +236,76 @@ function forgetCaughtUp(fair: FairQueue): FairQueue {
  * counted. Pure.
  */
 export function queuePosition(context: SupervisorContext, runId: string): number {
-  const { fair, weights } = context;
-  const target = context.waiters.find((w) => w.runId === runId);
-  if (!target) return 0;
+  const { fair, weights, waiters } = context;
+  const mine = waiters.length > 0 && waiters[waiters.length - 1]!.runId === runId ? waiters.length - 1 : indexOfWaiter(waiters, runId);
+  if (mine < 0) return 0;
+  const target = waiters[mine]!;
+  if (mine === waiters.length - 1) return positionOfNewest(context, target);
   // Inside its class: each agent's waiters are served at its pass, pass + 1, …; ties by arrival.
+  const passOf = new Map<string, number>();
+  const keyOf = (agentId: string, nth: number) => {
+    let pass = passOf.get(agentId);
+    if (pass === undefined) passOf.set(agentId, (pass = agentPass(fair, target.priority, agentId)));
+    return pass + nth;
+  };
+  let nthOfMine = 0;
+  for (let i = 0; i < mine; i++) if (waiters[i]!.priority === target.priority && waiters[i]!.agentId === target.agentId) nthOfMine += 1;
+  const myKey = keyOf(target.agentId, nthOfMine);
   const seen = new Map<string, number>();
-  const keyed = context.waiters.flatMap((waiter, order) => {
-    if (waiter.priority !== target.priority) return [];
-    const nth = seen.get(waiter.agentId) ?? 0;
-    seen.set(waiter.agentId, nth + 1);
-    return [{ waiter, order, key: agentPass(fair, waiter.priority, waiter.agentId) + nth }];
-  });
-  const mine = keyed.find((k) => k.waiter === target)!;
-  const ofClass = 1 + keyed.filter((k) => k.key < mine.key || (k.key === mine.key && k.order < mine.order)).length;
+  const waiting: Record<Priority, number> = { interactive: 0, background: 0, batch: 0 };
+  let ofClass = 1;
+  for (let i = 0; i < waiters.length; i++) {
+    const { agentId, priority } = waiters[i]!;
+    waiting[priority] += 1;
+    if (priority !== target.priority) continue;
+    const nth = seen.get(agentId) ?? 0;
+    seen.set(agentId, nth + 1);
+    const key = keyOf(agentId, nth);
+    if (key < myKey || (key === myKey && i < mine)) ofClass += 1;
+  }
   // Across classes: class d is served at its pass, pass + stride, …, ties in the order of PRIORITIES.
   const at = classPass(fair, weights, target.priority) + (ofClass - 1) * strideOf(fair, weights, target.priority);
   let ahead = ofClass - 1;
   for (const other of PRIORITIES) {
     if (other === target.priority) continue;
-    const waiting = context.waiters.filter((w) => w.priority === other).length;
     const first = classPass(fair, weights, other);
-    if (waiting === 0 || first > at) continue;
+    if (waiting[other] === 0 || first > at) continue;
     const stride = strideOf(fair, weights, other);
     const tieGoesFirst = PRIORITIES.indexOf(other) < PRIORITIES.indexOf(target.priority);
     const upTo = Math.floor((at - first) / stride);
     const servedBefore = first + upTo * stride === at && !tieGoesFirst ? upTo : upTo + 1;
-    ahead += Math.min(waiting, servedBefore);
+    ahead += Math.min(waiting[other], servedBefore);
+  }
+  return ahead + 1;
+}
+
+/**
+ * queuePosition of the waiter that came last (what ACQUIRE announces), from the counts alone:
+ * every other waiter came earlier, so in its class each agent's waiters with a key up to the
+ * newest one's go first — `min(count, key - pass + 1)` of them — and its own agent's all do.
+ */
+function positionOfNewest(context: SupervisorContext, target: PermitWaiter): number {
+  const { fair, weights, waiting } = context;
+  const ofClass = waiting[target.priority];
+  const nth = (ofClass[target.agentId] ?? 1) - 1;
+  const myKey = agentPass(fair, target.priority, target.agentId) + nth;
+  let ahead = nth;
+  for (const agentId in ofClass) {
+    if (agentId === target.agentId) continue;
+    const below = myKey - agentPass(fair, target.priority, agentId) + 1;
+    if (below > 0) ahead += Math.min(ofClass[agentId]!, below);
+  }
+  const at = classPass(fair, weights, target.priority) + ahead * strideOf(fair, weights, target.priority);
+  for (const other of PRIORITIES) {
+    if (other === target.priority) continue;
+    let count = 0;
+    for (const agentId in waiting[other]) count += waiting[other][agentId]!;
+    const first = classPass(fair, weights, other);
+    if (count === 0 || first > at) continue;
+    const stride = strideOf(fair, weights, other);
+    const tieGoesFirst = PRIORITIES.indexOf(other) < PRIORITIES.indexOf(target.priority);
+    const upTo = Math.floor((at - first) / stride);
+    ahead += Math.min(count, first + upTo * stride === at && !tieGoesFirst ? upTo : upTo + 1);
   }
   return ahead + 1;
 }
@@ -235,8 +314,11 @@ export function queuePosition(context: SupervisorContext, runId: string): number
 export function releaseRun(context: SupervisorContext, runId: string): SupervisorContext {
   const agentId = context.holders[runId];
   if (agentId === undefined) {
-    const waiters = context.waiters.filter((w) => w.runId !== runId);
-    return waiters.length === context.waiters.length ? context : { ...context, waiters };
+    const index = indexOfWaiter(context.waiters, runId);
+    if (index < 0) return context;
+    const waiters = context.waiters.slice();
+    const [left] = waiters.splice(index, 1);
+    return { ...context, waiters, waiting: counted(context.waiting, left!, -1) };
   }
   const holders = { ...context.holders };
   delete holders[runId];
@@ -255,11 +337,10 @@ export const supervisorMachine = setup({
     emitted: {} as SupervisorEmitted,
   },
   actions: {
-    enlist: assign({
-      waiters: ({ context, event }) =>
-        event.type === 'ACQUIRE' && !(event.runId in context.holders) && !context.waiters.some((w) => w.runId === event.runId)
-          ? [...context.waiters, { runId: event.runId, agentId: event.agentId, priority: event.priority ?? 'interactive' }]
-          : context.waiters,
+    enlist: assign(({ context, event }) => {
+      if (event.type !== 'ACQUIRE' || event.runId in context.holders || indexOfWaiter(context.waiters, event.runId) >= 0) return context;
+      const waiter: PermitWaiter = { runId: event.runId, agentId: event.agentId, priority: event.priority ?? 'interactive' };
+      return { ...context, waiters: [...context.waiters, waiter], waiting: counted(context.waiting, waiter, 1) };
     }),
     release: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RELEASE') return;
@@ -279,8 +360,9 @@ export const supervisorMachine = setup({
       for (const runId of granted) enqueue.emit({ type: 'granted', runId });
     }),
     announceWaiting: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'ACQUIRE' || !context.waiters.some((w) => w.runId === event.runId)) return;
-      enqueue.emit({ type: 'waiting', runId: event.runId, position: queuePosition(context, event.runId) });
+      if (event.type !== 'ACQUIRE') return;
+      const position = queuePosition(context, event.runId);
+      if (position > 0) enqueue.emit({ type: 'waiting', runId: event.runId, position });
     }),
   },
 }).createMachine({
@@ -293,6 +375,7 @@ export const supervisorMachine = setup({
     perAgent: {},
     inUse: 0,
     waiters: [],
+    waiting: noneWaiting(),
     fair: emptyFairQueue(input.weights ?? DEFAULT_WEIGHTS),
   }),
   initial: 'limiting',

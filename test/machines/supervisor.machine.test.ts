@@ -164,12 +164,13 @@ describe('limiter, by example', () => {
         { runId: 'a2', agentId: 'a', priority: 'interactive' },
         { runId: 'b1', agentId: 'b', priority: 'interactive' },
       ],
+      waiting: { interactive: { a: 2, b: 1 }, background: {}, batch: {} },
       fair: emptyFairQueue(),
     };
     const copy = structuredClone(context);
     const { next, granted: ids } = grantWaiters(context);
     expect(ids).toEqual(['a1', 'b1']);
-    expect(next).toMatchObject({ inUse: 2, perAgent: { a: 1, b: 1 }, waiters: [{ runId: 'a2', agentId: 'a' }] });
+    expect(next).toMatchObject({ inUse: 2, perAgent: { a: 1, b: 1 }, waiters: [{ runId: 'a2', agentId: 'a' }], waiting: { interactive: { a: 1 } } });
     expect(context).toEqual(copy);
   });
 });
@@ -215,6 +216,9 @@ function checkBookkeeping(context: SupervisorContext): void {
     context.waiters.every((w) => !(w.runId in context.holders)),
     () => 'a holder is also waiting',
   );
+  const waiting: SupervisorContext['waiting'] = { interactive: {}, background: {}, batch: {} };
+  for (const w of context.waiters) waiting[w.priority][w.agentId] = (waiting[w.priority][w.agentId] ?? 0) + 1;
+  holds(isDeepStrictEqual(waiting, context.waiting), () => `waiting counts ${JSON.stringify(context.waiting)} but the waiters give ${JSON.stringify(waiting)}`);
 }
 
 /**

@@ -56,7 +56,7 @@ async function startLatencies(): Promise<number[]> {
   })();
   for (let i = 0; i < 1_000; i++) {
     submittedAt = performance.now();
-    const { runId } = await engine.submit({ sessionId: `lat${i}`, input: 'hi' });
+    const { runId } = await engine.submit({ sessionId: `lat${i % 200}`, input: 'hi' });
     await engine.wait(runId);
   }
   stream.close();
@@ -101,8 +101,8 @@ const benchmark: Benchmark = async () => {
       target: '>= 0.4',
       note: 'file store (lowdb) in a temp directory, fsync off; every answer after its journal write',
     },
-    { figure: 'admission: submit -> run.started p50', value: percentile(latencies, 0.5) * 1000, unit: 'µs' },
-    { figure: 'admission: submit -> run.started p99', value: percentile(latencies, 0.99) * 1000, unit: 'µs' },
+    { figure: 'admission: submit -> run.started p50 (1,000 runs over 200 sessions)', value: percentile(latencies, 0.5) * 1000, unit: 'µs' },
+    { figure: 'admission: submit -> run.started p99 (1,000 runs over 200 sessions)', value: percentile(latencies, 0.99) * 1000, unit: 'µs', target: '< 2000' },
   ];
   return figures;
 };

@@ -7,6 +7,7 @@
  * engine listens. Pure: no clock, no I/O.
  */
 import { assign, enqueueActions, setup } from 'xstate';
+import { backOf, emptyQueue, frontOf, itemsOf, popped, pushed, sizeOf, someItem, withoutItems, type WaitQueue } from './wait-queue.js';
 
 export type Priority = 'interactive' | 'background' | 'batch';
 
@@ -19,6 +20,8 @@ export interface PermitWaiter {
   runId: string;
   agentId: string;
   priority: Priority;
+  /** Its arrival, counted from 0: ties between agents go to the earliest. */
+  order: number;
 }
 
 /**
@@ -45,43 +48,36 @@ export interface SupervisorContext {
   holders: Record<string, string>;
   perAgent: Record<string, number>;
   inUse: number;
-  /** In arrival order. */
-  waiters: PermitWaiter[];
-  /** How many wait, by class and agent: lets a grant stop scanning once it met every agent's first waiter. */
-  waiting: WaitingCounts;
+  /** Who waits, by class and by agent, each agent's in arrival order (agents with none are absent). */
+  queues: WaitQueues;
+  /** Waiters so far: the next one's `order`. */
+  arrivals: number;
   fair: FairQueue;
 }
 
-/** class -> agentId -> how many of its waiters wait (agents with none are absent). */
-export type WaitingCounts = Record<Priority, Record<string, number>>;
+export type WaitQueues = Record<Priority, Record<string, WaitQueue<PermitWaiter>>>;
 
-export const noneWaiting = (): WaitingCounts => ({ interactive: {}, background: {}, batch: {} });
+export const noQueues = (): WaitQueues => ({ interactive: {}, background: {}, batch: {} });
 
-/** The counts with one more (or one fewer) waiter of `agentId` in `priority`; copies only that class. */
-function counted(waiting: WaitingCounts, { priority, agentId }: Pick<PermitWaiter, 'priority' | 'agentId'>, delta: 1 | -1): WaitingCounts {
-  const ofClass = { ...waiting[priority] };
-  const n = (ofClass[agentId] ?? 0) + delta;
-  if (n > 0) ofClass[agentId] = n;
+/** The queues with the queue of `agentId` in `priority` replaced (dropped when empty); copies only that class. */
+function withQueue(queues: WaitQueues, priority: Priority, agentId: string, queue: WaitQueue<PermitWaiter>): WaitQueues {
+  const ofClass = { ...queues[priority] };
+  if (sizeOf(queue) > 0) ofClass[agentId] = queue;
   else delete ofClass[agentId];
-  return { ...waiting, [priority]: ofClass };
+  return { ...queues, [priority]: ofClass };
 }
 
-/** Index of the run among the waiters, or -1 (a plain loop: the limiter may hold thousands). */
-function indexOfWaiter(waiters: readonly PermitWaiter[], runId: string): number {
-  for (let i = 0; i < waiters.length; i++) if (waiters[i]!.runId === runId) return i;
-  return -1;
+/** Every waiter, in arrival order. */
+export function waitersOf(context: Pick<SupervisorContext, 'queues'>): PermitWaiter[] {
+  const all: PermitWaiter[] = [];
+  for (const priority of PRIORITIES) for (const agentId in context.queues[priority]) all.push(...itemsOf(context.queues[priority][agentId]!));
+  return all.sort((a, b) => a.order - b.order);
 }
 
-/** The waiters without those at `taken` (few, mostly near the front): copied in slices. */
-function withoutIndices(waiters: readonly PermitWaiter[], taken: readonly number[]): PermitWaiter[] {
-  const sorted = [...taken].sort((a, b) => a - b);
-  const kept: PermitWaiter[] = [];
-  let from = 0;
-  for (const index of sorted) {
-    if (index > from) kept.push(...waiters.slice(from, index));
-    from = index + 1;
-  }
-  return from === 0 ? kept.concat(waiters) : kept.concat(waiters.slice(from));
+export function waitingCount(context: Pick<SupervisorContext, 'queues'>): number {
+  let count = 0;
+  for (const priority of PRIORITIES) for (const agentId in context.queues[priority]) count += sizeOf(context.queues[priority][agentId]!);
+  return count;
 }
 
 export type SupervisorEvent =
@@ -147,66 +143,50 @@ function serve(fair: FairQueue, weights: PriorityWeights, { priority, agentId }:
 }
 
 /**
- * The index in `waiters` of the waiter served next: the class with the least pass (ties:
- * interactive, background, batch), in it the agent with the least pass (ties: the one whose
- * earliest waiter came first), and that agent's earliest waiter of the class; -1 when none may
- * go. Waiters at indices in `taken` are already granted; agents `eligible` rejects are skipped.
- * One pass, no allocation per waiter: the limiter may hold thousands of waiters
- * (bench/scaling.bench.ts).
+ * The waiter served next: the class with the least pass (ties: interactive, background,
+ * batch), in it the agent with the least pass (ties: the one whose earliest waiter came
+ * first), and that agent's earliest waiter of the class; undefined when none may go. Agents
+ * `eligible` rejects are skipped. It looks only at the front of each agent's queue.
  */
-function nextWaiter(
-  waiters: readonly PermitWaiter[],
-  taken: ReadonlySet<number>,
-  waiting: WaitingCounts,
-  fair: FairQueue,
-  weights: PriorityWeights,
-  eligible: (agentId: string) => boolean,
-): number {
-  // The (class, agent) pairs whose first waiter is wanted; the scan stops once it met them all.
-  let wanted = 0;
-  for (const priority of PRIORITIES) for (const agentId in waiting[priority]) if (eligible(agentId)) wanted += 1;
-  // Per class: each eligible agent's earliest waiter, in the order of those earliest waiters.
-  const fronts: Record<Priority, Map<string, number>> = { interactive: new Map(), background: new Map(), batch: new Map() };
-  for (let i = 0; i < waiters.length && wanted > 0; i++) {
-    if (taken.has(i)) continue;
-    const { agentId, priority } = waiters[i]!;
-    const ofClass = fronts[priority];
-    if (ofClass.has(agentId) || !eligible(agentId)) continue;
-    ofClass.set(agentId, i);
-    wanted -= 1;
-  }
+function nextWaiter(queues: WaitQueues, fair: FairQueue, weights: PriorityWeights, eligible: (agentId: string) => boolean): PermitWaiter | undefined {
   let best: { priority: Priority; pass: number } | undefined;
   for (const priority of PRIORITIES) {
-    if (fronts[priority].size === 0) continue;
+    let any = false;
+    for (const agentId in queues[priority]) {
+      if (eligible(agentId)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) continue;
     const pass = classPass(fair, weights, priority);
     if (!best || pass < best.pass) best = { priority, pass };
   }
-  if (!best) return -1;
-  let chosen: { pass: number; index: number } | undefined;
-  for (const [agentId, index] of fronts[best.priority]) {
+  if (!best) return undefined;
+  let chosen: { pass: number; waiter: PermitWaiter } | undefined;
+  for (const agentId in queues[best.priority]) {
+    if (!eligible(agentId)) continue;
+    const waiter = frontOf(queues[best.priority][agentId]!)!;
     const pass = agentPass(fair, best.priority, agentId);
-    if (!chosen || pass < chosen.pass || (pass === chosen.pass && index < chosen.index)) chosen = { pass, index };
+    if (!chosen || pass < chosen.pass || (pass === chosen.pass && waiter.order < chosen.waiter.order)) chosen = { pass, waiter };
   }
-  return chosen!.index;
+  return chosen!.waiter;
 }
 
 /** Grants waiters while permits are free, in fair-queueing order, skipping agents at their cap; pure. */
 export function grantWaiters(context: SupervisorContext): { next: SupervisorContext; granted: string[] } {
-  if (context.waiters.length === 0 || context.inUse >= context.maxGlobal) return { next: context, granted: [] };
+  if (context.inUse >= context.maxGlobal) return { next: context, granted: [] };
   const perAgent = { ...context.perAgent };
   const underCap = (agentId: string) => (perAgent[agentId] ?? 0) < context.maxPerAgent;
   const fair = copyOf(context.fair);
   const holders = { ...context.holders };
-  const taken = new Set<number>();
   const granted: string[] = [];
-  let waiting = context.waiting;
+  let queues = context.queues;
   let inUse = context.inUse;
   while (inUse < context.maxGlobal) {
-    const index = nextWaiter(context.waiters, taken, waiting, fair, context.weights, underCap);
-    if (index < 0) break;
-    const waiter = context.waiters[index]!;
-    taken.add(index);
-    waiting = counted(waiting, waiter, -1);
+    const waiter = nextWaiter(queues, fair, context.weights, underCap);
+    if (!waiter) break;
+    queues = withQueue(queues, waiter.priority, waiter.agentId, popped(queues[waiter.priority][waiter.agentId]!));
     serve(fair, context.weights, waiter);
     perAgent[waiter.agentId] = (perAgent[waiter.agentId] ?? 0) + 1;
     holders[waiter.runId] = waiter.agentId;
@@ -214,8 +194,7 @@ export function grantWaiters(context: SupervisorContext): { next: SupervisorCont
     granted.push(waiter.runId);
   }
   if (granted.length === 0) return { next: context, granted };
-  const waiters = withoutIndices(context.waiters, [...taken]);
-  return { next: { ...context, perAgent, holders, inUse, waiters, waiting, fair: forgetCaughtUp(fair) }, granted };
+  return { next: { ...context, perAgent, holders, inUse, queues, fair: forgetCaughtUp(fair) }, granted };
 }
 
 /** Drops agents' passes that the clamp makes equal to having none, so agent ids do not pile up. */
@@ -236,11 +215,13 @@ function forgetCaughtUp(fair: FairQueue): FairQueue {
  * counted. Pure.
  */
 export function queuePosition(context: SupervisorContext, runId: string): number {
-  const { fair, weights, waiters } = context;
-  const mine = waiters.length > 0 && waiters[waiters.length - 1]!.runId === runId ? waiters.length - 1 : indexOfWaiter(waiters, runId);
+  const newest = newestWaiter(context);
+  if (newest?.runId === runId) return positionOfNewest(context, newest);
+  const { fair, weights } = context;
+  const waiters = waitersOf(context);
+  const mine = waiters.findIndex((w) => w.runId === runId);
   if (mine < 0) return 0;
   const target = waiters[mine]!;
-  if (mine === waiters.length - 1) return positionOfNewest(context, target);
   // Inside its class: each agent's waiters are served at its pass, pass + 1, …; ties by arrival.
   const passOf = new Map<string, number>();
   const keyOf = (agentId: string, nth: number) => {
@@ -279,27 +260,38 @@ export function queuePosition(context: SupervisorContext, runId: string): number
   return ahead + 1;
 }
 
+/** The waiter that came last, if it still waits: the back of one agent's queue. */
+function newestWaiter(context: SupervisorContext): PermitWaiter | undefined {
+  for (const priority of PRIORITIES) {
+    for (const agentId in context.queues[priority]) {
+      const back = backOf(context.queues[priority][agentId]!)!;
+      if (back.order === context.arrivals - 1) return back;
+    }
+  }
+  return undefined;
+}
+
 /**
  * queuePosition of the waiter that came last (what ACQUIRE announces), from the counts alone:
  * every other waiter came earlier, so in its class each agent's waiters with a key up to the
  * newest one's go first — `min(count, key - pass + 1)` of them — and its own agent's all do.
  */
 function positionOfNewest(context: SupervisorContext, target: PermitWaiter): number {
-  const { fair, weights, waiting } = context;
-  const ofClass = waiting[target.priority];
-  const nth = (ofClass[target.agentId] ?? 1) - 1;
+  const { fair, weights, queues } = context;
+  const ofClass = queues[target.priority];
+  const nth = sizeOf(ofClass[target.agentId]!) - 1;
   const myKey = agentPass(fair, target.priority, target.agentId) + nth;
   let ahead = nth;
   for (const agentId in ofClass) {
     if (agentId === target.agentId) continue;
     const below = myKey - agentPass(fair, target.priority, agentId) + 1;
-    if (below > 0) ahead += Math.min(ofClass[agentId]!, below);
+    if (below > 0) ahead += Math.min(sizeOf(ofClass[agentId]!), below);
   }
   const at = classPass(fair, weights, target.priority) + ahead * strideOf(fair, weights, target.priority);
   for (const other of PRIORITIES) {
     if (other === target.priority) continue;
     let count = 0;
-    for (const agentId in waiting[other]) count += waiting[other][agentId]!;
+    for (const agentId in queues[other]) count += sizeOf(queues[other][agentId]!);
     const first = classPass(fair, weights, other);
     if (count === 0 || first > at) continue;
     const stride = strideOf(fair, weights, other);
@@ -314,11 +306,14 @@ function positionOfNewest(context: SupervisorContext, target: PermitWaiter): num
 export function releaseRun(context: SupervisorContext, runId: string): SupervisorContext {
   const agentId = context.holders[runId];
   if (agentId === undefined) {
-    const index = indexOfWaiter(context.waiters, runId);
-    if (index < 0) return context;
-    const waiters = context.waiters.slice();
-    const [left] = waiters.splice(index, 1);
-    return { ...context, waiters, waiting: counted(context.waiting, left!, -1) };
+    for (const priority of PRIORITIES) {
+      for (const agent in context.queues[priority]) {
+        const queue = context.queues[priority][agent]!;
+        if (!someItem(queue, (w) => w.runId === runId)) continue;
+        return { ...context, queues: withQueue(context.queues, priority, agent, withoutItems(queue, (w) => w.runId === runId)) };
+      }
+    }
+    return context;
   }
   const holders = { ...context.holders };
   delete holders[runId];
@@ -338,9 +333,13 @@ export const supervisorMachine = setup({
   },
   actions: {
     enlist: assign(({ context, event }) => {
-      if (event.type !== 'ACQUIRE' || event.runId in context.holders || indexOfWaiter(context.waiters, event.runId) >= 0) return context;
-      const waiter: PermitWaiter = { runId: event.runId, agentId: event.agentId, priority: event.priority ?? 'interactive' };
-      return { ...context, waiters: [...context.waiters, waiter], waiting: counted(context.waiting, waiter, 1) };
+      if (event.type !== 'ACQUIRE' || event.runId in context.holders) return context;
+      const priority = event.priority ?? 'interactive';
+      const queue = context.queues[priority][event.agentId] ?? emptyQueue<PermitWaiter>();
+      // A run asks once; a repeated ACQUIRE of a waiting run changes nothing (its agent's queue is the only place it can be).
+      if (someItem(queue, (w) => w.runId === event.runId)) return context;
+      const waiter: PermitWaiter = { runId: event.runId, agentId: event.agentId, priority, order: context.arrivals };
+      return { ...context, queues: withQueue(context.queues, priority, event.agentId, pushed(queue, waiter)), arrivals: context.arrivals + 1 };
     }),
     release: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RELEASE') return;
@@ -374,8 +373,8 @@ export const supervisorMachine = setup({
     holders: {},
     perAgent: {},
     inUse: 0,
-    waiters: [],
-    waiting: noneWaiting(),
+    queues: noQueues(),
+    arrivals: 0,
     fair: emptyFairQueue(input.weights ?? DEFAULT_WEIGHTS),
   }),
   initial: 'limiting',

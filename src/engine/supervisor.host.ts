@@ -4,6 +4,7 @@
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import type { Priority, PriorityWeights, SupervisorEmitted } from '../../machines/supervisor.machine.js';
+import { waitingCount } from '../../machines/supervisor.machine.js';
 import { supervisorMachine } from '../../machines/supervisor.machine.js';
 import type { Clock } from '../core/clock.js';
 import type { InspectionHub } from './inspection.js';
@@ -69,7 +70,7 @@ export class SupervisorHost {
     const c = this.actor.getSnapshot().context;
     const perAgent: LimiterFigures['perAgent'] = {};
     for (const [agentId, inUse] of Object.entries(c.perAgent)) perAgent[agentId] = { inUse, max: c.maxPerAgent };
-    return { global: { inUse: c.inUse, max: c.maxGlobal }, perAgent, waiting: c.waiters.length };
+    return { global: { inUse: c.inUse, max: c.maxGlobal }, perAgent, waiting: waitingCount(c) };
   }
 
   stop(): void {

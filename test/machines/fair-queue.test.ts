@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { grantWaiters, PRIORITIES, queuePosition, supervisorMachine } from '../../machines/supervisor.machine.js';
+import { grantWaiters, PRIORITIES, queuePosition, supervisorMachine, waitersOf, waitingCount } from '../../machines/supervisor.machine.js';
 import type { Priority, PriorityWeights, SupervisorEmitted, SupervisorInput } from '../../machines/supervisor.machine.js';
 
 function limiter(input: SupervisorInput) {
@@ -168,12 +168,13 @@ describe('the limiter\'s queue, for all workloads (fast-check)', () => {
         const context = replayed(maxGlobal, weights, steps).context();
         const order: string[] = [];
         let ctx = { ...context, maxPerAgent: Number.POSITIVE_INFINITY, maxGlobal: context.inUse + 1 };
-        while (ctx.waiters.length > 0) {
+        while (waitingCount(ctx) > 0) {
           const { next, granted } = grantWaiters(ctx);
           order.push(...granted);
           ctx = { ...next, maxGlobal: next.inUse + 1 };
         }
-        expect(context.waiters.map((w) => queuePosition(context, w.runId))).toEqual(context.waiters.map((w) => order.indexOf(w.runId) + 1));
+        const waiters = waitersOf(context);
+        expect(waiters.map((w) => queuePosition(context, w.runId))).toEqual(waiters.map((w) => order.indexOf(w.runId) + 1));
       }),
       { numRuns: 400 },
     );
@@ -207,7 +208,7 @@ describe('the limiter\'s queue, for all workloads (fast-check)', () => {
             if (s.kind === 'acquire') {
               const runId = `r${next++}`;
               const agent = AGENTS[s.agent]!;
-              const ahead = l.context().waiters.filter((w) => w.agentId === agent && w.priority === s.priority).length;
+              const ahead = waitersOf(l.context()).filter((w) => w.agentId === agent && w.priority === s.priority).length;
               waiting.set(runId, { priority: s.priority, agent, ahead, grantsSeen: 0 });
               l.acquire(runId, agent, s.priority);
             } else {
@@ -217,7 +218,7 @@ describe('the limiter\'s queue, for all workloads (fast-check)', () => {
             observe(before);
           }
           // Drain: release holders until nobody waits; everyone gets in.
-          for (let guard = 0; l.context().waiters.length > 0; guard++) {
+          for (let guard = 0; waitingCount(l.context()) > 0; guard++) {
             if (guard > next) throw new Error('the limiter stopped granting');
             const before = l.granted.length;
             l.release(Object.keys(l.context().holders)[0]!);

@@ -9,8 +9,11 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { emptyFairQueue, grantWaiters, queuePosition, releaseRun, supervisorMachine, DEFAULT_WEIGHTS } from '../../machines/supervisor.machine.js';
-import type { SupervisorContext, SupervisorEmitted, SupervisorEvent, SupervisorInput } from '../../machines/supervisor.machine.js';
+import { emptyFairQueue, grantWaiters, queuePosition, releaseRun, supervisorMachine, waitersOf, DEFAULT_WEIGHTS } from '../../machines/supervisor.machine.js';
+import { emptyQueue, itemsOf, pushed, type WaitQueue } from '../../machines/wait-queue.js';
+import type { PermitWaiter, SupervisorContext, SupervisorEmitted, SupervisorEvent, SupervisorInput } from '../../machines/supervisor.machine.js';
+
+const queueOf = (...waiters: PermitWaiter[]): WaitQueue<PermitWaiter> => waiters.reduce(pushed, emptyQueue<PermitWaiter>());
 
 function limiter(input: SupervisorInput) {
   const actor = createActor(supervisorMachine, { input });
@@ -119,7 +122,7 @@ describe('limiter, by example', () => {
     l.send(acquire('r2', 'b'));
     l.send(acquire('r3', 'c'));
     expect(l.send(release('r2'))).toEqual([]);
-    expect(l.context().waiters).toEqual([{ runId: 'r3', agentId: 'c', priority: 'interactive' }]);
+    expect(waitersOf(l.context())).toEqual([{ runId: 'r3', agentId: 'c', priority: 'interactive', order: 2 }]);
     expect(l.send(release('r1'))).toEqual([{ type: 'released', runId: 'r1' }, granted('r3')]);
   });
 
@@ -129,7 +132,8 @@ describe('limiter, by example', () => {
     expect(l.send(acquire('r1', 'a'))).toEqual([]);
     l.send(acquire('r2', 'a'));
     l.send(acquire('r2', 'a'));
-    expect(l.context()).toMatchObject({ inUse: 1, waiters: [{ runId: 'r2', agentId: 'a', priority: 'interactive' }] });
+    expect(l.context()).toMatchObject({ inUse: 1 });
+    expect(waitersOf(l.context())).toEqual([{ runId: 'r2', agentId: 'a', priority: 'interactive', order: 1 }]);
   });
 
   it('raising the limits admits waiters at once', () => {
@@ -159,18 +163,22 @@ describe('limiter, by example', () => {
       holders: {},
       perAgent: {},
       inUse: 0,
-      waiters: [
-        { runId: 'a1', agentId: 'a', priority: 'interactive' },
-        { runId: 'a2', agentId: 'a', priority: 'interactive' },
-        { runId: 'b1', agentId: 'b', priority: 'interactive' },
-      ],
-      waiting: { interactive: { a: 2, b: 1 }, background: {}, batch: {} },
+      queues: {
+        interactive: {
+          a: queueOf({ runId: 'a1', agentId: 'a', priority: 'interactive', order: 0 }, { runId: 'a2', agentId: 'a', priority: 'interactive', order: 1 }),
+          b: queueOf({ runId: 'b1', agentId: 'b', priority: 'interactive', order: 2 }),
+        },
+        background: {},
+        batch: {},
+      },
+      arrivals: 3,
       fair: emptyFairQueue(),
     };
     const copy = structuredClone(context);
     const { next, granted: ids } = grantWaiters(context);
     expect(ids).toEqual(['a1', 'b1']);
-    expect(next).toMatchObject({ inUse: 2, perAgent: { a: 1, b: 1 }, waiters: [{ runId: 'a2', agentId: 'a' }], waiting: { interactive: { a: 1 } } });
+    expect(next).toMatchObject({ inUse: 2, perAgent: { a: 1, b: 1 } });
+    expect(waitersOf(next)).toEqual([{ runId: 'a2', agentId: 'a', priority: 'interactive', order: 1 }]);
     expect(context).toEqual(copy);
   });
 });
@@ -212,13 +220,19 @@ function checkBookkeeping(context: SupervisorContext): void {
   const perAgent: Record<string, number> = {};
   for (const [, agentId] of holders) perAgent[agentId] = (perAgent[agentId] ?? 0) + 1;
   holds(isDeepStrictEqual(perAgent, context.perAgent), () => `perAgent ${JSON.stringify(context.perAgent)} but holders give ${JSON.stringify(perAgent)}`);
+  const waiters = waitersOf(context);
   holds(
-    context.waiters.every((w) => !(w.runId in context.holders)),
+    waiters.every((w) => !(w.runId in context.holders)),
     () => 'a holder is also waiting',
   );
-  const waiting: SupervisorContext['waiting'] = { interactive: {}, background: {}, batch: {} };
-  for (const w of context.waiters) waiting[w.priority][w.agentId] = (waiting[w.priority][w.agentId] ?? 0) + 1;
-  holds(isDeepStrictEqual(waiting, context.waiting), () => `waiting counts ${JSON.stringify(context.waiting)} but the waiters give ${JSON.stringify(waiting)}`);
+  holds(new Set(waiters.map((w) => w.runId)).size === waiters.length, () => 'a run waits twice');
+  for (const [priority, ofClass] of Object.entries(context.queues)) {
+    for (const [agentId, queue] of Object.entries(ofClass)) {
+      const items = itemsOf(queue);
+      holds(items.length > 0, () => `an empty queue is kept for ${agentId} in ${priority}`);
+      holds(items.every((w, i) => w.agentId === agentId && w.priority === priority && (i === 0 || items[i - 1]!.order < w.order)), () => `the queue of ${agentId} in ${priority} is out of order or holds another's waiter`);
+    }
+  }
 }
 
 /**
@@ -249,13 +263,13 @@ function simulate(input: SupervisorInput, commands: Command[]) {
     if (grants.length > 0) holds(after.inUse <= after.maxGlobal, () => `grant put inUse ${after.inUse} over ${after.maxGlobal}`);
 
     // Arrival order within an agent: no waiter of an agent is passed over for a later one of the same agent.
-    const queue = [...before.waiters.map((w) => w.runId), ...(event.type === 'ACQUIRE' ? [event.runId] : [])];
+    const queue = [...waitersOf(before).map((w) => w.runId), ...(event.type === 'ACQUIRE' ? [event.runId] : [])];
     for (const runId of grants) {
       const agentId = after.holders[runId]!;
-      const earlier = after.waiters.find((w) => w.agentId === agentId && queue.indexOf(w.runId) < queue.indexOf(runId));
+      const earlier = waitersOf(after).find((w) => w.agentId === agentId && queue.indexOf(w.runId) < queue.indexOf(runId));
       holds(earlier === undefined, () => `${runId} of agent ${agentId} granted before ${earlier?.runId}, which arrived earlier`);
     }
-    for (const waiter of after.waiters) {
+    for (const waiter of waitersOf(after)) {
       const eligible = after.inUse < after.maxGlobal && (after.perAgent[waiter.agentId] ?? 0) < after.maxPerAgent;
       holds(!eligible, () => `${waiter.runId} waits though permits are free`);
     }
@@ -268,7 +282,7 @@ function simulate(input: SupervisorInput, commands: Command[]) {
         const runId = `r${++next}`;
         acquired.push(runId);
         const { out, after } = step(acquire(runId, c.agentId));
-        const position = after.waiters.some((w) => w.runId === runId) ? queuePosition(after, runId) : 0;
+        const position = waitersOf(after).some((w) => w.runId === runId) ? queuePosition(after, runId) : 0;
         holds(
           position > 0 ? isDeepStrictEqual(out, [waiting(runId, position)]) : grantedRuns.has(runId),
           () => `ACQUIRE ${runId}: ${JSON.stringify(out)}`,
@@ -276,7 +290,7 @@ function simulate(input: SupervisorInput, commands: Command[]) {
         break;
       }
       case 'release': {
-        const known = [...Object.keys(l.context().holders), ...l.context().waiters.map((w) => w.runId)];
+        const known = [...Object.keys(l.context().holders), ...waitersOf(l.context()).map((w) => w.runId)];
         if (known.length === 0) break;
         const runId = known[c.pick % known.length]!;
         const wasHolder = runId in l.context().holders;
@@ -322,7 +336,7 @@ describe('limiter, properties (fast-check)', () => {
           holds(guard <= acquired.length, () => 'releasing every holder did not drain the limiter');
           step(release(Object.keys(l.context().holders)[0]!));
         }
-        expect(l.context().waiters).toEqual([]);
+        expect(waitersOf(l.context())).toEqual([]);
         expect(l.context().inUse).toBe(0);
         expect(acquired.filter((runId) => !grantedRuns.has(runId) && !withdrawn.has(runId))).toEqual([]);
         expect(acquired.filter((runId) => grantedRuns.has(runId) && withdrawn.has(runId))).toEqual([]);
@@ -335,10 +349,10 @@ describe('limiter, properties (fast-check)', () => {
     fc.assert(
       fc.property(limits, fc.array(command, { maxLength: 40 }), (input, commands) => {
         const { l, step } = simulate(input, commands);
-        const waiters = l.context().waiters.map((w) => w.runId);
+        const waiters = waitersOf(l.context()).map((w) => w.runId);
         const { grants } = step({ type: 'RECONFIGURE', maxGlobal: 100, maxPerAgent: 100 });
         expect([...grants].sort()).toEqual([...waiters].sort());
-        expect(l.context().waiters).toEqual([]);
+        expect(waitersOf(l.context())).toEqual([]);
       }),
       { numRuns: 300 },
     );

@@ -336,8 +336,9 @@ export const supervisorMachine = setup({
       if (event.type !== 'ACQUIRE' || event.runId in context.holders) return context;
       const priority = event.priority ?? 'interactive';
       const queue = context.queues[priority][event.agentId] ?? emptyQueue<PermitWaiter>();
-      // A run asks once; a repeated ACQUIRE of a waiting run changes nothing (its agent's queue is the only place it can be).
-      if (someItem(queue, (w) => w.runId === event.runId)) return context;
+      // A run asks once (its chart's `queued` entry); a repeat sent right away is ignored here
+      // without scanning the queue, which may hold thousands.
+      if (backOf(queue)?.runId === event.runId) return context;
       const waiter: PermitWaiter = { runId: event.runId, agentId: event.agentId, priority, order: context.arrivals };
       return { ...context, queues: withQueue(context.queues, priority, event.agentId, pushed(queue, waiter)), arrivals: context.arrivals + 1 };
     }),

@@ -116,6 +116,16 @@ describe('limiter, by example', () => {
     expect(releaseRun(before, 'ghost')).toBe(before);
   });
 
+  it('an ACQUIRE repeated right away does not queue the run twice', () => {
+    const l = limiter({ maxGlobal: 1, maxPerAgent: 1 });
+    l.send(acquire('r1', 'a'));
+    l.send(acquire('r2', 'a'));
+    l.send(acquire('r2', 'a'));
+    expect(waitersOf(l.context()).map((w) => w.runId)).toEqual(['r2']);
+    expect(l.send(release('r1'))).toEqual([{ type: 'released', runId: 'r1' }, granted('r2')]);
+    expect(waitersOf(l.context())).toEqual([]);
+  });
+
   it('RELEASE of a waiter withdraws it without releasing anything', () => {
     const l = limiter({ maxGlobal: 1, maxPerAgent: 1 });
     l.send(acquire('r1', 'a'));

@@ -217,7 +217,7 @@ function forgetCaughtUp(fair: FairQueue): FairQueue {
 export function queuePosition(context: SupervisorContext, runId: string): number {
   const newest = newestWaiter(context);
   if (newest?.runId === runId) return positionOfNewest(context, newest);
-  const { fair, weights } = context;
+  const { fair } = context;
   const waiters = waitersOf(context);
   const mine = waiters.findIndex((w) => w.runId === runId);
   if (mine < 0) return 0;
@@ -244,18 +244,25 @@ export function queuePosition(context: SupervisorContext, runId: string): number
     const key = keyOf(agentId, nth);
     if (key < myKey || (key === myKey && i < mine)) ofClass += 1;
   }
-  // Across classes: class d is served at its pass, pass + stride, …, ties in the order of PRIORITIES.
-  const at = classPass(fair, weights, target.priority) + (ofClass - 1) * strideOf(fair, weights, target.priority);
-  let ahead = ofClass - 1;
+  return positionAcrossClasses(context, target.priority, ofClass - 1, waiting);
+}
+
+/**
+ * The 1-based place of a waiter with `aheadInClass` of its own class before it: class d is
+ * served at its pass, pass + stride, …, ties in the order of PRIORITIES; `waiting` counts each class.
+ */
+function positionAcrossClasses(context: SupervisorContext, priority: Priority, aheadInClass: number, waiting: Record<Priority, number>): number {
+  const { fair, weights } = context;
+  const at = classPass(fair, weights, priority) + aheadInClass * strideOf(fair, weights, priority);
+  let ahead = aheadInClass;
   for (const other of PRIORITIES) {
-    if (other === target.priority) continue;
+    if (other === priority) continue;
     const first = classPass(fair, weights, other);
     if (waiting[other] === 0 || first > at) continue;
     const stride = strideOf(fair, weights, other);
-    const tieGoesFirst = PRIORITIES.indexOf(other) < PRIORITIES.indexOf(target.priority);
+    const tieGoesFirst = PRIORITIES.indexOf(other) < PRIORITIES.indexOf(priority);
     const upTo = Math.floor((at - first) / stride);
-    const servedBefore = first + upTo * stride === at && !tieGoesFirst ? upTo : upTo + 1;
-    ahead += Math.min(waiting[other], servedBefore);
+    ahead += Math.min(waiting[other], first + upTo * stride === at && !tieGoesFirst ? upTo : upTo + 1);
   }
   return ahead + 1;
 }
@@ -277,7 +284,7 @@ function newestWaiter(context: SupervisorContext): PermitWaiter | undefined {
  * newest one's go first — `min(count, key - pass + 1)` of them — and its own agent's all do.
  */
 function positionOfNewest(context: SupervisorContext, target: PermitWaiter): number {
-  const { fair, weights, queues } = context;
+  const { fair, queues } = context;
   const ofClass = queues[target.priority];
   const nth = sizeOf(ofClass[target.agentId]!) - 1;
   const myKey = agentPass(fair, target.priority, target.agentId) + nth;
@@ -287,19 +294,9 @@ function positionOfNewest(context: SupervisorContext, target: PermitWaiter): num
     const below = myKey - agentPass(fair, target.priority, agentId) + 1;
     if (below > 0) ahead += Math.min(sizeOf(ofClass[agentId]!), below);
   }
-  const at = classPass(fair, weights, target.priority) + ahead * strideOf(fair, weights, target.priority);
-  for (const other of PRIORITIES) {
-    if (other === target.priority) continue;
-    let count = 0;
-    for (const agentId in queues[other]) count += sizeOf(queues[other][agentId]!);
-    const first = classPass(fair, weights, other);
-    if (count === 0 || first > at) continue;
-    const stride = strideOf(fair, weights, other);
-    const tieGoesFirst = PRIORITIES.indexOf(other) < PRIORITIES.indexOf(target.priority);
-    const upTo = Math.floor((at - first) / stride);
-    ahead += Math.min(count, first + upTo * stride === at && !tieGoesFirst ? upTo : upTo + 1);
-  }
-  return ahead + 1;
+  const waiting: Record<Priority, number> = { interactive: 0, background: 0, batch: 0 };
+  for (const priority of PRIORITIES) for (const agentId in queues[priority]) waiting[priority] += sizeOf(queues[priority][agentId]!);
+  return positionAcrossClasses(context, target.priority, ahead, waiting);
 }
 
 /** Returns the permits of a holder, or drops a waiter; a no-op for unknown runs. */

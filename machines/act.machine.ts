@@ -5,12 +5,12 @@
  * strictly in model order; in dag mode a call depends only on the earlier calls it conflicts
  * with. Before a checkpoint call starts (a group's first call; every call in dag mode): a
  * pending steer defers every call not yet started, a fatal error aborts them. A started call
- * may still wait for a claim another run holds; it says so (CALL_WAITING) and announces its
- * start once it holds it (CALL_STARTED). CLOSE (the run was cancelled or timed out) ends every
+ * may still wait for a claim another run holds; the call itself announces that and its start
+ * once it holds it. CLOSE (the run was cancelled or timed out) ends every
  * open call at once. Pure.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type { CallDoneEvent, CallStartedEvent, CallWaitingEvent, ClaimWait, ToolCallBegin, ToolCallError, ToolCallInput, ToolCallOutcome } from './tool-call.machine.js';
+import type { CallDoneEvent, ToolCallBegin, ToolCallError, ToolCallInput, ToolCallOutcome } from './tool-call.machine.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
 export interface PlannedCall {
@@ -58,8 +58,6 @@ export interface ActOutput {
 
 export type ActEvent =
   | CallDoneEvent
-  | CallStartedEvent
-  | CallWaitingEvent
   | { type: 'STEER_PENDING' }
   | { type: 'CLOSE'; code: string; message: string }
   | { type: 'xstate.error.actor.*'; error: unknown };
@@ -116,8 +114,8 @@ const actSetup = setup({
   },
   actions: {
     // Effects, provided by the engine.
+    /** A repeat's start (it gets its original's result): the calls that run announce their own. */
     callStarted: (_, _params: { index: number }) => {},
-    callWaiting: (_, _params: { index: number } & ClaimWait) => {},
     callFinished: (_, _params: { index: number; result: ToolCallOutcome }) => {},
     // Pure.
     markSteerPending: assign({ steerPending: true }),
@@ -130,7 +128,6 @@ const actSetup = setup({
   },
   guards: {
     allDone: ({ context }) => context.finished === context.calls.length,
-    callOpen: ({ context }, index: number) => context.status[index] === 'running',
   },
 });
 
@@ -201,7 +198,7 @@ const advance = actSetup.createAction(
       status[index] = 'running';
       enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!, begin) });
     };
-    // A started call announces itself (CALL_STARTED) once it holds its claim.
+    // A started call announces itself once it holds its claim.
     for (const index of step.start) spawn(index, { type: 'START' });
     for (const { index, result } of step.reuse) {
       spawn(index, { type: 'REUSE', result });
@@ -254,14 +251,6 @@ export const actMachine = actSetup.createMachine({
       always: { guard: 'allDone', target: 'done' },
       on: {
         CALL_DONE: { actions: advance },
-        CALL_STARTED: {
-          guard: { type: 'callOpen', params: ({ event }) => event.index },
-          actions: { type: 'callStarted', params: ({ event }) => ({ index: event.index }) },
-        },
-        CALL_WAITING: {
-          guard: { type: 'callOpen', params: ({ event }) => event.index },
-          actions: { type: 'callWaiting', params: ({ event }) => ({ index: event.index, blockedBy: event.blockedBy, resource: event.resource }) },
-        },
         STEER_PENDING: { actions: ['markSteerPending', advance] },
         'xstate.error.actor.*': { actions: ['markFatal', advance] },
         CLOSE: { target: 'done', actions: closeOpenCalls },

@@ -2,16 +2,20 @@
  * One tool call: waiting (spawned when the batch gets to it) -> waitingForClaim (-> blocked) ->
  * approval -> execute -> finished | failed | cancelled | deferred. Validation and the claim
  * were decided when the batch was planned and are carried in the input; each step is one
- * transition, so a call costs few microsteps. The claim is held against other runs by an
- * invoked actor (`holdClaim`) for as long as the call is in `holding`: it says when the call
- * must wait and when it holds, and gives the claim back when the call leaves, however it
- * leaves. Approval and execution are actors that src/ provides. Waiting for a claim another
+ * transition, so a call costs few microsteps. The claim is held against other runs for as
+ * long as the call is in `holding`: `holdClaim` asks for it on entry (the host answers
+ * CLAIM_WAITING / CLAIM_HELD) and `releaseClaim` gives it back on exit, however the call
+ * leaves. Execution is asked for with an action and answered with TOOL_DONE / TOOL_FAILED,
+ * like the run's model turn: an invoked actor per call cost more than the rest of a call's
+ * bookkeeping (bench/act.bench.ts). A call stopped without its exit actions (its run's actor
+ * was stopped) is cleaned up by the host. Approval is an actor that src/ provides. Waiting for a claim another
  * run holds (`blocked`) and executing are each bounded by the call's timeout, a named delay
- * on the actor clock. The call tells the batch when it starts (CALL_STARTED: it holds its
- * claim) and when it must wait (CALL_WAITING); every final state reports its result
+ * on the actor clock. The call announces its start itself (`announceStarted`: it holds its
+ * claim) and when it must wait (`announceWaiting`) — an effect rather than an event to the
+ * batch, which has nothing to decide then; every final state reports its result to the batch
  * (CALL_DONE). Pure.
  */
-import { assign, fromCallback, fromPromise, sendParent, setup, type EventObject } from 'xstate';
+import { assign, fromPromise, sendParent, setup } from 'xstate';
 
 export interface ToolCallError {
   code: string;
@@ -62,22 +66,26 @@ export interface ToolCallContext extends ToolCallInput {
   wait: ClaimWait | undefined;
 }
 
-export type ToolCallEvent = ({ type: 'CLAIM_WAITING' } & ClaimWait) | { type: 'CLAIM_HELD' } | { type: 'CANCEL'; message: string };
+export type ToolCallEvent =
+  | ({ type: 'CLAIM_WAITING' } & ClaimWait)
+  | { type: 'CLAIM_HELD' }
+  | { type: 'CANCEL'; message: string }
+  /** The execution `startExecution` asked for returned this output. */
+  | { type: 'TOOL_DONE'; output: unknown }
+  /** The execution `startExecution` asked for threw. */
+  | { type: 'TOOL_FAILED'; error: unknown };
+
+/** Which call an effect is about. */
+export interface CallRef {
+  runId: string;
+  index: number;
+}
 
 export interface CallDoneEvent {
   type: 'CALL_DONE';
   index: number;
   result: ToolCallOutcome;
 }
-
-/** The call holds its claim and goes on (or was refused at planning): the batch announces its start. */
-export interface CallStartedEvent {
-  type: 'CALL_STARTED';
-  index: number;
-}
-
-/** The call waits for a claim another run holds. */
-export type CallWaitingEvent = { type: 'CALL_WAITING'; index: number } & ClaimWait;
 
 const notProvided = (name: string) => () => Promise.reject(new Error(`tool-call machine: actor ${name} was not provided`));
 
@@ -93,19 +101,25 @@ export const toolCallMachine = setup({
     input: {} as ToolCallInput,
   },
   actors: {
-    requestApproval: fromPromise<ApprovalVerdict, { runId: string; index: number }>(notProvided('requestApproval')),
-    executeTool: fromPromise<unknown, { runId: string; index: number }>(notProvided('executeTool')),
-    /** Without a registry there is nobody else to wait for: the claim is held at once. */
-    holdClaim: fromCallback<EventObject, { runId: string; index: number }>(({ sendBack }) => sendBack({ type: 'CLAIM_HELD' })),
+    requestApproval: fromPromise<ApprovalVerdict, CallRef>(notProvided('requestApproval')),
   },
   delays: {
     callTimeout: ({ context }) => context.timeoutMs,
   },
   actions: {
+    // Effects, provided by the engine. Without a registry there is nobody else to wait for:
+    // the claim is held at once.
+    holdClaim: ({ self }, _params: CallRef) => self.send({ type: 'CLAIM_HELD' }),
+    releaseClaim: (_, _params: CallRef) => {},
+    startExecution: ({ self }, _params: CallRef) => self.send({ type: 'TOOL_FAILED', error: new Error('tool-call machine: startExecution was not provided') }),
+    /** The call left `execute` before its tool answered: the execution is aborted, its answer dropped. */
+    abandonExecution: (_, _params: CallRef) => {},
     setResult: assign((_, result: ToolCallOutcome) => ({ result })),
     recordWait: assign((_, wait: ClaimWait) => ({ wait })),
-    announceStarted: sendParent(({ context }): CallStartedEvent => ({ type: 'CALL_STARTED', index: context.index })),
-    announceWaiting: sendParent(({ context }, wait: ClaimWait): CallWaitingEvent => ({ type: 'CALL_WAITING', index: context.index, ...wait })),
+    /** The call holds its claim and goes on (or was refused at planning): its start is logged. */
+    announceStarted: (_, _params: CallRef) => {},
+    /** The call waits for a claim another run holds. */
+    announceWaiting: (_, _params: CallRef & ClaimWait) => {},
     report: sendParent(({ context }): CallDoneEvent => ({
       type: 'CALL_DONE',
       index: context.index,
@@ -147,13 +161,14 @@ export const toolCallMachine = setup({
           actions: { type: 'setResult', params: ({ context }) => (context.begin.type === 'REUSE' ? context.begin.result : { ok: false }) },
         },
         { guard: 'plannedValid', target: 'holding' },
-        { target: 'failed', actions: ['announceStarted', { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
+        { target: 'failed', actions: [{ type: 'announceStarted', params: ({ context }) => ({ runId: context.runId, index: context.index }) }, { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
       ],
     },
     // The claim was computed once, from the admitted arguments, when the batch was planned; here
     // it is held against the calls of other runs for as long as the call is in this state.
     holding: {
-      invoke: { src: 'holdClaim', input: ({ context }) => ({ runId: context.runId, index: context.index }) },
+      entry: { type: 'holdClaim', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
+      exit: { type: 'releaseClaim', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
       on: {
         CANCEL: {
           target: 'cancelled',
@@ -170,7 +185,7 @@ export const toolCallMachine = setup({
               target: 'blocked',
               actions: [
                 { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
-                { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+                { type: 'announceWaiting', params: ({ context, event }) => ({ runId: context.runId, index: context.index, blockedBy: event.blockedBy, resource: event.resource }) },
               ],
             },
             CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
@@ -182,7 +197,7 @@ export const toolCallMachine = setup({
             CLAIM_WAITING: {
               actions: [
                 { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
-                { type: 'announceWaiting', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
+                { type: 'announceWaiting', params: ({ context, event }) => ({ runId: context.runId, index: context.index, blockedBy: event.blockedBy, resource: event.resource }) },
               ],
             },
             CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
@@ -204,7 +219,7 @@ export const toolCallMachine = setup({
           },
         },
         running: {
-          entry: 'announceStarted',
+          entry: { type: 'announceStarted', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
           initial: 'approval',
           states: {
             approval: {
@@ -228,6 +243,8 @@ export const toolCallMachine = setup({
               },
             },
             execute: {
+              entry: { type: 'startExecution', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
+              exit: { type: 'abandonExecution', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
               after: {
                 callTimeout: {
                   target: '#toolCall.failed',
@@ -237,11 +254,9 @@ export const toolCallMachine = setup({
                   },
                 },
               },
-              invoke: {
-                src: 'executeTool',
-                input: ({ context }) => ({ runId: context.runId, index: context.index }),
-                onDone: { target: '#toolCall.finished', actions: { type: 'setResult', params: ({ event }) => ({ ok: true, output: event.output }) } },
-                onError: { target: '#toolCall.failed', actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) } },
+              on: {
+                TOOL_DONE: { target: '#toolCall.finished', actions: { type: 'setResult', params: ({ event }) => ({ ok: true, output: event.output }) } },
+                TOOL_FAILED: { target: '#toolCall.failed', actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) } },
               },
             },
           },

@@ -71,9 +71,18 @@ export class RunHost {
   private readonly tools: RunTools;
   /** The model turn each thinking run waits for, to abort when the run leaves `thinking`. */
   private readonly turns = new Map<string, AbortController>();
+  /** The act host of this engine's runs: gives back what a stopped run's open calls hold. */
+  private readonly act;
 
   constructor(private readonly deps: RunHostDeps) {
     this.tools = new RunTools(deps);
+    this.act = provideActMachine({
+      table: deps.table,
+      ledger: deps.ledger,
+      clock: deps.clock,
+      claims: deps.claims,
+      crossRunClaims: () => deps.config().tool_service.cross_run_claims,
+    });
     this.machine = this.provide();
   }
 
@@ -99,13 +108,16 @@ export class RunHost {
     handle.actor = actor;
     actor.subscribe({
       // A run stopped unstarted by close() stays queued in the store: nothing is written for it.
-      // A stopped or crashed actor runs no exit action: its model turn is aborted here too.
+      // A stopped or crashed actor runs no exit action: its model turn and its open tool
+      // calls are given up here too.
       complete: () => {
         this.abandonTurn(runId);
+        this.act.abandonRun(runId);
         if (!this.deps.closing() || handle.ended) ledger.settleRun(handle);
       },
       error: (error) => {
         this.abandonTurn(runId);
+        this.act.abandonRun(runId);
         this.deps.onError(error);
         ledger.settleRun(handle);
       },
@@ -192,7 +204,7 @@ export class RunHost {
         },
       },
       actors: {
-        act: provideActMachine({ table, ledger, clock, claims: this.deps.claims, crossRunClaims: () => this.deps.config().tool_service.cross_run_claims }),
+        act: this.act.machine,
       },
     });
   }

@@ -138,6 +138,7 @@ function batchActor(input: ActInput, crashAt: number[] = []): Harness {
   const log: string[] = [];
   const executions = new Map<number, Deferred<unknown>>();
   const signals = new Map<number, AbortSignal>();
+  const controllers = new Map<number, AbortController>();
   const finished = new Map<number, ToolCallOutcome>();
   const machine = actMachine.provide({
     actions: {
@@ -149,15 +150,28 @@ function batchActor(input: ActInput, crashAt: number[] = []): Harness {
     },
     actors: {
       toolCall: toolCallMachine.provide({
+        actions: {
+          announceStarted: (_, { index }) => log.push(`started ${index}`),
+          // The test settles each execution; a call that leaves `execute` first aborts it.
+          startExecution: ({ self }, call) => {
+            const gate = deferred<unknown>();
+            const controller = new AbortController();
+            executions.set(call.index, gate);
+            signals.set(call.index, controller.signal);
+            controllers.set(call.index, controller);
+            const settle = (event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown }) => {
+              controllers.delete(call.index);
+              if (!controller.signal.aborted) self.send(event);
+            };
+            gate.promise.then(
+              (output) => settle({ type: 'TOOL_DONE', output }),
+              (error: unknown) => settle({ type: 'TOOL_FAILED', error }),
+            );
+          },
+          abandonExecution: (_, call) => controllers.get(call.index)?.abort(),
+        },
         actors: {
           requestApproval: fromPromise<ApprovalVerdict, { runId: string; index: number }>(async () => ({ allowed: true })),
-          executeTool: fromPromise<unknown, { runId: string; index: number }>(({ input: call, signal }) => {
-            const gate = deferred<unknown>();
-            executions.set(call.index, gate);
-            signals.set(call.index, signal);
-            signal.addEventListener('abort', () => gate.reject(new Error('aborted')), { once: true });
-            return gate.promise;
-          }),
         },
         guards: {
           // A dispatcher bug: the guard throws, so the tool-call actor crashes (errors) instead of reporting.

@@ -1,0 +1,99 @@
+/**
+ * The act host gives back what a tool call holds — its claim and its execution — through the
+ * call's exit actions; a run whose actor is stopped runs none, so the host gives them back
+ * itself (abandonRun). Real claim registry, a tool execution the test settles.
+ */
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import type { ActInput } from '../../machines/act.machine.js';
+import { Claims, InProcessClaimRegistry } from '../../src/concurrency/index.js';
+import { systemClock } from '../../src/core/clock.js';
+import { provideActMachine } from '../../src/engine/act.host.js';
+import type { RunLedger } from '../../src/engine/run-ledger.js';
+import type { RunTable } from '../../src/engine/run-table.js';
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** One run 'r' with one call writing /w/a.ts, whose execution waits for the test. */
+function oneCallRun() {
+  const claims = new InProcessClaimRegistry();
+  const execution = deferred<string>();
+  const signals: AbortSignal[] = [];
+  const appended: string[] = [];
+  const call = { callId: 'c0', tool: 'write', args: {}, input: {}, claim: Claims.paths(['/w/a.ts']), rewritten: false };
+  const act: ActInput = {
+    runId: 'r',
+    turn: 0,
+    calls: [{ index: 0, callId: 'c0', tool: 'write', deps: [], checkpoint: true, timeoutMs: 60_000, needsApproval: false }],
+    concurrency: 4,
+    inOrder: true,
+    steerPending: false,
+  };
+  const service = {
+    workspace: '/w',
+    execute: (_call: unknown, signal: AbortSignal) => {
+      signals.push(signal);
+      return execution.promise;
+    },
+  };
+  const handle = { status: { runId: 'r' }, batch: { calls: [call], act, schedule: {}, service, startedAt: [] as number[] } };
+  const table = { get: (runId: string) => (runId === 'r' ? handle : undefined) } as unknown as RunTable;
+  const ledger = { append: (_handle: unknown, type: string) => appended.push(type) } as unknown as RunLedger;
+  const host = provideActMachine({ table, ledger, clock: systemClock, claims, crossRunClaims: () => true });
+  return { host, act, claims, execution, signals, appended };
+}
+
+/** Whether another run's write of /w/a.ts would be held at once. */
+function claimIsFree(claims: InProcessClaimRegistry): boolean {
+  let held = false;
+  const ticket = claims.acquire(
+    { workspace: '/w', runId: 'other', callId: 'x', tool: 'write', claim: Claims.paths(['/w/a.ts']) },
+    { waiting: () => {}, held: () => (held = true) },
+  );
+  ticket.release();
+  return held;
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('act host: what an open call holds', () => {
+  it('a run stopped mid-execution: abandonRun aborts the tool and gives the claim back once the tool has stopped', async () => {
+    const { host, act, claims, execution, signals, appended } = oneCallRun();
+    const actor = createActor(host.machine, { input: act }).start();
+    await settle();
+    expect(appended).toEqual(['tool.started']);
+    expect(signals).toHaveLength(1);
+    expect(claimIsFree(claims)).toBe(false);
+
+    actor.stop(); // no exit action runs: the call still holds its claim and its tool runs on
+    expect(signals[0]!.aborted).toBe(false);
+    expect(claimIsFree(claims)).toBe(false);
+
+    host.abandonRun('r');
+    expect(signals[0]!.aborted).toBe(true);
+    expect(claimIsFree(claims)).toBe(false); // the tool has not stopped yet
+
+    execution.resolve('late');
+    await settle();
+    expect(claimIsFree(claims)).toBe(true);
+    expect(appended).toEqual(['tool.started']); // the late answer went nowhere
+  });
+
+  it('a call that finishes gives its claim back through its exit actions, and abandonRun then has nothing to do', async () => {
+    const { host, act, claims, execution, signals, appended } = oneCallRun();
+    const actor = createActor(host.machine, { input: act }).start();
+    await settle();
+    execution.resolve('done');
+    await settle();
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(actor.getSnapshot().output).toEqual({ results: [{ ok: true, output: 'done' }] });
+    expect(appended).toEqual(['tool.started', 'tool.finished']);
+    expect(claimIsFree(claims)).toBe(true);
+    host.abandonRun('r');
+    expect(signals[0]!.aborted).toBe(false);
+  });
+});

@@ -108,8 +108,9 @@ export class RunHost {
     handle.actor = actor;
     actor.subscribe({
       // A run stopped unstarted by close() stays queued in the store: nothing is written for it.
-      // A stopped or crashed actor runs no exit action: its model turn and its open tool
-      // calls are given up here too.
+      // A stopped or crashed actor runs no exit action: its model turn and its open tool calls
+      // are given up here too. So are the calls of a batch stopped while it was busy with an
+      // event (it never took the CLOSE of the run's ending, so they ran no exit action either).
       complete: () => {
         this.abandonTurn(runId);
         this.act.abandonRun(runId);

@@ -68,6 +68,8 @@ export interface AdmittedCall {
 
 export class ToolService {
   private workspaceReady: Promise<void> | undefined;
+  /** Set once the workspace exists: later calls start their tool at once, not a microtask later. */
+  private workspaceMade = false;
 
   constructor(private readonly options: ToolServiceOptions) {}
 
@@ -133,8 +135,12 @@ export class ToolService {
   async execute(call: AdmittedCall, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
     const tool = this.options.tools.get(call.tool);
     if (!tool) throw Object.assign(new Error(`no tool named "${call.tool}"`), { code: 'unknown_tool' });
-    this.workspaceReady ??= mkdir(this.options.workspace, { recursive: true }).then(() => undefined);
-    await this.workspaceReady;
+    if (!this.workspaceMade) {
+      this.workspaceReady ??= mkdir(this.options.workspace, { recursive: true }).then(() => {
+        this.workspaceMade = true;
+      });
+      await this.workspaceReady;
+    }
     const ctx: ToolContext = {
       signal,
       workspace: this.options.workspace,

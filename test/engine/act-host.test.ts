@@ -3,14 +3,21 @@
  * call's exit actions; a run whose actor is stopped runs none, so the host gives them back
  * itself (abandonRun). Real claim registry, a tool execution the test settles.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
+import { z } from 'zod';
 import type { ActInput } from '../../machines/act.machine.js';
 import { Claims, InProcessClaimRegistry } from '../../src/concurrency/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { provideActMachine } from '../../src/engine/act.host.js';
+import { createEngine } from '../../src/engine/index.js';
 import type { RunLedger } from '../../src/engine/run-ledger.js';
 import type { RunTable } from '../../src/engine/run-table.js';
+import { scriptedModel } from '../../src/model/index.js';
+import { defineTool } from '../../src/tools/index.js';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -95,5 +102,55 @@ describe('act host: what an open call holds', () => {
     expect(claimIsFree(claims)).toBe(true);
     host.abandonRun('r');
     expect(signals[0]!.aborted).toBe(false);
+  });
+});
+
+describe('act host on a real engine: a run cancelled while its batch is busy with an event', () => {
+  it('the calls the batch never closed are aborted and give their claims back (the next writer of the file runs)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'switchyard-act-host-'));
+    const workspace = join(root, 'shared');
+    const hung: AbortSignal[] = [];
+    const write = defineTool({
+      name: 'write',
+      description: 'Writes a file; "hang" waits until it is aborted.',
+      input: z.object({ path: z.string(), hang: z.boolean() }),
+      concurrencyClaim: ({ path }, ctx) => Claims.paths([join(ctx.workspace, path)]),
+      execute: ({ hang }, { signal }) => {
+        if (!hang) return Promise.resolve('written');
+        hung.push(signal);
+        return new Promise((resolve) => signal.addEventListener('abort', () => setImmediate(() => resolve('stopped'))));
+      },
+    });
+    const engine = await createEngine({
+      tools: [write],
+      models: {
+        scripted: scriptedModel((ctx) =>
+          ctx.runId === 'A' && ctx.turn === 0
+            ? { toolCalls: [{ name: 'write', args: { path: 'a.ts', hang: false } }, { name: 'write', args: { path: 'b.ts', hang: true } }] }
+            : ctx.runId === 'B' && ctx.turn === 0
+              ? { toolCalls: [{ name: 'write', args: { path: 'b.ts', hang: false } }] }
+              : { text: 'done' },
+        ),
+      },
+      config: { sandbox: { workspace_root: join(root, 'sessions') } },
+    });
+    try {
+      // Synchronous, inside the batch's own step: as the batch logs call 0's result, the run is cancelled.
+      const stop = engine.inspect((event) => {
+        if (event.type === '@xstate.action' && event.action.type === 'callFinished' && (event.action.params as { index: number }).index === 0) {
+          void engine.cancel('A', 'from a listener');
+        }
+      });
+      await engine.submit({ runId: 'A', sessionId: 'alice', input: 'go', workspace });
+      await expect(engine.wait('A', { timeoutMs: 10_000 })).resolves.toMatchObject({ state: 'cancelled' });
+      stop();
+      expect(hung).toHaveLength(1);
+      expect(hung[0]!.aborted).toBe(true);
+      await engine.submit({ runId: 'B', sessionId: 'bob', input: 'go', workspace });
+      await expect(engine.wait('B', { timeoutMs: 10_000 })).resolves.toMatchObject({ state: 'completed' });
+    } finally {
+      await engine.close();
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

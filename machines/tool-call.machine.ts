@@ -209,6 +209,8 @@ export const toolCallMachine = setup({
                 type: 'setResult',
                 params: ({ context }) => ({
                   ok: false,
+                  // Made by the engine: the call never ran.
+                  synthetic: true,
                   error: {
                     code: 'timeout',
                     message: `tool call waited its whole timeout of ${context.timeoutMs} ms for ${context.wait?.resource ?? 'its claim'}, held by ${context.wait?.blockedBy.tool ?? 'a call'} of run ${context.wait?.blockedBy.runId ?? '?'}; it was not run`,

@@ -77,6 +77,8 @@ export interface ObservedEvent {
   /** tool.started / tool.finished. */
   callId?: string;
   tool?: string;
+  /** tool.finished of a call that did not succeed. */
+  error?: { code: string };
 }
 
 /** What a resolved submit returned (engine `SubmitResult` fits this shape). */
@@ -117,6 +119,9 @@ interface ToolCallArgs {
   args: unknown;
 }
 
+/** Error codes of a call its batch closed without running: every call after it was closed too. */
+const BATCH_CLOSINGS = new Set(['deferred', 'aborted']);
+
 interface CallTrack {
   callId: string;
   tool: string;
@@ -127,6 +132,8 @@ interface CallTrack {
   repeat: boolean;
   state: 'waiting' | 'running' | 'finished';
   started: boolean;
+  /** Closed by its batch without running (deferred for a steer, aborted after a fatal error): nothing after it may run. */
+  closedByBatch?: boolean;
 }
 
 /** A call running right now, as the cross-run check sees it. */
@@ -215,7 +222,10 @@ export class InvariantMonitor {
       this.observeToolStart(runId, event, where);
     } else if (event.type === 'tool.finished') {
       const call = event.callId === undefined ? undefined : this.batches.get(runId)?.byId.get(event.callId);
-      if (call) call.state = 'finished';
+      if (call) {
+        call.state = 'finished';
+        if (!call.started && BATCH_CLOSINGS.has(event.error?.code ?? '')) call.closedByBatch = true;
+      }
       if (call) this.closeCalls(runId, (open) => open.call === call);
     } else if (TERMINAL_TYPES.has(event.type)) {
       run.terminal = event.type;
@@ -378,7 +388,10 @@ export class InvariantMonitor {
       if (j === index || !claimsConflict(call.footprint, other.footprint)) continue;
       if (other.state === 'running') {
         this.report('tool-overlap', `${where}: call ${call.callId} (#${index}) started while the conflicting call ${other.callId} (#${j}) was running`);
-      } else if (j < index && !other.started) {
+      } else if (j < index && !other.started && (other.state !== 'finished' || other.closedByBatch)) {
+        // An earlier conflicting call ran, or failed on its own without running (its wait for
+        // another run's claim timed out) and the batch went on; one still open was skipped, and
+        // one its batch closed (deferred, aborted) closed everything after it too.
         this.report('tool-order', `${where}: call ${call.callId} (#${index}) started, but the earlier conflicting call ${other.callId} (#${j}) never ran`);
       } else if (j > index && other.started) {
         this.report('tool-order', `${where}: call ${call.callId} (#${index}) started after the later conflicting call ${other.callId} (#${j})`);

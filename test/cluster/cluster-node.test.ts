@@ -8,8 +8,7 @@
  * and when it comes back its writes are refused and it lets the sessions go.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ClusterNode } from '../../src/cluster/index.js';
 import type { PartialConfig } from '../../src/config/index.js';
 import { z } from 'zod';
@@ -17,28 +16,15 @@ import { scriptedModel, type ScriptTurn } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import type { RunEvent, StreamEvent } from '../../src/engine/index.js';
 import { clusterConfig, eventually, endsBeforeStart, feedOf, gaps, mostRunningAtOnce, overlappingRuns, sessionLogOf } from './fixtures.js';
-import { redisUnavailable, startRedisServer, type RedisServer } from './redis-server.js';
+import { redisFixture } from './redis-fixture.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
-const missing = redisUnavailable();
-if (missing) console.log(`skipping the cluster tests: ${missing}`);
+const redis = redisFixture('the cluster tests');
+const missing = redis.missing;
 
-let server: RedisServer;
-let admin: Redis;
 let prefix: string;
 const nodes: ClusterNode[] = [];
 const proxies: TcpProxy[] = [];
-
-beforeAll(async () => {
-  if (missing) return;
-  server = await startRedisServer();
-  admin = new Redis(server.url);
-}, 60_000);
-
-afterAll(async () => {
-  admin?.disconnect();
-  await server?.close();
-});
 
 afterEach(async () => {
   for (const proxy of proxies.splice(0)) proxy.heal();
@@ -51,7 +37,7 @@ const quiet = () => {};
 /** A tool that is neither read-only nor idempotent: tier "ask" asks before it runs. */
 const launch = defineTool({ name: 'launch', description: 'Launches.', input: z.object({}), execute: async () => 'launched' });
 
-async function startNode(nodeId: string, script: ScriptTurn[] | ((ctx: { turn: number; input: string }) => ScriptTurn), more: PartialConfig = {}, url = server.url): Promise<ClusterNode> {
+async function startNode(nodeId: string, script: ScriptTurn[] | ((ctx: { turn: number; input: string }) => ScriptTurn), more: PartialConfig = {}, url = redis.server.url): Promise<ClusterNode> {
   const node = await ClusterNode.start({
     config: clusterConfig(url, prefix, nodeId, more),
     models: { scripted: scriptedModel(script) },
@@ -112,7 +98,7 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     expect(snapshot.waiting).toBe(6);
     expect(snapshot.running).toHaveLength(2);
     for (const r of results) expect((await b.wait(r.runId)).state).toBe('completed');
-    const feed = await feedOf(admin, prefix);
+    const feed = await feedOf(redis.client, prefix);
     expect(mostRunningAtOnce(feed)).toBe(2);
     // Granted in the order the messages arrived, whichever process they arrived at: the i-th
     // waited for i - 1 runs to end. (Two grants of one release round may append their starts
@@ -179,10 +165,10 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     const first = await a.submit({ sessionId: 's1', input: 'one' });
     await a.wait(first.runId);
     // Idle for a whole renewal round, then released.
-    await eventually(async () => (await admin.exists(`${prefix}lease:s1`)) === 0, 'A let the idle session go');
+    await eventually(async () => (await redis.client.exists(`${prefix}lease:s1`)) === 0, 'A let the idle session go');
     const second = await b.submit({ sessionId: 's1', input: 'two' });
     expect(await b.wait(second.runId)).toMatchObject({ state: 'completed' });
-    const log = await sessionLogOf(admin, prefix, 's1');
+    const log = await sessionLogOf(redis.client, prefix, 's1');
     expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual(['A', 'B']);
     expect(gaps(log, (e) => e.sessionSeq)).toEqual([]);
   });
@@ -198,13 +184,13 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     await a.close();
     expect(await b.wait(long.runId)).toMatchObject({ state: 'cancelled' });
     expect(await b.wait(waiting.runId)).toMatchObject({ state: 'completed', output: 'did next' });
-    const log = await sessionLogOf(admin, prefix, 's1');
+    const log = await sessionLogOf(redis.client, prefix, 's1');
     expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual(['A', 'B']);
   });
 
   it('takes over the sessions of a process cut off from Redis past its lease; back, its writes are refused and it lets them go', async () => {
     prefix = `t${randomUUID().slice(0, 8)}:`;
-    const proxy = await startTcpProxy(server.port);
+    const proxy = await startTcpProxy(redis.server.port);
     proxies.push(proxy);
     // "long" works in short turns, writing events all the time, also while it is cut off.
     const script = (ctx: { turn: number; input: string }): ScriptTurn =>
@@ -217,12 +203,12 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     // B takes s1 once A's lease ran out: the run A was running fails, the waiting message runs on B.
     expect(await b.wait(long.runId, { timeoutMs: 15_000 })).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
     expect(await b.wait(waiting.runId, { timeoutMs: 15_000 })).toMatchObject({ state: 'completed', output: 'did next' });
-    const refusedBefore = Number((await admin.get(`${prefix}stats:refused-writes`)) ?? 0);
+    const refusedBefore = Number((await redis.client.get(`${prefix}stats:refused-writes`)) ?? 0);
     proxy.heal();
     // A's writes made while it was cut off reach Redis now, under its old token: refused; and it lets s1 go.
-    await eventually(async () => Number((await admin.get(`${prefix}stats:refused-writes`)) ?? 0) > refusedBefore, 'a write of A was refused');
+    await eventually(async () => Number((await redis.client.get(`${prefix}stats:refused-writes`)) ?? 0) > refusedBefore, 'a write of A was refused');
     await eventually(() => !a.engine.handover.busy('s1'), 'A let s1 go');
-    const log = await sessionLogOf(admin, prefix, 's1');
+    const log = await sessionLogOf(redis.client, prefix, 's1');
     expect(overlappingRuns(log)).toEqual([]);
     expect(gaps(log, (e) => e.sessionSeq)).toEqual([]);
     expect(log.filter((e) => e.type === 'run.started').map((e) => [e.runId, 'node' in e ? e.node : undefined])).toEqual([

@@ -7,14 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClusterKeys, SessionLeases } from '../../src/cluster/index.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { redisUnavailable, startRedisServer, type RedisServer } from './redis-server.js';
+import { redisFixture } from './redis-fixture.js';
 
-const missing = redisUnavailable();
-if (missing) console.log(`skipping the ownership property: ${missing}`);
+const redis = redisFixture('the ownership property');
+const missing = redis.missing;
 
 const NODES = ['n0', 'n1', 'n2'] as const;
 const SESSIONS = ['s0', 's1'] as const;
@@ -41,19 +40,6 @@ interface Real {
 
 type Command = fc.AsyncCommand<Model, Real>;
 
-let server: RedisServer;
-let client: Redis;
-
-beforeAll(async () => {
-  if (missing) return;
-  server = await startRedisServer();
-  client = new Redis(server.url);
-}, 60_000);
-
-afterAll(async () => {
-  client?.disconnect();
-  await server?.close();
-});
 
 function liveLease(m: Model, s: Session) {
   const lease = m.lease[s];
@@ -174,8 +160,8 @@ describe.skipIf(missing !== undefined)('the ownership protocol (lease, renew, ex
         const leases = {} as Record<Node, SessionLeases>;
         const stores = {} as Record<Node, RedisStore>;
         for (const n of NODES) {
-          leases[n] = new SessionLeases({ client, keys, nodeId: n, leaseMs: LEASE_MS, now: () => clock.now, monotonic: () => clock.now });
-          stores[n] = await RedisStore.open({ client, keyPrefix, fencing: leases[n] });
+          leases[n] = new SessionLeases({ client: redis.client, keys, nodeId: n, leaseMs: LEASE_MS, now: () => clock.now, monotonic: () => clock.now });
+          stores[n] = await RedisStore.open({ client: redis.client, keyPrefix, fencing: leases[n] });
         }
         const model: Model = { now: clock.now, fence: { s0: 0, s1: 0 }, lease: {}, held: { n0: {}, n1: {}, n2: {} } };
         const real: Real = { clock, leases, stores };

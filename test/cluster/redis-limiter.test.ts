@@ -6,29 +6,15 @@
  * once it has ended that run; a grant a process was not told about is found by polling).
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ClusterKeys, RedisLimiter } from '../../src/cluster/index.js';
 import { eventually } from './fixtures.js';
-import { redisUnavailable, startRedisServer, type RedisServer } from './redis-server.js';
+import { redisFixture } from './redis-fixture.js';
 
-const missing = redisUnavailable();
-if (missing) console.log(`skipping the limiter tests: ${missing}`);
+const redis = redisFixture('the limiter tests');
+const missing = redis.missing;
 
-let server: RedisServer;
-let client: Redis;
 let keys: ClusterKeys;
-
-beforeAll(async () => {
-  if (missing) return;
-  server = await startRedisServer();
-  client = new Redis(server.url);
-}, 60_000);
-
-afterAll(async () => {
-  client?.disconnect();
-  await server?.close();
-});
 
 beforeEach(() => {
   keys = new ClusterKeys(`m${randomUUID().slice(0, 8)}:`);
@@ -50,7 +36,7 @@ function processes(limits: { maxGlobal: number; maxPerAgent: number }, tell = tr
   for (const nodeId of ['A', 'B']) {
     const p: Process = { log: [], fenced: [], runs: new Map(), tokens: new Map(), limiter: undefined as unknown as RedisLimiter };
     p.limiter = new RedisLimiter({
-      client, keys, nodeId, limits,
+      client: redis.client, keys, nodeId, limits,
       handlers: {
         granted: (runId) => p.log.push(`granted ${runId}`),
         waiting: (runId, position) => p.log.push(`waiting ${runId} at ${position}`),
@@ -73,7 +59,7 @@ function processes(limits: { maxGlobal: number; maxPerAgent: number }, tell = tr
 
 /** The process owns the session under token 1, and asks for a permit for a run of it. */
 async function ask(p: Process, runId: string, agent = 'main', sessionId = `session-of-${runId}`): Promise<void> {
-  await client.set(keys.fence(sessionId), p.tokens.get(sessionId) ?? '1');
+  await redis.client.set(keys.fence(sessionId), p.tokens.get(sessionId) ?? '1');
   if (!p.tokens.has(sessionId)) p.tokens.set(sessionId, '1');
   p.runs.set(runId, sessionId);
   p.limiter.acquire(runId, agent);
@@ -130,7 +116,7 @@ describe.skipIf(missing !== undefined)('the cluster limiter', () => {
     await ask(a, 'r2', 'main', 's');
     expect(a.log).toEqual(['granted r1', 'waiting r2 at 1']);
     // B takes session s over: its fence moves on.
-    await client.set(keys.fence('s'), '2');
+    await redis.client.set(keys.fence('s'), '2');
     b.tokens.set('s', '2');
     await ask(b, 'r3', 'main', 'other');
     expect(b.log).toEqual(['waiting r3 at 1']);
@@ -153,7 +139,7 @@ describe.skipIf(missing !== undefined)('the cluster limiter', () => {
     await ask(a, 'r', 'main', 's');
     expect(a.log).toEqual(['granted blocker', 'waiting r at 1']);
     // B takes s over and queues r again (recovery does), keeping r's place in the queue.
-    await client.set(keys.fence('s'), '2');
+    await redis.client.set(keys.fence('s'), '2');
     b.tokens.set('s', '2');
     await ask(b, 'r', 'main', 's');
     expect(b.log).toEqual(['waiting r at 1']);

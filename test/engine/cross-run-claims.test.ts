@@ -217,6 +217,7 @@ describe('claims across runs', () => {
     expect(finished).toMatchObject({
       callId: 'b1',
       ok: false,
+      synthetic: true,
       error: { code: 'timeout', message: expect.stringMatching(/waited its whole timeout of 1000 ms for path \/repo\/app.ts, held by probe of run A/) },
     });
     expect(probe.executions.has('b1')).toBe(false);

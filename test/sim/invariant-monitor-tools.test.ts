@@ -37,8 +37,9 @@ function batch(calls: Call[], steps: string[], footprint?: ConstructorParameters
   monitor.observe(ev('model.message', 'r1', 's1', { toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, args: c.args ?? {} })) }));
   monitor.observe(ev('tool.scheduled', 'r1', 's1', { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }));
   for (const step of steps) {
-    const [what, id] = step.split(' ') as ['start' | 'finish', string];
-    monitor.observe(ev(what === 'start' ? 'tool.started' : 'tool.finished', 'r1', 's1', { callId: id }));
+    // "finish a deferred": a tool.finished with that error code.
+    const [what, id, code] = step.split(' ') as ['start' | 'finish', string, string | undefined];
+    monitor.observe(ev(what === 'start' ? 'tool.started' : 'tool.finished', 'r1', 's1', { callId: id, ...(code ? { error: { code } } : {}) }));
   }
   return monitor;
 }
@@ -63,8 +64,16 @@ describe('InvariantMonitor: claim-aware dispatch', () => {
 
   it('detects a call starting before an earlier conflicting call, and one whose earlier conflicting call never ran', () => {
     expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['start b', 'finish b', 'start a', 'finish a']).violations())).toEqual(['tool-order']);
-    // a was closed without running (say, deferred), yet b, which conflicts with it, ran.
-    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
+    // a was closed without running (deferred, aborted), yet b, which conflicts with it, ran.
+    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a deferred', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
+    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a aborted', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
+    // a never ended, yet b ran.
+    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x'), read('c', '/w/y')], ['start c', 'finish c', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
+  });
+
+  it('lets a call run after an earlier conflicting call failed on its own without running (its wait for another run\'s claim timed out)', () => {
+    const monitor = batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a timeout', 'start b', 'finish b']);
+    expect(monitor.violations()).toEqual([]);
   });
 
   it('ignores the order of calls that do not conflict', () => {

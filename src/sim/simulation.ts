@@ -65,8 +65,11 @@ class Incarnation {
   readonly gate = new ExecutionGate();
   alive = true;
   stream: EventStream | undefined;
-  /** Per run: tool + canonical arguments of the calls of its batch that started (repeats never execute). */
-  readonly batchKeys = new Map<string, Set<string>>();
+  /**
+   * Per run: the calls of its batch that repeat an earlier call (same tool, same arguments):
+   * they get that call's result and never execute, whether or not the earlier one ran.
+   */
+  readonly repeats = new Map<string, Set<string>>();
 
   constructor(base: SimulatedClock, store: Store, earlyAnswer: boolean, onEvent: (incarnation: Incarnation, event: RunEvent) => void) {
     this.clock = new IncarnationClock(base);
@@ -214,18 +217,14 @@ class Simulation {
       case 'run.started':
         this.agentOf.set(event.runId, event.agentId);
         break;
-      case 'tool.scheduled':
-        incarnation.batchKeys.set(event.runId, new Set());
+      case 'model.message':
+        incarnation.repeats.set(event.runId, repeatsOf(event.toolCalls));
         break;
       case 'tool.waiting':
         this.counts.claimWaits += 1;
         break;
       case 'tool.started': {
-        if (!SIM_TOOL_NAMES.has(event.tool)) break;
-        const keys = incarnation.batchKeys.get(event.runId);
-        const key = `${event.tool}\u0000${canonicalJson(event.args)}`;
-        if (keys?.has(key)) break;
-        keys?.add(key);
+        if (!SIM_TOOL_NAMES.has(event.tool) || incarnation.repeats.get(event.runId)?.has(event.callId)) break;
         incarnation.gate.expect(gateKey(event.runId, event.callId));
         break;
       }
@@ -233,7 +232,7 @@ class Simulation {
       case 'run.cancelled':
       case 'run.failed':
         this.counts[event.type === 'run.completed' ? 'completed' : event.type === 'run.cancelled' ? 'cancelled' : 'failed'] += 1;
-        incarnation.batchKeys.delete(event.runId);
+        incarnation.repeats.delete(event.runId);
         break;
     }
   }
@@ -508,4 +507,16 @@ export async function runOnce(options: SimulateOptions, tempRoot: string, droppe
   const scenario = buildScenario(options, mkdtempSync(join(tempRoot, 'run-')));
   if (dropped.size > 0) scenario.ops = scenario.ops.filter((_, i) => !dropped.has(i));
   return new Simulation(scenario).run();
+}
+
+/** The calls of a batch that repeat an earlier one: same tool, same arguments (as the engine's planner finds them). */
+function repeatsOf(toolCalls: readonly { id: string; name: string; args: unknown }[]): Set<string> {
+  const seen = new Set<string>();
+  const repeats = new Set<string>();
+  for (const call of toolCalls) {
+    const key = `${call.name}\u0000${canonicalJson(call.args)}`;
+    if (seen.has(key)) repeats.add(call.id);
+    seen.add(key);
+  }
+  return repeats;
 }

@@ -3,8 +3,6 @@
  * port 0, with a temporary data dir — all closed after each test — plus raw WebSocket
  * helpers for the tests that speak the protocol by hand.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect } from 'vitest';
 import WebSocket from 'ws';
@@ -23,23 +21,15 @@ export interface GatewayHarness {
   raw(options?: { headers?: Record<string, string>; path?: string }): Promise<WebSocket>;
 }
 
+import { tempDirs } from '../temp-dirs.js';
+
+export { tempDirs };
+
 export interface HarnessOptions {
   engine?: EngineOptions;
   gateway?: Partial<Omit<GatewayOptions, 'engine'>>;
   /** Reuse a data dir (restart tests); otherwise a fresh temporary one. */
   dataDir?: string;
-}
-
-export function tempDirs(): () => Promise<string> {
-  const dirs: string[] = [];
-  afterEach(async () => {
-    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-  });
-  return async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'switchyard-gateway-test-'));
-    dirs.push(dir);
-    return dir;
-  };
 }
 
 /** One engine + gateway per call; everything is closed after the test, no engine error allowed. */

@@ -3,21 +3,13 @@
  * each settles by itself, the worker comes back after it was stopped, and a directory removed
  * behind its back is made again.
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CheckpointThread } from '../../src/store/checkpoint-thread.js';
+import { tempDirs } from '../temp-dirs.js';
 
-const roots: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchyard-checkpoint-'));
-  roots.push(dir);
-  return dir;
-}
-afterAll(async () => {
-  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDir = tempDirs('switchyard-checkpoint-', 'afterAll');
 
 describe('CheckpointThread', () => {
   it('writes a batch in order, private, and fails only the write that could not be done, with its code', async () => {

@@ -5,24 +5,15 @@
  * is missing (older data) is rebuilt from the run files. bench/runs-query.bench.ts measures
  * the same with 10,000 runs.
  */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/core/run-events.js';
 import { LowdbStore, type RunQuery, type RunRecord } from '../../src/store/index.js';
 import { runRecord } from './store-conformance.js';
+import { tempDirs } from '../temp-dirs.js';
 
-const roots: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchyard-run-index-'));
-  roots.push(dir);
-  return dir;
-}
-
-afterAll(async () => {
-  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDir = tempDirs('switchyard-run-index-', 'afterAll');
 
 /** Run i of a filled store: its session, and how it ended (a few are left open). */
 function planOf(i: number, total: number): { sessionId: string; end: 'completed' | 'timeout' | 'superseded' | 'open' } {

@@ -4,25 +4,15 @@
  * segmented logs, safe file names, damaged files, the directory lock, bounded memory.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/core/run-events.js';
 import { LowdbStore, type LowdbStoreOptions } from '../../src/store/index.js';
 import { describeStoreConformance, runEvent, runRecord } from './store-conformance.js';
+import { tempDirs } from '../temp-dirs.js';
 
-const roots: string[] = [];
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchyard-store-'));
-  roots.push(dir);
-  return dir;
-}
-
-afterAll(async () => {
-  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDir = tempDirs('switchyard-store-', 'afterAll');
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });

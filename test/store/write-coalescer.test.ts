@@ -2,21 +2,13 @@
  * The per-file write coalescer: one write per burst, never two writes of a file at once,
  * different files in parallel, content taken when the write starts, failures kept for flush.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WriteCoalescer } from '../../src/store/write-coalescer.js';
+import { tempDirs } from '../temp-dirs.js';
 
-const roots: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchyard-writer-'));
-  roots.push(dir);
-  return dir;
-}
-afterAll(async () => {
-  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDir = tempDirs('switchyard-writer-', 'afterAll');
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -66,7 +66,7 @@ export async function acpCommand(
   let backend: AcpBackend;
   let lost: Promise<string> = new Promise(() => {});
   if (values.gateway !== undefined) {
-    const { url, token } = await gatewayTarget(values, values.gateway);
+    const { url, token } = await gatewayTarget(values, values.gateway, warn);
     const client = await connect(url, { token });
     backend = gatewayBackend(client);
     lost = client.closed.then(({ code, reason }) => `the gateway connection closed (${code}${reason ? `: ${reason}` : ''})`);

@@ -122,6 +122,6 @@ function routeConsoleToStderr(): void {
 }
 
 function packageVersion(): string {
-  const manifest = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+  const manifest = createRequire(import.meta.url)('switchyard/package.json') as { version?: unknown };
   return typeof manifest.version === 'string' ? manifest.version : '0.0.0';
 }

@@ -338,7 +338,7 @@ describe('steer or queue (docs/runs.md, busy sessions: steer)', () => {
   });
 
   it('canSteer is the same rule as a pure function', () => {
-    const context: SessionContext = { ...input, active: undefined, lane: [] };
+    const context: SessionContext = { ...input, active: undefined, lane: [], overflowDropped: [], collectQuiet: false };
     expect(canSteer(context, { runId: 'x', policy: 'steer', plainText: true })).toBe(false);
     const active = { runId: 'a', running: true, viaInterrupt: false, pendingSteers: 0 };
     expect(canSteer({ ...context, active }, { runId: 'x', policy: 'steer', plainText: true })).toBe(true);
@@ -547,5 +547,167 @@ describe('CONFIGURE changes the limits for later decisions', () => {
     s.send({ type: 'CONFIGURE', limits: { ...limits, laneCapacity: 1 } });
     expect(s.context().lane.map((e) => e.runId)).toEqual(['q1', 'q2']);
     expect(s.send(submit('q3', 'queue'))).toEqual([{ type: 'rejected', runId: 'q3', code: 'lane_full' }]);
+  });
+});
+
+type Session = ReturnType<typeof session>;
+
+describe('reject (docs/runs.md, busy sessions: reject)', () => {
+  it.each<[string, (s: Session) => void, { activeRunId?: string }]>([
+    ['a run is active', (s) => void s.send(submit('a', 'queue')), { activeRunId: 'a' }],
+    ['messages wait, none active', (s) => {
+      s.send(submit('a', 'queue'));
+      s.send(submit('q', 'queue'));
+      s.send({ type: 'RUN_ENDED', runId: 'a' });
+    }, {}],
+  ])('refuses session_busy when %s, and changes nothing', (_case, setUp, details) => {
+    const s = session();
+    setUp(s);
+    const before = s.actor.getSnapshot();
+    expect(s.send(submit('r', 'reject'))).toEqual([{ type: 'rejected', runId: 'r', code: 'session_busy', ...details }]);
+    expect(s.actor.getSnapshot().context).toEqual(before.context);
+    expect(s.actor.getSnapshot().value).toEqual(before.value);
+  });
+
+  it('starts at once in an idle session', () => {
+    expect(session().send(submit('r', 'reject'))).toEqual([{ type: 'admit', runId: 'r' }]);
+  });
+});
+
+describe('rollback (docs/runs.md, busy sessions: rollback)', () => {
+  it('cancels the active run rolled_back, started or not, and waits at the front of the lane', () => {
+    const s = session({ ...input, laneCapacity: 4 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('q', 'queue'));
+    expect(s.send(submit('rb', 'rollback'))).toEqual([
+      { type: 'queued', runId: 'rb', position: 1 },
+      { type: 'cancelActive', runId: 'a', reason: 'rolled_back', by: 'rb' },
+    ]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['rb', 'q']);
+  });
+
+  it('steers the rolled-back run hands back go behind the rollback message', () => {
+    const s = session({ ...input, laneCapacity: 4 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('rb', 'rollback'));
+    expect(s.send({ type: 'REQUEUE_FRONT', entry: { runId: 'steers', viaInterrupt: false } })).toEqual([{ type: 'queued', runId: 'steers', position: 2 }]);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'rb' }]);
+  });
+
+  it('a rollback supersedes a rollback still waiting, in the lane or admitted and not yet running', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('rb1', 'rollback'));
+    expect(s.send(submit('rb2', 'rollback'))).toEqual([
+      { type: 'dropped', runId: 'rb1', reason: 'superseded' },
+      { type: 'queued', runId: 'rb2', position: 1 },
+      { type: 'cancelActive', runId: 'a', reason: 'rolled_back', by: 'rb2' },
+    ]);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.send({ type: 'ADMIT_NEXT' });
+    expect(s.send(submit('rb3', 'rollback'))).toEqual([
+      { type: 'queued', runId: 'rb3', position: 1 },
+      { type: 'cancelActive', runId: 'rb2', reason: 'superseded' },
+    ]);
+  });
+
+  it('into a full lane with reject_newest it is refused and cancels nothing', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send(submit('rb', 'rollback'))).toEqual([{ type: 'rejected', runId: 'rb', code: 'lane_full' }]);
+  });
+});
+
+describe('lane overflow (docs/runs.md, the wait lane)', () => {
+  const rows = [
+    { rule: 'reject_newest', out: [{ type: 'rejected', runId: 'q3', code: 'lane_full' }], lane: ['q1', 'q2'], first: { type: 'admit', runId: 'q1' } },
+    { rule: 'drop_oldest', out: [{ type: 'dropped', runId: 'q1', reason: 'dropped_overflow' }, { type: 'queued', runId: 'q3', position: 2 }], lane: ['q2', 'q3'], first: { type: 'admit', runId: 'q2' } },
+    { rule: 'summarize_oldest', out: [{ type: 'dropped', runId: 'q1', reason: 'dropped_overflow' }, { type: 'queued', runId: 'q3', position: 2 }], lane: ['q2', 'q3'], first: { type: 'admit', runId: 'q2', summarizes: ['q1'] } },
+  ] as const;
+  it.each(rows)('$rule', ({ rule, out, lane, first }) => {
+    const s = session({ ...input, laneOverflow: rule });
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send(submit('q3', 'queue'))).toEqual(out);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(lane);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([first]);
+    s.send({ type: 'RUN_ENDED', runId: first.runId });
+    expect(s.send({ type: 'ADMIT_NEXT' }), 'the notice goes to one run only').toEqual([{ type: 'admit', runId: lane[1] }]);
+  });
+
+  it('a dropped message never expires afterwards', () => {
+    const s = session({ ...input, laneOverflow: 'drop_oldest' });
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    s.send(submit('q3', 'queue'));
+    s.clock.increment(limits.laneMaxWaitMs);
+    expect(s.received.filter((t) => t === 'LANE_EXPIRED')).toHaveLength(2);
+  });
+});
+
+describe('collect (docs/runs.md, busy sessions: collect)', () => {
+  const collectInput = { ...input, laneCapacity: 8, collectQuietMs: 500, collectMax: 3 };
+  const collect = (runId: string, key = 'k') => submit(runId, 'collect', { collectKey: key });
+
+  it('waits for the quiet window, then admits the front run of equal keys as one, up to collectMax', () => {
+    const s = session(collectInput);
+    s.send(submit('a', 'queue'));
+    for (const id of ['c1', 'c2']) s.send(collect(id));
+    s.send(collect('x', 'other'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' }), 'the window is open').toEqual([]);
+    s.clock.increment(499);
+    expect(s.actor.getSnapshot().value).toBe('idle');
+    const mark = s.emitted.length;
+    s.clock.increment(1);
+    expect(s.emitted.slice(mark)).toEqual([{ type: 'idle', laneDepth: 3 }]);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c1', carries: ['c2'] }]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['x']);
+  });
+
+  it('a message arriving in the window joins and restarts it; collectMax caps the batch', () => {
+    const s = session(collectInput);
+    s.send(submit('a', 'queue'));
+    s.send(collect('c1'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.clock.increment(400);
+    s.send(collect('c2'));
+    s.send(collect('c3'));
+    s.send(collect('c4'));
+    s.clock.increment(400);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([]);
+    s.clock.increment(100);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c1', carries: ['c2', 'c3'] }]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['c4']);
+  });
+
+  it('a message without a key (not mergeable) and queue messages never merge', () => {
+    const s = session({ ...collectInput, collectQuietMs: 0 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('c1', 'collect'));
+    s.send(collect('c2'));
+    s.send(submit('q', 'queue'));
+    s.send(collect('c3'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c1' }]);
+    s.send({ type: 'RUN_ENDED', runId: 'c1' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c2' }]);
+  });
+
+  it('merged messages leave the lane with their timers', () => {
+    const s = session({ ...collectInput, collectQuietMs: 0 });
+    s.send(submit('a', 'queue'));
+    s.send(collect('c1'));
+    s.send(collect('c2'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.send({ type: 'ADMIT_NEXT' });
+    s.clock.increment(limits.laneMaxWaitMs * 2);
+    expect(s.received.filter((t) => t === 'LANE_EXPIRED')).toEqual([]);
   });
 });

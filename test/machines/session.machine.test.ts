@@ -58,6 +58,8 @@ function freeRunId(snapshot: SessionSnapshot): string {
 }
 
 const ELSEWHERE = 'some-other-run';
+/** The one key of mergeable `collect` messages in the model (the engine's rule is tested in test/engine). */
+const COLLECT_KEY = 'k';
 
 function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
   const runId = freeRunId(snapshot);
@@ -66,6 +68,7 @@ function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
   for (const policy of ['steer', 'interrupt', 'queue'] as const) {
     for (const plainText of [true, false]) events.push({ type: 'SUBMIT', message: { runId, policy, plainText } });
   }
+  events.push(submit(runId, 'reject'), submit(runId, 'rollback'), submit(runId, 'collect', { collectKey: COLLECT_KEY }));
   if (active) events.push(submit(runId, 'steer', { expectedRunId: active.runId }));
   events.push(submit(runId, 'steer', { expectedRunId: ELSEWHERE }));
   events.push({ type: 'ADMIT_NEXT' }, { type: 'PURGE' });
@@ -118,7 +121,9 @@ function replay(events: SessionEvent[]) {
   const firstDecision = new Map<string, SessionEmitted['type']>();
   const leftLane = new Set<string>();
   let lane: string[] = [];
-  let active: { runId: string; started: boolean; viaInterrupt: boolean } | undefined;
+  let active: { runId: string; started: boolean; viaInterrupt: boolean; viaRollback: boolean } | undefined;
+  const collecting = new Set<string>();
+  const rollbacks = new Set<string>();
 
   const real = (runId: string) => rename.get(runId) ?? runId;
   const translate = (event: SessionEvent): SessionEvent => {
@@ -147,7 +152,7 @@ function replay(events: SessionEvent[]) {
   };
   const admit = (runId: string) => {
     holds(active === undefined, `admit ${runId} while ${active?.runId} is active`);
-    active = { runId, started: false, viaInterrupt: false };
+    active = { runId, started: false, viaInterrupt: false, viaRollback: rollbacks.has(runId) };
   };
 
   events.forEach((modelEvent, index) => {
@@ -165,15 +170,21 @@ function replay(events: SessionEvent[]) {
       holds(decision!.runId === m.runId && !firstDecision.has(m.runId), `${where}: the decision is about the new message`);
       firstDecision.set(m.runId, decision!.type);
       const interruptQueued = m.policy === 'interrupt' && decision!.type === 'queued';
+      const rollbackQueued = m.policy === 'rollback' && decision!.type === 'queued';
+      if (m.policy === 'rollback') rollbacks.add(m.runId);
+      if (m.policy === 'collect') collecting.add(m.runId);
       // Superseded entries leave before the newcomer joins.
       for (const e of out) {
         if (e.type === 'dropped') {
-          holds(interruptQueued && e.reason === 'superseded', `${where}: only an interrupt supersedes`);
+          holds((interruptQueued || rollbackQueued) && e.reason === 'superseded', `${where}: only an interrupt or a rollback supersedes`);
+          holds(rollbackQueued === rollbacks.has(e.runId), `${where}: a rollback supersedes only rollbacks, an interrupt only interrupts`);
           leave(e.runId, 'superseded');
         }
       }
       switch (decision!.type) {
         case 'rejected':
+          same(decision!.code, m.policy === 'reject' ? 'session_busy' : 'lane_full', `${where}: reject refuses session_busy, others only for a full lane`);
+          holds(m.policy !== 'reject' || active !== undefined || lane.length > 0, `${where}: reject refuses only a busy session`);
           same(out, [decision], `${where}: a rejected message announces nothing else`);
           same(after.context, before.context, `${where}: a rejected message changes nothing`);
           same(after.value, before.value, where);
@@ -187,12 +198,17 @@ function replay(events: SessionEvent[]) {
           same(decision, { type: 'steer', runId: m.runId, intoRunId: active?.runId }, where);
           break;
         case 'queued':
-          lane.push(m.runId);
-          same(decision, { type: 'queued', runId: m.runId, position: lane.length }, where);
+          holds(m.policy !== 'reject', `${where}: a reject message never waits`);
+          if (m.policy === 'rollback') lane.unshift(m.runId);
+          else lane.push(m.runId);
+          same(decision, { type: 'queued', runId: m.runId, position: m.policy === 'rollback' ? 1 : lane.length }, where);
           break;
       }
       const cancels = out.filter((e) => e.type === 'cancelActive');
-      if (interruptQueued && active && (active.started || active.viaInterrupt)) {
+      if (rollbackQueued && active) {
+        const replaced = !active.started && active.viaRollback;
+        same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: replaced ? 'superseded' : 'rolled_back', ...(replaced ? {} : { by: m.runId }) }], where);
+      } else if (interruptQueued && active && (active.started || active.viaInterrupt)) {
         same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: active.started ? 'interrupted' : 'superseded' }], where);
       } else {
         same(cancels, [], `${where}: an interrupt cancels only a started run (or an interrupt not yet started)`);
@@ -201,9 +217,12 @@ function replay(events: SessionEvent[]) {
       switch (event.type) {
         case 'ADMIT_NEXT':
           if (out.length > 0) {
-            same(out, [{ type: 'admit', runId: lane[0] }], where);
+            // A collect front takes the collect messages right behind it along.
+            const batch = [lane[0]!];
+            while (collecting.has(lane[0]!) && batch.length < lane.length && collecting.has(lane[batch.length]!)) batch.push(lane[batch.length]!);
+            same(out, [{ type: 'admit', runId: lane[0], ...(batch.length > 1 ? { carries: batch.slice(1) } : {}) }], where);
             const front = s.actor.getSnapshot().context.active!;
-            leave(lane[0]!, 'admitted');
+            for (const runId of batch) leave(runId, 'admitted');
             admit(front.runId);
             active!.viaInterrupt = front.viaInterrupt;
           } else {
@@ -255,7 +274,9 @@ function replay(events: SessionEvent[]) {
   const waiting = [...lane];
   const mark = s.emitted.length;
   s.clock.increment(limits.laneMaxWaitMs);
-  same(s.emitted.slice(mark), waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })), 'expiry after the path');
+  // In arrival order, which a rollback (it waits at the front) breaks: compared as a set.
+  const byRunId = (a: { runId: string }, b: { runId: string }) => a.runId.localeCompare(b.runId);
+  same([...s.emitted.slice(mark)].sort(byRunId as never), waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })).sort(byRunId), 'expiry after the path');
   same(s.context().lane, [], 'expiry after the path');
   return { firstDecision, leftLane };
 }

@@ -4,7 +4,11 @@
  * exactly when each run leaves its turn; the collect quiet window runs on a SimulatedClock.
  */
 import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/config/index.js';
+import { admitRequest } from '../../src/core/run-request.js';
+import { collectedInput } from '../../src/engine/collect.js';
 import { EngineError } from '../../src/engine/index.js';
+import { MemoryStore, type RunRecord } from '../../src/store/index.js';
 import { SimulatedClock, advance, engineFixture, heldModel, recordEvents, settle, until } from './fixtures.js';
 
 const newEngine = engineFixture();
@@ -168,5 +172,45 @@ describe('busyPolicy collect (OpenClaw queue mode "collect")', () => {
     await until(() => model.isThinking('c1'), 'the first batch');
     expect(engine.status('c2')?.runId).toBe('c1');
     expect(engine.status('c3')).toMatchObject({ runId: 'c3', state: 'queued' });
+  });
+});
+
+describe('collect across a crash (the merge is one durable write)', () => {
+  const at = '2026-01-01T00:00:00.000Z';
+  const queuedRecord = (runId: string, input: string, extra: Partial<RunRecord> = {}): RunRecord => ({
+    runId,
+    sessionId: 's',
+    agentId: 'main',
+    request: { ...admitRequest({ sessionId: 's', input, busyPolicy: 'collect' }, defaultConfig()), runId },
+    state: 'queued',
+    queuedFor: 'session_busy',
+    createdAt: at,
+    ...extra,
+  });
+
+  it.each([
+    ['after the carrying record, before anything else', false],
+    ['after the carrying record and the merged messages', true],
+  ])('crashed %s: the batch runs once, its messages never run alone, each id answers for it', async (_case, mergedStored) => {
+    const store = new MemoryStore();
+    const merged = collectedInput([{ runId: 'c1', input: 'one' }, { runId: 'c2', input: 'two' }]);
+    const carrier = queuedRecord('c1', 'one', { carries: ['c1', 'c2'] });
+    store.saveRun({ ...carrier, request: { ...carrier.request, input: merged } });
+    store.saveRun(queuedRecord('c2', 'two'));
+    // The lane as stored before the merge: both still waiting.
+    store.saveLane('s', [{ runId: 'c1', viaInterrupt: false }, { runId: 'c2', viaInterrupt: false }]);
+    if (mergedStored) {
+      store.saveSteer({ steerId: 'c2', sessionId: 's', into: 'c1', state: 'merged', followUp: 'c1', createdAt: at, request: queuedRecord('c2', 'two').request });
+    }
+    const model = heldModel();
+    const engine = await newEngine({ store, models: { scripted: model.provider } });
+    await until(() => model.isThinking('c1'), 'the carrying run starts');
+    expect(userTexts(model, 'c1').at(-1)).toBe(merged);
+    const waited = engine.wait('c2');
+    model.answer('c1', 'both');
+    expect(await waited).toMatchObject({ runId: 'c1', state: 'completed', output: 'both' });
+    await settle();
+    expect(model.calls.map((c) => c.runId)).toEqual(['c1']);
+    expect(await engine.getRun('c2')).toMatchObject({ runId: 'c1', state: 'completed' });
   });
 });

@@ -29,10 +29,16 @@ const ExecutionSchema = z
       .describe('Runs that may hold a permit at once, across all agents. A run keeps its permit from start to end; a run that cannot get one waits.'),
     max_runs_per_agent: positiveInt.default(3)
       .describe('Runs of one agent (`RunRequest.agentId`) that may hold a permit at once. Waiters are granted in arrival order, skipping one whose agent is at this cap.'),
-    busy_policy: z.enum(['steer', 'interrupt', 'queue']).default('steer')
-      .describe('What a message for a busy session does when its request names no `busyPolicy`: join the running run at its next turn, cancel it and run next, or wait in the lane.'),
+    busy_policy: z.enum(['steer', 'interrupt', 'queue', 'collect', 'reject', 'rollback']).default('steer')
+      .describe('What a message for a busy session does when its request names no `busyPolicy`: join the running run at its next turn, cancel it and run next, wait in the lane, wait and merge with the compatible messages waiting behind it into one run, be refused with `session_busy`, or cancel the running run (`rolled_back`) and run next.'),
     wait_lane_capacity: positiveInt.default(32)
-      .describe('Messages the wait lane of one session holds. When it is full, the newest message is rejected with `lane_full`.'),
+      .describe('Messages the wait lane of one session holds. When it is full, `lane_overflow` decides.'),
+    lane_overflow: z.enum(['reject_newest', 'drop_oldest', 'summarize_oldest']).default('reject_newest')
+      .describe('What a full lane does with one more message: reject it with `lane_full`; drop the oldest waiting message (it ends `cancelled`, reason `dropped_overflow`); or drop the oldest and tell the next run that starts what was dropped (the first words of each).'),
+    collect_quiet_ms: nonNegativeInt.default(500)
+      .describe('Milliseconds without a new `collect` message before the waiting `collect` messages merge into one run; a message arriving meanwhile joins the batch.'),
+    collect_max: positiveInt.default(16)
+      .describe('Most `collect` messages merged into one run; the rest wait for the next one.'),
     wait_lane_max_wait_seconds: positiveSeconds.default(1800)
       .describe('Seconds a message may wait in the lane; then it ends `failed` with `lane_timeout`.'),
     max_pending_steers: nonNegativeInt.default(16)

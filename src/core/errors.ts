@@ -13,6 +13,10 @@ export type EngineErrorCode =
   | 'duplicate_run_id'
   | 'unknown_model'
   | 'lane_full'
+  /** A `busyPolicy: "reject"` message for a busy session (details.activeRunId). */
+  | 'session_busy'
+  /** A lane operation on a message that is not waiting (it started or ended; the message names its state). */
+  | 'not_waiting'
   | 'not_found'
   | 'closed'
   | 'invalid_config'

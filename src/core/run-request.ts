@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
+import type { BusyPolicy } from '../../machines/session.machine.js';
 
 export const RunRequestSchema = z
   .object({
@@ -30,7 +31,7 @@ export const RunRequestSchema = z
       .object({ backend: z.enum(['auto', 'bwrap', 'none']).optional(), network: z.boolean().optional() })
       .strict()
       .optional(),
-    busyPolicy: z.enum(['steer', 'interrupt', 'queue']).optional(),
+    busyPolicy: z.enum(['steer', 'interrupt', 'queue', 'collect', 'reject', 'rollback']).optional(),
     /** The approval tier of this run, in place of [approval] tier (floors and [approval.tools] still apply). */
     approvalTier: z.enum(['plan', 'ask', 'auto', 'full']).optional(),
     unattended: z.boolean().optional(),
@@ -66,7 +67,7 @@ export type RunPriority = NonNullable<z.output<typeof RunRequestSchema>['priorit
 export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>, 'startWithinMs'> {
   runId: string;
   agentId: string;
-  busyPolicy: 'steer' | 'interrupt' | 'queue';
+  busyPolicy: BusyPolicy;
   priority: RunPriority;
   steerEscalation: 'interrupt' | 'queue';
   timeoutMs: number;

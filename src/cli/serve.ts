@@ -56,6 +56,7 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     instrumentStore: (store) => telemetry.instrumentStore(store),
     onError: (error) => logger.error({ err: error }, 'engine error'),
     log: (line) => logger.info(line),
+    warn: (line) => logger.warn(line),
   }).catch(async (error: unknown) => {
     await telemetry.close();
     throw error;

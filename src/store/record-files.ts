@@ -72,10 +72,13 @@ export class RecordFiles<T> {
       indexed = this.beingIndexed.get(id);
     }
     const ready = indexed && after ? Promise.all([indexed, after]) : (indexed ?? after);
-    // Awaited only when the write starts, maybe a checkpoint delay later: its failure is that write's, not an unhandled one.
-    ready?.catch(() => {});
+    // Awaited only when the write starts, maybe a checkpoint delay later: its failure is that write's, not an unhandled
+    // one. A retry of the write (a full disk had room again) waits for the index's next write instead.
+    let failed = false;
+    ready?.catch(() => (failed = true));
+    const waitFor = () => (!failed ? ready : indexed && this.open.has(id) ? this.writeIndex() : undefined);
     // Serialized when the write starts: of the saves a checkpoint folds together, only the last is.
-    const written = this.options.writer.write(path, () => ({ text: `${JSON.stringify(record, null, 2)}\n`, ready, ...(onWritten ? { onWritten } : {}) }));
+    const written = this.options.writer.write(path, () => ({ text: `${JSON.stringify(record, null, 2)}\n`, ready: waitFor(), ...(onWritten ? { onWritten } : {}) }));
     this.writes.set(id, written);
     const done = () => {
       if (this.writes.get(id) === written) this.writes.delete(id);

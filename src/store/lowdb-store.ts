@@ -174,7 +174,8 @@ export class LowdbStore implements Store {
   /**
    * Opens (creating if needed) the store in `dir`. Fails with a StoreError when another
    * process has it open (`store_locked`), it holds another format (`unsupported_format`) or
-   * open-runs.json, lanes.json or grants.json is damaged (`corrupt_file`).
+   * open-runs.json or lanes.json is damaged (`corrupt_file`); any other damaged file is set
+   * aside (quarantine.ts) and reported to options.onDamaged. Opens on a full disk too.
    */
   static async open(dir = '.switchyard', options: LowdbStoreOptions = {}): Promise<LowdbStore> {
     const root = resolve(dir);

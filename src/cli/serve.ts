@@ -100,6 +100,7 @@ async function serveUntilStopped(
     instrumentStore: (store) => telemetry.instrumentStore(store),
     onError: (error) => logger.error({ err: error }, 'engine error'),
     log: (line) => logger.info(line),
+    warn: (line) => logger.warn(line),
   }).catch(async (error: unknown) => {
     await telemetry.close();
     throw error;

@@ -22,6 +22,8 @@ export type EngineErrorCode =
   | 'invalid_config'
   | 'timeout'
   | 'store_failed'
+  /** The run's or session's stored data is damaged (the file store quarantined it, or a read found it): `details` names it. */
+  | 'corrupt_file'
   /** In a cluster: the process that owns a session did not answer in time (README, "Several gateway processes"). */
   | 'node_unavailable'
   /** In a cluster: another process failed to answer a request for an unexpected reason. */

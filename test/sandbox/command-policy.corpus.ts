@@ -93,6 +93,30 @@ export const CORPUS: readonly CorpusCase[] = [
     'caffeinate -i rm -rf /',
     'xcrun rm -rf /',
   ),
+  // issue 25: programs that run their operand, listed or not, with any options before it (gtfobins aa-exec, start-stop-daemon;
+  // npm exec, pnpm dlx, poetry run, bundle exec, conda run, direnv exec, mise exec, cross-env, docker/kubectl exec)
+  ...floor(
+    'floor:rm-root',
+    'aa-exec -p unconfined rm -rf /',
+    'start-stop-daemon -S -x /bin/rm -- -rf /',
+    'npm exec -- rm -rf /',
+    'pnpm dlx rm -rf /',
+    'poetry run rm -rf /',
+    'bundle exec rm -rf /',
+    'conda run -n base rm -rf /',
+    "nix-shell -p hello --run 'rm -rf /'",
+    'direnv exec . rm -rf /',
+    'cross-env NODE_ENV=1 rm -rf /',
+    'uvx --from x rm -rf /',
+    'pipx run --spec x rm -rf /',
+    'docker exec -it web rm -rf /',
+    "xterm -e 'rm -rf /'",
+    "git submodule foreach 'rm -rf /'",
+    'git bisect run rm -rf /',
+    "git rebase -x 'rm -rf /' main",
+  ),
+  ...floor('floor:mkfs', 'mise exec -- mkfs.ext4 /dev/sda1'),
+  ...floor('floor:block-device-write', 'kubectl exec pod -c app -- dd if=/dev/zero of=/dev/sda'),
   // find/xargs spellings of the same delete: aleph BLOCKED_PATTERNS "find / -delete"
   ...floor('floor:rm-root', 'find / -delete', 'find / -mindepth 1 -delete', 'find / -exec rm -rf {} +', 'echo / | xargs rm -rf', 'find / -maxdepth 1 | xargs rm -rf'),
   // goose dd_destruction; aleph dd to disk devices; ironclaw "> /dev/sda"
@@ -432,6 +456,18 @@ export const CORPUS: readonly CorpusCase[] = [
     'rg --context 1 --heading foo',
     'git -C . branch --show-current',
     'cargo check',
+  ),
+  // issue 25: words that only name a program are not a command unless the program runs them
+  ...benign(
+    "printf '%s\\n' rm -rf /",
+    'rg -n reboot src',
+    'gh search code sudo',
+    'npm install sudo',
+    'cargo run -- --help',
+    'chmod 644 /tmp/passwd',
+    'git log --grep "sudo rm -rf /"',
+    'npm exec -- eslint .',
+    'docker exec -it web ls /',
   ),
   // goose format_drive tests, the must-not-match rows: mkfs of an image file is an ordinary command (issue)
   ...benign(

@@ -45,21 +45,8 @@ export function opensReverseShell(site: CommandSite): boolean {
     }
     if (program === 'socat' && args.some((arg) => /^(?:exec|system):/i.test(arg))) return true;
     if (NETWORK_SENDERS.has(program) && site.upstream().some((fed) => fed.views.some((view) => SHELLS.has(view.program) || isScriptInterpreter(view.program)))) return true;
-    const code = inlineCode(program, args);
-    return code !== undefined && SOCKET_CODE.test(code) && SPAWN_CODE.test(code);
-  });
-}
-
-/** An interpreter's program text given on the command line: `python -c '…'`, `perl -e '…'`. */
-export function inlineCode(program: string, args: readonly string[]): string | undefined {
-  if (!isScriptInterpreter(program)) return undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (/^-[A-Za-z]*[ceEr]$/.test(arg) || arg === '--eval' || arg === '--command') return args[i + 1];
-    if (/^-[ceE]./.test(arg) && !arg.startsWith('--')) return arg.slice(2);
-    if (arg.startsWith('--eval=')) return arg.slice(7);
-  }
-  return undefined;
+    return false;
+  }) || site.code.some((code) => SOCKET_CODE.test(code) && SPAWN_CODE.test(code));
 }
 
 const AWK = new Set(['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk']);
@@ -68,6 +55,8 @@ const SHELL_OR_INTERPRETER = (name: string): boolean => SHELLS.has(name) || isSc
 
 /** Commands carried inside another program, which runs them where the policy cannot follow. */
 export function embedsCommand(site: CommandSite): boolean {
+  if (site.carried.some((command) => command.escapes)) return true;
+  if (site.code.some((code) => INTERPRETER_RUNS_COMMAND.test(code))) return true;
   return someView(site, (program, args) => {
     if (AWK.has(program)) return awkRunsCommands(args);
     if (program === 'sed' || program === 'gsed') return sedScripts(args).some(sedRunsCommands);
@@ -76,8 +65,6 @@ export function embedsCommand(site: CommandSite): boolean {
       const command = operands(args).map((arg) => arg.replace(/^.*\//, ''));
       return command.length > 0 && SHELL_OR_INTERPRETER(command[0] ?? '') && args.some((arg) => /^-[a-zA-Z]*c$/.test(arg));
     }
-    const code = inlineCode(program, args);
-    if (code !== undefined && INTERPRETER_RUNS_COMMAND.test(code)) return true;
     return carriesCommandOption(program, args);
   });
 }

@@ -44,13 +44,15 @@ export function opensReverseShell(site: CommandSite): boolean {
       if (hasOption(args, 'e', 'exec') || hasOption(args, 'c', 'sh-exec') || hasOption(args, undefined, 'lua-exec')) return true;
     }
     if (program === 'socat' && args.some((arg) => /^(?:exec|system):/i.test(arg))) return true;
+    // zsh's ztcp opens a socket as one of the shell's descriptors, as /dev/tcp does.
+    if (program === 'ztcp') return args.some((arg) => !arg.startsWith('-'));
     if (NETWORK_SENDERS.has(program) && site.upstream().some((fed) => fed.views.some((view) => SHELLS.has(view.program) || isScriptInterpreter(view.program)))) return true;
     return false;
   }) || site.code.some((code) => SOCKET_CODE.test(code) && SPAWN_CODE.test(code));
 }
 
 const AWK = new Set(['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk']);
-const INTERPRETER_RUNS_COMMAND = /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|\bsystem\s*\(|\bexec\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
+const INTERPRETER_RUNS_COMMAND = /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|(?<![.\w])(?:system|exec)\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
 const SHELL_OR_INTERPRETER = (name: string): boolean => SHELLS.has(name) || isScriptInterpreter(name);
 
 /** Commands carried inside another program, which runs them where the policy cannot follow. */

@@ -24,7 +24,7 @@ export const NETWORK_SENDERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Programs that resolve or reach a host they are given: a host name can carry data out (DNS). */
-export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent']);
+export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent', 'whois']);
 
 /** Programs that read their program from the command line: `bash -c`, `python -c`, `perl -e`, `eval`. */
 export function isScriptInterpreter(program: string): boolean {

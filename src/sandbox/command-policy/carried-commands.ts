@@ -95,7 +95,7 @@ const INLINE_SHELL = /`([^`]+)`|%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)/g;
 
 /**
  * What an interpreter's code hands to its exec-style calls, as shell text: the string literals
- * of each call's arguments joined (`os.execvp("rm", ["rm", "-rf", "/"])` → `rm rm -rf /`), a
+ * of each call's arguments as words (`os.execvp("rm", ["rm", "-rf", "/"])` → `'rm' 'rm' '-rf' '/'`), a
  * bareword call's rest of statement (`spawn /bin/sh`), backticks, `%x{}` and `qx{}`.
  */
 export function codeCommands(code: string, interpreter: string): CarriedCommand[] {
@@ -109,7 +109,8 @@ export function codeCommands(code: string, interpreter: string): CarriedCommand[
     const argumentsText = callArguments(after);
     if (argumentsText === undefined) continue;
     const literals = [...argumentsText.matchAll(STRING_LITERAL)].map((literal) => unescapeLiteral(literal[1] ?? literal[2] ?? ''));
-    const text = literals.length > 0 ? literals.join(' ') : argumentsText.trim();
+    // One string is shell text (`system("rm -rf /")`); several are an argv (`spawn("sh", ["-c", "…"])`), each one word.
+    const text = literals.length === 0 ? argumentsText.trim() : literals.length === 1 ? (literals[0] ?? '') : literals.map(quoteWord).join(' ');
     if (text.trim() !== '') carried.push({ text, escapes: true });
   }
   if (!BACKTICK_LANGUAGE.test(interpreter)) return carried;
@@ -135,6 +136,10 @@ function callArguments(after: string): string | undefined {
   if (start === 0 || first === '' || /[=.,)}\]:]/.test(first)) return undefined;
   const end = after.slice(start).search(/[;\n\]}]/);
   return end < 0 ? after.slice(start) : after.slice(start, start + end);
+}
+
+function quoteWord(word: string): string {
+  return `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 function unescapeLiteral(text: string): string {

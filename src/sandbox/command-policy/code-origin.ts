@@ -6,7 +6,7 @@
  */
 import type { CommandSite } from './command-sites.js';
 import { DOWNLOADERS, isScriptInterpreter, NETWORK_SENDERS, readsProgramFromStdin, runsCode } from './programs.js';
-import { hasOption, optionValue, someView } from './site-views.js';
+import { hasOption, optionValue, sedScripts, someView } from './site-views.js';
 import { operands } from './targets.js';
 import { SHELLS } from './wrappers.js';
 
@@ -74,18 +74,6 @@ export function embedsCommand(site: CommandSite): boolean {
 function awkRunsCommands(args: readonly string[]): boolean {
   const text = optionValue(args, undefined, 'source') ?? operands(args.filter((arg, i) => !/^-[fvF]$/.test(args[i - 1] ?? '')))[0] ?? '';
   return /\bsystem\s*\(|\|\s*getline|\|&|print[^;}]*\|\s*"/.test(text);
-}
-
-function sedScripts(args: readonly string[]): string[] {
-  const scripts: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (arg === '-e' || arg === '--expression') scripts.push(args[i + 1] ?? '');
-    else if (arg.startsWith('--expression=')) scripts.push(arg.slice(13));
-  }
-  if (scripts.length > 0) return scripts;
-  const first = operands(args.filter((_arg, i) => !/^-[fl]$/.test(args[i - 1] ?? '')))[0];
-  return first === undefined ? [] : [first];
 }
 
 /** GNU sed's `e` command and the `e` flag of `s///e` run shell commands. */

@@ -49,6 +49,9 @@ const OPERANDS_ARE_DATA: ReadonlySet<string> = new Set([
   'dirname', 'realpath', 'readlink', 'diff', 'cmp', 'comm', 'jq', 'yq', 'test', '[', '[[', 'read', 'export', 'declare', 'local',
   'readonly', 'typeset', 'unset', 'alias', 'complete', 'compgen', 'apt', 'apt-get', 'apt-cache', 'dpkg', 'brew', 'port', 'dnf', 'yum',
   'pacman', 'apk', 'zypper', 'snap', 'flatpak', 'pip', 'pip3', 'gem',
+  // programs that copy, archive, inspect or change files named in their operands
+  'cp', 'mv', 'ln', 'install', 'rsync', 'scp', 'chmod', 'chown', 'chgrp', 'chattr', 'setfacl', 'setcap', 'tar', 'zip', 'unzip', 'gzip',
+  'ldd', 'strip', 'nm', 'objdump', 'readelf', 'strings', 'md5sum', 'sha1sum', 'sha256sum', 'sha512sum', 'shasum', 'otool', 'codesign',
 ]);
 
 /** Package managers and hosts' tools whose subcommand decides: `npm install sudo` names a package, `npm exec rm` runs it. */
@@ -67,7 +70,8 @@ export const MAX_OPERAND_COMMANDS = 16;
  */
 export function operandCommands(argv: readonly string[]): (readonly string[])[] {
   const first = programName(argv[0]);
-  if (OPERANDS_ARE_DATA.has(first)) return [];
+  // A wrapper the policy knows is read exactly (peelWrapper); the suffixes are for programs it does not know.
+  if (OPERANDS_ARE_DATA.has(first) || isWrapper(first)) return [];
   if (PACKAGE_MANAGERS.has(first) && DATA_SUBCOMMANDS.has(argv.slice(1).find((arg) => !arg.startsWith('-')) ?? '')) return [];
   const suffixes: (readonly string[])[] = [];
   for (let i = 1; i < argv.length; i++) {

@@ -278,8 +278,10 @@ class CommandWalker {
     const dynamic = new Set<string>();
     const globbed = new Set<string>();
     const argv: string[] = [];
+    const prompts: (string | undefined)[] = [];
     for (const word of command.words) {
       const expanded = expandWord(word, commandScope);
+      append(prompts, expanded.prompts);
       for (const field of expanded.fields) {
         argv.push(field);
         if (expanded.dynamic) dynamic.add(field);
@@ -318,7 +320,8 @@ class CommandWalker {
       views.some((view) => isDynamicProgram(view[0], dynamic)) ||
       shellTexts.some((text) => [...dynamic].some((field) => field !== '' && text.includes(field))) ||
       (stdinProgram && (stdin.unreadable || hereDocumentDynamic)) ||
-      sourcesRunTimeText(last, dynamic);
+      sourcesRunTimeText(last, dynamic) ||
+      prompts.some((prompt) => prompt === undefined);
 
     const site: CommandSite = {
       views: views.map((view) => ({ argv: view, program: programName(view[0]), args: view.slice(1) })),
@@ -344,6 +347,8 @@ class CommandWalker {
     for (const text of [...shellTexts, ...(stdinIsShell ? stdin.texts : [])]) append(sites, this.shellText(text, context, positional));
     // What a program will run is read for what it shows, not held to the grammar: `ProxyCommand=;sh` is not bash's to parse.
     for (const { text } of carried) append(sites, this.shellText(text, { ...context, strict: false }, FRESH_SHELL.positional));
+    // `${x@P}` runs the substitutions in x's value: read the value as shell text.
+    for (const prompt of prompts) if (prompt !== undefined && /\$\(|`/.test(prompt)) append(sites, this.shellText(prompt, { ...context, strict: false }, FRESH_SHELL.positional));
     return sites;
   }
 

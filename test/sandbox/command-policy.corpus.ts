@@ -21,6 +21,8 @@
  *   issue      the classes listed in this repository's issue on shell commands, where no peer has a row
  */
 
+import { HELD_OUT } from './command-policy.heldout.corpus.js';
+
 export type CorpusClass = 'floor' | 'must-not-allow' | 'benign';
 
 export interface CorpusCase {
@@ -696,4 +698,6 @@ export const CORPUS: readonly CorpusCase[] = [
     'ssh-keygen -t ed25519 -f ./key -N ""',
     'scp build.tgz deploy@host:/srv/',
   ),
+  // issue 25's held-out rows (test/sandbox/command-policy.heldout.corpus.ts), each group with its source there
+  ...HELD_OUT,
 ];

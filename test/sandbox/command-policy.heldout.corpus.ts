@@ -1,7 +1,8 @@
 /*
  * Held out while the families of issue 25 were built: written before the code, never run while
- * tuning it, measured once at the end (docs/command-policy.md, "The corpus"). Same classes and
- * sources as test/sandbox/command-policy.corpus.ts, which these rows join once measured.
+ * tuning it, measured once at the end (docs/command-policy.md, "The corpus": 114 of 117 passed;
+ * two misses fixed after, one row reclassified below). Same classes and sources as
+ * test/sandbox/command-policy.corpus.ts, whose CORPUS includes these rows.
  *
  * Sources, beyond those the project corpus names:
  *   gtfobins   GTFOBins/GTFOBins.github.io _gtfobins/<program>.md: the "shell", "command",
@@ -161,6 +162,8 @@ export const HELD_OUT: readonly CorpusCase[] = [
     'tee -a build.log',
     'apt-cache show sudo',
     'scp build.tgz deploy@host:/srv/app.tgz',
-    "python3 -c 'import subprocess; print(subprocess.check_output([\"git\", \"status\"]).decode())'",
   ),
+  // Held out as benign, and flagged when measured: the project asks before any inline code that starts a process
+  // (the corpus's `subprocess.run(["ls"])` row), so it joins the corpus as the rule reads it.
+  ...warn('embedded-command', "python3 -c 'import subprocess; print(subprocess.check_output([\"git\", \"status\"]).decode())'"),
 ];

@@ -31,8 +31,8 @@ export function commandOptionTexts(argv: readonly string[]): string[] {
   if (takesOperandsAsData(program) || SHELLS.has(program) || isScriptInterpreter(program) || isWrapper(program)) return [];
   const texts: string[] = [];
   for (let i = 1; i < argv.length; i++) {
+    // Past `--` too: `capsh -- -c 'text'` hands the rest to a shell.
     const arg = argv[i] ?? '';
-    if (arg === '--') break;
     const long = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
     if ((arg === '-c' || arg === '-e') && argv[i + 1] !== undefined) texts.push(argv[++i] ?? '');
     else if (long && COMMAND_OPTIONS.has(long[1] ?? '')) {

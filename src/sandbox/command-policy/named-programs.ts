@@ -2,8 +2,9 @@
  * Which programs the rules judge by name, and which take their operands as data. Both decide
  * where a command may hide in another command's words: every suffix of a simple command's words
  * is a command in its own right (`cpulimit -l 50 rm -rf /` is also `rm -rf /`, whatever the
- * wrapper and its options), unless an earlier program takes what follows as data (`echo rm -rf /`,
- * `grep -rn sudo .`). Every rule asks first which program a view runs, so a suffix that does not
+ * wrapper and its options), unless the program takes its operands as data (`echo rm -rf /`,
+ * `grep -rn sudo .`). A data program's name further in (`perf stat rm -rf /`) is most often a
+ * subcommand, so it does not end the reading. Every rule asks first which program a view runs, so a suffix that does not
  * start with a judged program can match none of them: only those suffixes are built.
  */
 import { isScriptInterpreter } from './programs.js';
@@ -39,8 +40,8 @@ export function isJudgedProgram(program: string): boolean {
 }
 
 /**
- * Programs whose operands are text, patterns, names or files, never a command they run: the
- * suffix reading stops at them. Git's own runners (`submodule foreach`, `bisect run`, `rebase -x`)
+ * Programs whose operands are text, patterns, names or files, never a command they run: their
+ * suffixes are not read. Git's own runners (`submodule foreach`, `bisect run`, `rebase -x`)
  * are peeled as wrappers; package managers' `install` takes package names.
  */
 const OPERANDS_ARE_DATA: ReadonlySet<string> = new Set([
@@ -64,10 +65,7 @@ const DATA_SUBCOMMANDS: ReadonlySet<string> = new Set([
 /** Suffixes of a command beyond this many are not read: the command is too complex. */
 export const MAX_OPERAND_COMMANDS = 16;
 
-/**
- * The suffixes of `argv` that start with a judged program, before any word that takes the rest
- * as data: `cpulimit -l 50 rm -rf /` → `rm -rf /`; `echo rm -rf /` → none.
- */
+/** The suffixes of `argv` that start with a judged program: `cpulimit -l 50 rm -rf /` → `rm -rf /`; `echo rm -rf /` → none. */
 export function operandCommands(argv: readonly string[]): (readonly string[])[] {
   const first = programName(argv[0]);
   // A wrapper the policy knows is read exactly (peelWrapper); the suffixes are for programs it does not know.
@@ -80,7 +78,6 @@ export function operandCommands(argv: readonly string[]): (readonly string[])[] 
     if (!namesProgram(word)) continue;
     const program = programName(word);
     if (isJudgedProgram(program)) suffixes.push(argv.slice(i));
-    if (OPERANDS_ARE_DATA.has(program)) break;
   }
   return suffixes;
 }

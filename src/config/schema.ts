@@ -175,10 +175,19 @@ export const SandboxSchema = z
     unprivileged_uid: nonNegativeInt
       .default(65534)
       .describe(
-        'Only when the server runs as root: root-owned workspaces are handed to this user, and commands run as the ' +
-          'owner of their workspace, never as root (the kernel exempts root from max_processes).',
+        'Only when the server runs as root: the sandbox user, who runs commands (never root: the kernel exempts root ' +
+          'from max_processes) and gets the workspaces the server creates.',
       ),
     unprivileged_gid: nonNegativeInt.default(65534).describe('The group that goes with unprivileged_uid.'),
+    client_workspaces: z
+      .enum(['sandbox_user', 'run_as_owner'])
+      .default('sandbox_user')
+      .describe(
+        'Whose directories a workspace may be (a request\'s own, and the session default ones). "sandbox_user": only ' +
+          'directories of the user commands run as (the server\'s own; for a server running as root, unprivileged_uid); ' +
+          '"run_as_owner": also other users\' directories, where a server running as root runs commands as their owner. ' +
+          'Never root\'s: ownership is never changed, except of a directory the server itself creates for the sandbox user.',
+      ),
     // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
     command_policy: CommandPolicySchema.prefault({}).describe('Which commands are allowed, warned about or blocked before they run (hot-reloadable).'),
   })

@@ -9,11 +9,16 @@ import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
 import type { BusyPolicy } from '../../machines/session.machine.js';
 
+/** The one bound of every id a client may give (runId, sessionId, agentId, approvalId, ...; docs/protocol.md). */
+export const MAX_ID_LENGTH = 500;
+/** An id at the boundary: non-empty, at most MAX_ID_LENGTH characters. */
+export const IdSchema = z.string().min(1).max(MAX_ID_LENGTH);
+
 export const RunRequestSchema = z
   .object({
-    runId: z.string().min(1).max(200).optional(),
-    sessionId: z.string().min(1).max(500),
-    agentId: z.string().min(1).max(200).optional(),
+    runId: IdSchema.optional(),
+    sessionId: IdSchema,
+    agentId: IdSchema.optional(),
     input: z.string(),
     attachments: z
       .array(
@@ -35,8 +40,8 @@ export const RunRequestSchema = z
     /** The approval tier of this run, in place of [approval] tier (floors and [approval.tools] still apply). */
     approvalTier: z.enum(['plan', 'ask', 'auto', 'full']).optional(),
     unattended: z.boolean().optional(),
-    parentRunId: z.string().min(1).optional(),
-    expectedRunId: z.string().min(1).optional(),
+    parentRunId: IdSchema.optional(),
+    expectedRunId: IdSchema.optional(),
     /** The caller's W3C trace context (a `traceparent` header value): the run's trace continues it. */
     traceparent: z
       .string()

@@ -45,6 +45,7 @@ describe('defaults (README, Configuration)', () => {
         read_only_paths: [],
         unprivileged_uid: 65534,
         unprivileged_gid: 65534,
+        client_workspaces: 'sandbox_user',
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576, metrics_public: false },

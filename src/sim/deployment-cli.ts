@@ -237,7 +237,7 @@ export function formatDeployment(reports: LabelledReport[]): string {
   const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
   const lines = table.map((row) => row.map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!))).join('  ').trimEnd());
   const first = reports[0]!.report;
-  const header = `switchyard simulate — seed ${first.seed}, scale ${first.scale}×, ${fmtMs(first.durationMs)} of arrivals from ${first.startHour}:00 UTC, ${first.crashes} crashes`;
+  const header = `switchyard simulate — seed ${first.seed}, scale ${first.scale}×, ${fmtMs(first.durationMs)} of arrivals from ${first.startHour}:00 UTC, ${first.crashes} crash${first.crashes === 1 ? '' : 'es'}`;
   const unknown = Object.entries(first.unknownPolicies);
   const note = unknown.length > 0 ? `\nbusy policies this engine does not know, sent as queue: ${unknown.map(([p, n]) => `${p} ×${n}`).join(', ')}` : '';
   return `${header}\n${lines.map((l) => `  ${l}`).join('\n')}${note}\n`;

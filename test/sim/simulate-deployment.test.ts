@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, mergeConfig, type Config } from '../../src/config/index.js';
-import { deriveWorkload, parseWorkload, simulateDeployment, type DeploymentReport, type Workload } from '../../src/sim/index.js';
+import { deploymentHtml, deriveWorkload, parseWorkload, simulateDeployment, type DeploymentReport, type Workload } from '../../src/sim/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 
@@ -110,5 +110,11 @@ describe('simulateDeployment() validated against a synthetic history with a know
     expect(tripled.overall.messages).toBeGreaterThan(2 * base.overall.messages);
     expect(tripled.overall.admissionWaitMs.p95).toBeGreaterThan(base.overall.admissionWaitMs.p95);
     expect(tripled.utilisation.global).toBeGreaterThan(base.utilisation.global);
+
+    // The HTML report opens offline: inline SVG, nothing to fetch, no script.
+    const html = deploymentHtml([{ label: 'tight', report: base }, { label: 'tight ×3', report: tripled }]);
+    expect(html.match(/<svg /g)).toHaveLength(4);
+    expect(html).not.toMatch(/<script|<link|<img|src=|href=/);
+    expect(html).toContain('What the model assumes');
   }, 600_000);
 });

@@ -238,7 +238,8 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
   const rates = resolveRates(options.faults);
   const config = simulationConfig(seed, options, rates, join(dataDir, 'workspaces'));
   const exec = config.execution;
-  const sharedWorkspaces = SHARED_WORKSPACES.map((name) => join(dataDir, name));
+  // Under the workspace root: a server running as root creates (and hands to the sandbox user) only those.
+  const sharedWorkspaces = SHARED_WORKSPACES.map((name) => join(config.sandbox.workspace_root, name));
 
   const drawn: { op: SimOp; order: number }[] = [];
   const plans = new Map<string, MessagePlan>();

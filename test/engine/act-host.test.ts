@@ -18,6 +18,7 @@ import type { RunLedger } from '../../src/engine/run-ledger.js';
 import type { RunTable } from '../../src/engine/run-table.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
+import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -108,7 +109,7 @@ describe('act host: what an open call holds', () => {
 describe('act host on a real engine: a run cancelled while its batch is busy with an event', () => {
   it('the calls the batch never closed are aborted and give their claims back (the next writer of the file runs)', async () => {
     const root = await mkdtemp(join(tmpdir(), 'switchyard-act-host-'));
-    const workspace = join(root, 'shared');
+    const workspace = await sandboxDirectory(join(root, 'shared'));
     const hung: AbortSignal[] = [];
     const write = defineTool({
       name: 'write',

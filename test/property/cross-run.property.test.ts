@@ -21,6 +21,7 @@ import { InvariantMonitor } from '../../src/sim/index.js';
 import { IncarnationClock } from '../../src/sim/sim-clock.js';
 import { fileEditTool, fileWriteTool } from '../../src/tools/builtins/index.js';
 import { defineTool, ToolError, type AnyTool } from '../../src/tools/index.js';
+import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
 
 const FILES = ['notes.md', 'src/app.ts', 'src/lib.ts'] as const;
 const SEED_TEXT = 'line\n';
@@ -114,7 +115,7 @@ async function workspaces(count: number): Promise<string[]> {
     const workspace = join(dir, `ws${i}`);
     await mkdir(join(workspace, 'src'), { recursive: true });
     for (const file of FILES) await writeFile(join(workspace, file), SEED_TEXT);
-    made.push(workspace);
+    made.push(await sandboxDirectory(workspace));
   }
   return made;
 }

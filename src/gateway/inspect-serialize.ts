@@ -46,7 +46,7 @@
  * in inspection-frames.ts; this file says what is in them and makes their parts.
  */
 import type { InspectionEvent } from 'xstate';
-import { jsonSafeText, type JsonSafeLimits } from './json-safe.js';
+import { jsonSafe, jsonSafeText, type JsonSafeLimits } from './json-safe.js';
 
 export type InspectionEventType = InspectionEvent['type'];
 
@@ -147,4 +147,16 @@ export function contextValueText(value: unknown): string | undefined {
 /** A snapshot's output or error as JSON: capped like a context. */
 export function outcomeText(value: unknown): string {
   return jsonSafeText(value, CONTEXT_LIMITS, actorRefs) ?? 'null';
+}
+
+/** An XState event as a JSON-safe object capped like eventText's, its `type` whole. */
+export function eventCopy(event: { type: string }): { type: string; [key: string]: unknown } {
+  const safe = jsonSafe(event, EVENT_LIMITS, actorRefs);
+  const rest = typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : {};
+  return { ...rest, type: String(event.type) };
+}
+
+/** A context, an output or an error as a JSON-safe object capped like a whole context. */
+export function contextCopy(value: unknown): unknown {
+  return jsonSafe(value, CONTEXT_LIMITS, actorRefs);
 }

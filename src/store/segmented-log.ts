@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { segmentFileName, segmentKeyOf } from './file-names.js';
 import type { LruMap } from './lru-map.js';
-import { errorCode, readJsonFile } from './read-json-file.js';
+import { readJsonDocument } from './json-document.js';
+import { errorCode } from './read-json-file.js';
 import type { FileSnapshot, WriteCoalescer } from './write-coalescer.js';
 
 export interface SegmentLimits {
@@ -190,8 +191,11 @@ export class SegmentedLog<T> {
     const count = segment.items.length;
     const deps = segment.deps;
     segment.deps = [];
+    const texts = segment.texts;
     return {
-      text: `[\n${segment.texts.join(',\n')}\n]\n`,
+      // The segment's items, written as the texts it keeps of them (one JSON.stringify per item, ever).
+      data: segment.items.slice(0, count),
+      format: (items) => `[\n${texts.slice(0, (items as unknown[]).length).join(',\n')}\n]\n`,
       ready: deps.length > 0 ? Promise.all(deps) : undefined,
       onWritten: () => this.saved(segment, count),
     };
@@ -214,7 +218,7 @@ export class SegmentedLog<T> {
     let items = this.options.cache.get(path);
     if (!items) {
       this.options.onRead?.();
-      const reading = readJsonFile(path, this.segmentSchema).then((found) => found ?? []);
+      const reading = readJsonDocument(path, this.segmentSchema).then((found) => found ?? []);
       items = reading;
       this.options.cache.set(path, reading);
       // A damaged file is read again next time (it may have been restored meanwhile).
@@ -262,7 +266,7 @@ export class SegmentedLog<T> {
       if (last !== undefined) {
         const path = this.pathOf(last);
         this.options.onRead?.();
-        const items = (await readJsonFile(path, this.segmentSchema)) ?? [];
+        const items = (await readJsonDocument(path, this.segmentSchema)) ?? [];
         const texts = items.map((item) => JSON.stringify(item));
         const chars = texts.reduce((sum, text) => sum + text.length + 2, 0);
         this.tail = { first: last, path, items, texts, chars, deps: [], saved: items.length, lastWrite: undefined };

@@ -1,13 +1,11 @@
 #!/usr/bin/env node
-// Launcher: runs the TypeScript CLI through tsx, so the package needs no build step.
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { createRequire } from 'node:module';
+// The installed `switchyard` command: the compiled CLI in this same process, so a signal sent
+// to the command reaches the server itself (no launcher in between to relay or swallow it).
+import { existsSync } from 'node:fs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const tsxCli = createRequire(import.meta.url).resolve('tsx/cli');
-const result = spawnSync(process.execPath, [tsxCli, join(root, 'src/cli.ts'), ...process.argv.slice(2)], {
-  stdio: 'inherit',
-});
-process.exit(result.status ?? 1);
+const cli = new URL('../dist/src/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  process.stderr.write('switchyard: the package is not built (no dist/); run `npm run build` in its directory\n');
+  process.exit(1);
+}
+await import(cli.href);

@@ -7,7 +7,10 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 
-export type BusyPolicy = 'steer' | 'interrupt' | 'queue';
+export type BusyPolicy = 'steer' | 'interrupt' | 'queue' | 'collect' | 'reject' | 'rollback';
+
+/** What a full lane does with one more message (docs/runs.md, "The wait lane"). */
+export type LaneOverflow = 'reject_newest' | 'drop_oldest' | 'summarize_oldest';
 
 /** What the session needs to know about a message; the request itself stays with the engine. */
 export interface SessionMessage {
@@ -24,12 +27,18 @@ export interface SessionMessage {
   expectedRunId?: string;
   /** Must start (be admitted) within this many ms, or it leaves the lane `deadline_unmeetable`. */
   startWithinMs?: number;
+  /** A `collect` message that may merge: only entries with equal keys merge (src/engine/collect.ts). */
+  collectKey?: string;
 }
 
 export interface LaneEntry {
   runId: string;
   /** Entered the lane by interrupting: a later interrupt supersedes it while it waits. */
   viaInterrupt: boolean;
+  /** Entered the lane by rolling the active run back: it stays first, and a later rollback supersedes it. */
+  viaRollback?: boolean;
+  /** A `collect` message: merges with the entries behind it that have the same key. */
+  collectKey?: string;
   /** The model / workspace its run will use. */
   model?: string;
   workspace?: string;
@@ -42,6 +51,8 @@ export interface ActiveRun {
   /** Permits granted and the run started; only such a run can be interrupted. */
   running: boolean;
   viaInterrupt: boolean;
+  /** Admitted as a rollback: a rollback arriving before it runs supersedes it. */
+  viaRollback?: boolean;
   pendingSteers: number;
   model?: string;
   workspace?: string;
@@ -51,12 +62,22 @@ export interface SessionLimits {
   laneCapacity: number;
   maxPendingSteers: number;
   laneMaxWaitMs: number;
+  /** Default `reject_newest`. */
+  laneOverflow?: LaneOverflow;
+  /** How long the lane must be quiet of `collect` messages before they merge into one run; default 0. */
+  collectQuietMs?: number;
+  /** At most this many messages merge into one run; default unbounded. */
+  collectMax?: number;
 }
 
 export interface SessionContext extends SessionLimits {
   sessionId: string;
   active: ActiveRun | undefined;
   lane: LaneEntry[];
+  /** Dropped by `summarize_oldest`: the next run that starts is told about them. */
+  overflowDropped: string[];
+  /** A `collect` message arrived less than `collectQuietMs` ago: collect messages wait for quiet. */
+  collectQuiet: boolean;
 }
 
 export type SessionInput = { sessionId: string } & SessionLimits;
@@ -77,19 +98,41 @@ export type SessionEvent =
   | { type: 'REQUEUE_FRONT'; entry: LaneEntry }
   /** After a restart: the lane as it was persisted, front first. */
   | { type: 'RESTORE'; entries: LaneEntry[] }
-  | { type: 'CONFIGURE'; limits: SessionLimits };
+  | { type: 'CONFIGURE'; limits: SessionLimits }
+  /** The collect quiet window passed (a delayed event). */
+  | { type: 'COLLECT_QUIET' };
 
 export type SessionEmitted =
-  | { type: 'admit'; runId: string }
+  /**
+   * `carries`: the `collect` messages merged into this run, after its own (they leave the lane
+   * with it); `summarizes`: messages `summarize_oldest` dropped since the last start.
+   */
+  | { type: 'admit'; runId: string; carries?: string[]; summarizes?: string[] }
   | { type: 'steer'; runId: string; intoRunId: string }
   | { type: 'queued'; runId: string; position: number }
   | { type: 'rejected'; runId: string; code: 'lane_full' }
-  | { type: 'cancelActive'; runId: string; reason: 'interrupted' | 'superseded' | 'stopped' }
+  | { type: 'rejected'; runId: string; code: 'session_busy'; activeRunId?: string }
+  /** `by`: the message that rolled the run back. */
+  | { type: 'cancelActive'; runId: string; reason: 'interrupted' | 'superseded' | 'stopped' | 'rolled_back'; by?: string }
   | { type: 'dropped'; runId: string; reason: DropReason }
   | { type: 'idle'; laneDepth: number };
 
 const laneTimerId = (runId: string) => `lane:${runId}`;
 const startTimerId = (runId: string) => `start:${runId}`;
+const COLLECT_QUIET_TIMER = 'collect-quiet';
+
+/** The lane's front `collect` entry and the compatible ones right behind it, up to `collectMax`. */
+export function collectBatch(context: Pick<SessionContext, 'lane' | 'collectMax'>): LaneEntry[] {
+  const [front] = context.lane;
+  if (front?.collectKey === undefined) return front ? [front] : [];
+  const max = context.collectMax ?? Number.POSITIVE_INFINITY;
+  const batch: LaneEntry[] = [];
+  for (const entry of context.lane) {
+    if (batch.length >= max || entry.collectKey !== front.collectKey) break;
+    batch.push(entry);
+  }
+  return batch;
+}
 
 /** A steer goes into the active run only if it is plain text for that very run and there is room. */
 export function canSteer(context: SessionContext, message: SessionMessage): boolean {
@@ -99,6 +142,11 @@ export function canSteer(context: SessionContext, message: SessionMessage): bool
   if (message.model !== undefined && message.model !== active.model) return false;
   if (message.workspace !== undefined && message.workspace !== active.workspace) return false;
   return active.pendingSteers < context.maxPendingSteers;
+}
+
+/** What `summarize_oldest` dropped since the last start, for the run starting now. */
+function summaryOf(context: SessionContext): { summarizes?: string[] } {
+  return context.overflowDropped.length > 0 ? { summarizes: context.overflowDropped } : {};
 }
 
 function activeFrom(runId: string, viaInterrupt: boolean, message?: { model?: string; workspace?: string }): ActiveRun {
@@ -114,57 +162,109 @@ export const sessionMachine = setup({
   },
   delays: {
     laneMaxWait: ({ context }) => context.laneMaxWaitMs,
+    collectQuiet: ({ context }) => context.collectQuietMs ?? 0,
   },
   guards: {
     laneEmpty: ({ context }) => context.lane.length === 0,
     laneNotEmpty: ({ context }) => context.lane.length > 0,
     canSteer: ({ context, event }) => event.type === 'SUBMIT' && canSteer(context, event.message),
     isActiveRun: ({ context, event }) => 'runId' in event && context.active?.runId === event.runId,
+    /** A `reject` message finds the slot taken or messages waiting. */
+    rejectsBusy: ({ context, event }) =>
+      event.type === 'SUBMIT' && event.message.policy === 'reject' && (context.active !== undefined || context.lane.length > 0),
+    /** The front is a `collect` message and the quiet window is still open: it waits for more. */
+    collectWaits: ({ context }) => context.collectQuiet && context.lane[0]?.collectKey !== undefined,
   },
   actions: {
-    admitSubmitted: enqueueActions(({ event, enqueue }) => {
+    admitSubmitted: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'SUBMIT') return;
       const m = event.message;
-      enqueue.assign({ active: activeFrom(m.runId, m.policy === 'interrupt', { model: m.runModel, workspace: m.runWorkspace }) });
-      enqueue.emit({ type: 'admit', runId: m.runId });
+      enqueue.assign({
+        active: { ...activeFrom(m.runId, m.policy === 'interrupt', { model: m.runModel, workspace: m.runWorkspace }), ...(m.policy === 'rollback' ? { viaRollback: true } : {}) },
+        overflowDropped: [],
+      });
+      enqueue.emit({ type: 'admit', runId: m.runId, ...summaryOf(context) });
     }),
+    /** Admits the front entry, with the compatible `collect` entries behind it merged in. */
     admitFront: enqueueActions(({ context, enqueue }) => {
-      const [front, ...rest] = context.lane;
+      const batch = collectBatch(context);
+      const [front] = batch;
       if (!front) return;
-      enqueue.cancel(laneTimerId(front.runId));
-      enqueue.cancel(startTimerId(front.runId));
-      enqueue.assign({ lane: rest, active: activeFrom(front.runId, front.viaInterrupt, front) });
-      enqueue.emit({ type: 'admit', runId: front.runId });
+      for (const entry of batch) {
+        enqueue.cancel(laneTimerId(entry.runId));
+        enqueue.cancel(startTimerId(entry.runId));
+      }
+      const carries = batch.slice(1).map((e) => e.runId);
+      enqueue.assign({ lane: context.lane.slice(batch.length), active: { ...activeFrom(front.runId, front.viaInterrupt, front), ...(front.viaRollback ? { viaRollback: true } : {}) }, overflowDropped: [] });
+      enqueue.emit({ type: 'admit', runId: front.runId, ...(carries.length > 0 ? { carries } : {}), ...summaryOf(context) });
     }),
+    rejectBusy: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'SUBMIT') return;
+      const activeRunId = context.active?.runId;
+      enqueue.emit({ type: 'rejected', runId: event.message.runId, code: 'session_busy', ...(activeRunId !== undefined ? { activeRunId } : {}) });
+    }),
+    collectQuietOver: assign({ collectQuiet: false }),
     steerSubmitted: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'SUBMIT' || !context.active) return;
       enqueue.assign({ active: { ...context.active, pendingSteers: context.active.pendingSteers + 1 } });
       enqueue.emit({ type: 'steer', runId: event.message.runId, intoRunId: context.active.runId });
     }),
-    /** Queue (or interrupt, then queue): checks capacity first so a rejected message changes nothing. */
+    /**
+     * Queue (or interrupt / roll back, then queue). A full lane follows `laneOverflow`; a
+     * rejected message changes nothing, so the capacity is checked before anything else.
+     */
     enqueueSubmitted: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'SUBMIT') return;
       const m = event.message;
       const interrupting = m.policy === 'interrupt';
-      const superseded = interrupting ? context.lane.filter((e) => e.viaInterrupt) : [];
-      const kept = interrupting ? context.lane.filter((e) => !e.viaInterrupt) : context.lane;
+      const rollingBack = m.policy === 'rollback';
+      const supersedes = (e: LaneEntry) => (interrupting && e.viaInterrupt) || (rollingBack && e.viaRollback === true);
+      const superseded = context.lane.filter(supersedes);
+      let kept = context.lane.filter((e) => !supersedes(e));
+      let overflow: LaneEntry[] = [];
       if (kept.length >= context.laneCapacity) {
-        enqueue.emit({ type: 'rejected', runId: m.runId, code: 'lane_full' });
-        return;
+        const rule = context.laneOverflow ?? 'reject_newest';
+        if (rule === 'reject_newest') {
+          enqueue.emit({ type: 'rejected', runId: m.runId, code: 'lane_full' });
+          return;
+        }
+        overflow = kept.slice(0, kept.length - context.laneCapacity + 1);
+        kept = kept.slice(overflow.length);
+        if (rule === 'summarize_oldest') enqueue.assign({ overflowDropped: [...context.overflowDropped, ...overflow.map((e) => e.runId)] });
       }
-      for (const entry of superseded) {
-        enqueue.cancel(laneTimerId(entry.runId));
-        enqueue.cancel(startTimerId(entry.runId));
-        enqueue.emit({ type: 'dropped', runId: entry.runId, reason: 'superseded' });
+      const drops = [...superseded.map((e) => [e, 'superseded'] as const), ...overflow.map((e) => [e, 'dropped_overflow'] as const)];
+      for (const [dropped, reason] of drops) {
+        enqueue.cancel(laneTimerId(dropped.runId));
+        enqueue.cancel(startTimerId(dropped.runId));
+        enqueue.emit({ type: 'dropped', runId: dropped.runId, reason });
       }
-      const lane = [...kept, { runId: m.runId, viaInterrupt: interrupting, model: m.runModel, workspace: m.runWorkspace }];
+      const entry: LaneEntry = {
+        runId: m.runId,
+        viaInterrupt: interrupting,
+        ...(rollingBack ? { viaRollback: true } : {}),
+        ...(m.policy === 'collect' && m.collectKey !== undefined ? { collectKey: m.collectKey } : {}),
+        model: m.runModel,
+        workspace: m.runWorkspace,
+      };
+      const lane = rollingBack ? [entry, ...kept] : [...kept, entry];
       enqueue.assign({ lane });
       enqueue.raise({ type: 'LANE_EXPIRED', runId: m.runId }, { delay: 'laneMaxWait', id: laneTimerId(m.runId) });
       if (m.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE', runId: m.runId }, { delay: m.startWithinMs, id: startTimerId(m.runId) });
-      enqueue.emit({ type: 'queued', runId: m.runId, position: lane.length });
+      if (m.policy === 'collect' && (context.collectQuietMs ?? 0) > 0) {
+        // Every collect message restarts the quiet window: a burst merges once it has stopped.
+        enqueue.cancel(COLLECT_QUIET_TIMER);
+        enqueue.assign({ collectQuiet: true });
+        enqueue.raise({ type: 'COLLECT_QUIET' }, { delay: 'collectQuiet', id: COLLECT_QUIET_TIMER });
+      }
+      enqueue.emit({ type: 'queued', runId: m.runId, position: rollingBack ? 1 : lane.length });
       const active = context.active;
       if (interrupting && active && (active.running || active.viaInterrupt)) {
         enqueue.emit({ type: 'cancelActive', runId: active.runId, reason: active.running ? 'interrupted' : 'superseded' });
+      }
+      if (rollingBack && active) {
+        // A rollback not yet running is itself only replaced, as interrupts replace each other.
+        const replaced = !active.running && active.viaRollback === true;
+        enqueue.emit({ type: 'cancelActive', runId: active.runId, reason: replaced ? 'superseded' : 'rolled_back', ...(replaced ? {} : { by: m.runId }) });
       }
     }),
     markRunning: assign({
@@ -198,14 +298,16 @@ export const sessionMachine = setup({
         enqueue.cancel(startTimerId(entry.runId));
         enqueue.emit({ type: 'dropped', runId: entry.runId, reason: 'purged' });
       }
-      enqueue.assign({ lane: [] });
+      enqueue.assign({ lane: [], overflowDropped: [] });
       if (context.active) enqueue.emit({ type: 'cancelActive', runId: context.active.runId, reason: 'stopped' });
     }),
     requeueFront: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'REQUEUE_FRONT') return;
-      enqueue.assign({ lane: [event.entry, ...context.lane] });
+      // A message that rolled the active run back runs next, before what that run hands back.
+      const pinned = context.lane[0]?.viaRollback ? 1 : 0;
+      enqueue.assign({ lane: [...context.lane.slice(0, pinned), event.entry, ...context.lane.slice(pinned)] });
       enqueue.raise({ type: 'LANE_EXPIRED', runId: event.entry.runId }, { delay: 'laneMaxWait', id: laneTimerId(event.entry.runId) });
-      enqueue.emit({ type: 'queued', runId: event.entry.runId, position: 1 });
+      enqueue.emit({ type: 'queued', runId: event.entry.runId, position: pinned + 1 });
     }),
     restoreLane: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RESTORE') return;
@@ -219,7 +321,7 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'session',
-  context: ({ input }) => ({ ...input, active: undefined, lane: [] }),
+  context: ({ input }) => ({ ...input, active: undefined, lane: [], overflowDropped: [], collectQuiet: false }),
   initial: 'idle',
   on: {
     CANCEL_QUEUED: { actions: 'dropQueued' },
@@ -232,9 +334,12 @@ export const sessionMachine = setup({
       on: {
         SUBMIT: [
           { guard: 'laneEmpty', target: 'busy', actions: 'admitSubmitted' },
+          { guard: 'rejectsBusy', actions: 'rejectBusy' },
           { actions: 'enqueueSubmitted' },
         ],
-        ADMIT_NEXT: { guard: 'laneNotEmpty', target: 'busy', actions: 'admitFront' },
+        ADMIT_NEXT: [{ guard: 'collectWaits' }, { guard: 'laneNotEmpty', target: 'busy', actions: 'admitFront' }],
+        // The host admits (unless it is shutting down), as after a run ends.
+        COLLECT_QUIET: { actions: ['collectQuietOver', 'announceIdle'] },
         PURGE: { actions: 'purge' },
         REQUEUE_FRONT: { actions: ['requeueFront', 'announceIdle'] },
         RESTORE: { actions: ['restoreLane', 'announceIdle'] },
@@ -242,7 +347,12 @@ export const sessionMachine = setup({
     },
     busy: {
       on: {
-        SUBMIT: [{ guard: 'canSteer', actions: 'steerSubmitted' }, { actions: 'enqueueSubmitted' }],
+        SUBMIT: [
+          { guard: 'rejectsBusy', actions: 'rejectBusy' },
+          { guard: 'canSteer', actions: 'steerSubmitted' },
+          { actions: 'enqueueSubmitted' },
+        ],
+        COLLECT_QUIET: { actions: 'collectQuietOver' },
         RUN_STARTED: { actions: 'markRunning' },
         STEERS_CONSUMED: { actions: 'countConsumedSteers' },
         RUN_ENDED: { guard: 'isActiveRun', target: 'idle', actions: ['clearActive', 'announceIdle'] },

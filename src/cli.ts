@@ -14,7 +14,8 @@ commands:
   node     --gateway URL --name NAME: run node_invoke commands for a gateway
   acp      speak the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, …)
   inspect  --export DIR: write an SVG of every statechart
-  simulate --seed N --runs M [--json]: a seeded simulation with faults, checking invariants
+  simulate --seed N --runs M [--json]: a seeded simulation with faults, checking invariants;
+           --from-store DIR / --workload FILE --config|--compare …: your deployment in virtual time
   demo     run a scripted scenario in-process (two sessions, a queued message, a steer,
            an interrupt, a deadline) and print its events as a timeline
   help     show this text ("switchyard <command> --help" for a command's options)

@@ -54,8 +54,8 @@ export { decideApproval, summarizeAction } from './approval/index.js';
 export type { ApprovalDecision, ApprovalRequest } from './approval/index.js';
 
 // deterministic simulation
-export { simulate } from './sim/index.js';
-export type { SimulationReport } from './sim/index.js';
+export { simulate, simulateDeployment, deriveWorkload, parseWorkload, WorkloadSchema, deploymentHtml } from './sim/index.js';
+export type { SimulationReport, DeploymentOptions, DeploymentReport, DeploymentFaults, DeploymentMetrics, Workload } from './sim/index.js';
 
 // configuration and storage
 export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/index.js';

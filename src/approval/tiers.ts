@@ -15,6 +15,7 @@ export type ToolOverride = 'allow' | 'ask' | 'deny';
 export interface ToolEffects {
   name: string;
   readOnly?: boolean;
+  /** Running it twice equals running it once (replay, dedup); says nothing about harm, so no tier lets it through. */
   idempotent?: boolean;
   destructive?: boolean;
   requiresConfirmation?: boolean;
@@ -83,9 +84,8 @@ function tierDecision({ tier, tool, destructiveOperation, commandVerdict }: Appr
       if (destructive) return decided('ask', destructiveWhy());
       if (warned) return decided('ask', warning());
       if (readOnly) return decided('allow', 'it is read-only');
-      // idempotentHint alone counts as read-only-like for this tier's prompts only.
-      if (tool.idempotent === true) return decided('allow', 'it is idempotent');
-      return decided('ask', 'it is not read-only');
+      // Idempotent is not harmless: a first file_write still replaces the file.
+      return decided('ask', tool.idempotent === true ? 'it is not read-only (idempotent, but it still changes something)' : 'it is not read-only');
     case 'auto':
       if (destructive) return decided('ask', destructiveWhy());
       if (warned) return decided('ask', warning());

@@ -66,7 +66,7 @@ export async function acpCommand(
   let backend: AcpBackend;
   let lost: Promise<string> = new Promise(() => {});
   if (values.gateway !== undefined) {
-    const { url, token } = await gatewayTarget(values, values.gateway);
+    const { url, token } = await gatewayTarget(values, values.gateway, warn);
     const client = await connect(url, { token });
     backend = gatewayBackend(client);
     lost = client.closed.then(({ code, reason }) => `the gateway connection closed (${code}${reason ? `: ${reason}` : ''})`);
@@ -122,6 +122,6 @@ function routeConsoleToStderr(): void {
 }
 
 function packageVersion(): string {
-  const manifest = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+  const manifest = createRequire(import.meta.url)('switchyard/package.json') as { version?: unknown };
   return typeof manifest.version === 'string' ? manifest.version : '0.0.0';
 }

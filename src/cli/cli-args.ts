@@ -23,8 +23,10 @@ export const processIo: CliIo = {
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+// Spelled out for the declaration build: the inferred type names a type node:util does not export.
+type ParsedCommandArgs<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>>;
 
-export function parseCommandArgs<O extends Options>(args: string[], options: O, allowPositionals = false) {
+export function parseCommandArgs<O extends Options>(args: string[], options: O, allowPositionals = false): ParsedCommandArgs<O> {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {

@@ -14,12 +14,13 @@ import { parseCommandArgs, UsageError, type CliIo } from './cli-args.js';
 import { gatewayTarget } from './gateway-target.js';
 
 export const NODE_USAGE = `usage: switchyard node --gateway ws://HOST:PORT --name NAME
-                      [--token-file FILE | --token T | --data-dir DIR]
+                      [--token-file FILE | --data-dir DIR]
                       [--workspace DIR] [--sandbox auto|bwrap|none] [--network]
 
   Runs the node_invoke commands a gateway sends to NAME (unique among its nodes), until
-  SIGINT/SIGTERM. The token comes from --token-file, --token, $SWITCHYARD_TOKEN or
-  <--data-dir, default .switchyard>/token.
+  SIGINT/SIGTERM. The token comes from --token-file, $SWITCHYARD_TOKEN or <--data-dir,
+  default .switchyard>/token (--token=T works too, with a warning: every user of the
+  machine can read a command line).
 
   --workspace   where commands run (default: a fresh temporary directory, removed on exit)
   --sandbox     auto (bubblewrap when it works, else unsandboxed with a warning), bwrap
@@ -53,7 +54,7 @@ export async function nodeCommand(argv: string[], io: CliIo, signals: NodeJS.Eve
   if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message ?? 'invalid'}`);
   const backend = (values.sandbox ?? 'auto') as SandboxBackend;
   if (!BACKENDS.includes(backend)) throw new UsageError(`--sandbox must be one of ${BACKENDS.join(', ')}, not "${values.sandbox}"`);
-  const { url, token } = await gatewayTarget(values, values.gateway);
+  const { url, token } = await gatewayTarget(values, values.gateway, io.err);
 
   const ownWorkspace = values.workspace === undefined;
   const workspace = ownWorkspace ? await mkdtemp(join(tmpdir(), `switchyard-node-${name.data}-`)) : resolve(values.workspace!);

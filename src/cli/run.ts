@@ -16,11 +16,12 @@ import { Timeline } from './timeline.js';
 
 export const RUN_USAGE = `usage: switchyard run <input> [--session S] [--policy steer|interrupt|queue]
                      [--config switchyard.toml]
-                     [--gateway ws://HOST:PORT [--token-file FILE | --token T | --data-dir DIR]]
+                     [--gateway ws://HOST:PORT [--token-file FILE | --data-dir DIR]]
 
   Without --gateway the run happens in this process, on the embedded defaults (scripted
-  model, memory store). With it, the token comes from --token-file, --token,
-  $SWITCHYARD_TOKEN or <--data-dir, default .switchyard>/token.
+  model, memory store). With it, the token comes from --token-file, $SWITCHYARD_TOKEN or
+  <--data-dir, default .switchyard>/token. (--token=T works too, with a warning: every
+  user of the machine can read a command line.)
 `;
 
 const OPTIONS = {
@@ -64,7 +65,7 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
   // A person at a terminal answers approvals; without one, gated calls fail closed at once.
   const prompt = process.stdin.isTTY ? new ApprovalPrompt() : undefined;
   const target =
-    values.gateway !== undefined ? await gatewayRunTarget(values, values.gateway, prompt) : await inProcessRunTarget(values.config, prompt);
+    values.gateway !== undefined ? await gatewayRunTarget(values, values.gateway, prompt, io.err) : await inProcessRunTarget(values.config, prompt);
   try {
     return await submitAndFollow(target, {
       sessionId: values.session ?? 'cli',
@@ -152,8 +153,9 @@ async function gatewayRunTarget(
   flags: Parameters<typeof gatewayTarget>[0],
   url: string,
   prompt: ApprovalPrompt | undefined,
+  warn: (line: string) => void,
 ): Promise<RunTarget> {
-  const { token } = await gatewayTarget(flags, url);
+  const { token } = await gatewayTarget(flags, url, warn);
   const client = await connect(url, { token });
   if (prompt) {
     client.onApprovalRequested((request) => {

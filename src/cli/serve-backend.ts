@@ -32,10 +32,12 @@ export interface ServeBackendOptions {
   onError: (error: unknown) => void;
   /** Lines an operator wants to see (a cluster's takeovers, for instance). */
   log: (line: string) => void;
+  /** Lines an operator must see: damage the file store found and worked around (a quarantined file, a skipped journal line). */
+  warn?: (line: string) => void;
 }
 
 export async function startServeBackend(config: Config, dataDir: string, options: ServeBackendOptions): Promise<ServeBackend> {
-  const { nodes, observer, instrumentStore, onError, log } = options;
+  const { nodes, observer, instrumentStore, onError, log, warn = log } = options;
   // The data directory the store and token really live in, so the sandbox keeps every workspace away from it.
   const placed: Config = { ...config, store: { ...config.store, dir: dataDir } };
   if (config.store.kind === 'redis') {
@@ -51,7 +53,7 @@ export async function startServeBackend(config: Config, dataDir: string, options
       close: () => node.close(),
     };
   }
-  const store: Store = config.store.kind === 'memory' ? new MemoryStore() : await LowdbStore.open(dataDir, { fsync: config.store.fsync });
+  const store: Store = config.store.kind === 'memory' ? new MemoryStore() : await LowdbStore.open(dataDir, { fsync: config.store.fsync, onDamaged: (line) => warn(`store: ${line}`) });
   let engine: Engine;
   try {
     engine = await createEngine({ config: placed, store: instrumentStore(store), nodes, observer, onError });

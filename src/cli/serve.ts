@@ -4,19 +4,22 @@
  * SIGINT/SIGTERM. Shutdown is graceful: new submits are refused (and /readyz
  * answers 503), running runs get up to --grace-seconds to finish, whatever still runs then is
  * cancelled, and the engine closes (flushing the store; queued messages stay queued for the
- * next start). Everything it says is a structured log line: JSON, or human-readable on a
- * terminal (README, "Operating Switchyard").
+ * next start). It follows its --config file while it runs (config-follower.ts; SIGHUP re-reads
+ * it too). Everything it says is a structured log line: JSON, or human-readable on a terminal
+ * (README, "Operating Switchyard").
  */
 import { resolve } from 'node:path';
-import { defaultConfig, loadConfig, type Config } from '../config/index.js';
+import { defaultConfig, type Config } from '../config/index.js';
 import type { Engine } from '../engine/index.js';
 import { startGateway, type HttpRouteHandler } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
-import { createLogger, gatewayLoggerOf, readinessProbe, startTelemetry } from '../telemetry/index.js';
+import { createLogger, gatewayLoggerOf, readinessProbe, startTelemetry, type Logger } from '../telemetry/index.js';
 import { startStatelyBridge, type StatelyBridge } from '../gateway/stately-bridge.js';
 import { parseCommandArgs, portOption, secondsOption, UsageError, type CliIo } from './cli-args.js';
+import { ConfigFollower } from './config-follower.js';
 import { startServeBackend } from './serve-backend.js';
+import { listenForServeSignals } from './serve-signals.js';
 
 export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
                        [--config switchyard.toml] [--grace-seconds 10]
@@ -25,9 +28,11 @@ export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7
   --host, --port     where to listen (default: [gateway] of the config; --port 0 picks a free port)
   --data-dir         the store and the token file (default: [store] dir of the config);
                      with [store] kind = "redis", only the token file
-  --config           a TOML config file
+  --config           a TOML config file, followed while the server runs: a saved change
+                     applies its live keys at once and logs the keys waiting for a restart;
+                     a bad edit is logged and the config in force stays; SIGHUP re-reads it
   --grace-seconds    on SIGINT/SIGTERM, how long running runs may take to finish before
-                     they are cancelled (default 10)
+                     they are cancelled (default 10); SIGQUIT (Ctrl-\\) exits at once
   --stately-inspector  also send the actors to an inspector server of @statelyai/inspect,
                      for Stately's Inspector (default: [inspector] stately_url of the config)
   --stately-session, --stately-run
@@ -53,9 +58,48 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     return 0;
   }
   const graceMs = (secondsOption(values['grace-seconds'], '--grace-seconds') ?? 10) * 1000;
-  const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
+  // Installed first: a stop or a hangup while the server starts is answered, not fatal.
+  let logger: Logger | undefined;
+  let follower: ConfigFollower | undefined;
+  const serveSignals = listenForServeSignals(signals, {
+    onHangup: () => {
+      if (!follower) return logger?.info('SIGHUP: no config file (--config) to re-read');
+      const file = follower.file;
+      logger?.info({ file }, `SIGHUP: re-reading ${file}`);
+      follower.reload().catch((error: unknown) => logger?.error({ file, err: error }, `SIGHUP: re-reading ${file} failed`));
+    },
+    onRepeat: (name) => logger?.warn(`${name}: already stopping (SIGQUIT, Ctrl-\\, exits at once)`),
+    onQuit: () => logger?.warn('SIGQUIT: exiting at once, without waiting for runs'),
+  });
+  try {
+    return await serveUntilStopped(values, io, graceMs, serveSignals.stop, {
+      setLogger: (created) => (logger = created),
+      setFollower: (created) => (follower = created),
+    });
+  } finally {
+    follower?.close();
+    serveSignals.close();
+  }
+}
+
+interface ServeParts {
+  setLogger(logger: Logger): void;
+  setFollower(follower: ConfigFollower): void;
+}
+
+async function serveUntilStopped(
+  values: ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'],
+  io: CliIo,
+  graceMs: number,
+  stop: Promise<string>,
+  parts: ServeParts,
+): Promise<number> {
+  const follower = values.config !== undefined ? await ConfigFollower.start(values.config) : undefined;
+  if (follower) parts.setFollower(follower);
+  const config: Config = follower ? follower.current() : defaultConfig();
   const stately = statelyOptions(config, values);
   const logger = await createLogger({ level: config.telemetry.log_level, write: io.out, pretty: io.color });
+  parts.setLogger(logger);
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
   const telemetry = await startTelemetry({ telemetry: config.telemetry, models: config.models, logger });
   // Created first: the engine's node_invoke and the gateway's node connections share it.
@@ -66,6 +110,7 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
     instrumentStore: (store) => telemetry.instrumentStore(store),
     onError: (error) => logger.error({ err: error }, 'engine error'),
     log: (line) => logger.info(line),
+    warn: (line) => logger.warn(line),
   }).catch(async (error: unknown) => {
     await telemetry.close();
     throw error;
@@ -100,23 +145,14 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   // The token itself is shown only to a person at a terminal, never written to a log.
   if (gateway.tokenCreated && io.color) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
   logger.info({ file: gateway.tokenPath }, `${gateway.tokenCreated ? 'generated the gateway token; it is' : 'the gateway token is'} in ${gateway.tokenPath}`);
+  if (follower) {
+    // The engine keeps its data directory (the store's dir as placed by the backend) across reloads.
+    const apply = async (next: Config) => backend.front.reconfigure({ ...next, store: { ...next.store, dir: engine.currentConfig().store.dir } });
+    follower.attach(config, apply, logger);
+    logger.info({ file: follower.file }, `following ${follower.file} (live keys apply when it is saved; SIGHUP re-reads it)`);
+  }
 
-  const signal = await new Promise<string>((resolveSignal) => {
-    const onSignal = (name: string) => {
-      signals.off('SIGINT', onSignal);
-      signals.off('SIGTERM', onSignal);
-      resolveSignal(name);
-    };
-    signals.on('SIGINT', onSignal);
-    signals.on('SIGTERM', onSignal);
-  });
-  // A second signal during the graceful part means "now".
-  const forceExit = () => {
-    logger.warn('second signal: exiting without waiting');
-    process.exit(1);
-  };
-  signals.once('SIGINT', forceExit);
-  signals.once('SIGTERM', forceExit);
+  const signal = await stop;
 
   logger.info(`${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`);
   gateway.stopAdmitting();
@@ -129,8 +165,6 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
   statelyBridge?.stop();
   await gateway.close();
   await telemetry.close();
-  signals.off('SIGINT', forceExit);
-  signals.off('SIGTERM', forceExit);
   logger.info('stopped');
   return 0;
 }
@@ -157,7 +191,7 @@ function statelyOptions(config: Config, values: { 'stately-inspector'?: string; 
 }
 
 /** The Stately bridge, or a logged reason why not: the gateway serves either way. */
-async function startStately(engine: Parameters<typeof startStatelyBridge>[0], target: StatelyTarget, logger: Awaited<ReturnType<typeof createLogger>>): Promise<StatelyBridge | undefined> {
+async function startStately(engine: Parameters<typeof startStatelyBridge>[0], target: StatelyTarget, logger: Logger): Promise<StatelyBridge | undefined> {
   try {
     const bridge = await startStatelyBridge(engine, { ...target, log: (level, line) => logger[level](line) });
     const what = target.sessionId !== undefined ? `session ${target.sessionId}` : target.runId !== undefined ? `run ${target.runId}` : 'every actor';

@@ -7,10 +7,11 @@ import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import { parseCommandArgs, type CliIo } from './cli-args.js';
 import { DEFAULT_GATEWAY_URL, gatewayTarget } from './gateway-target.js';
 
-export const STATUS_USAGE = `usage: switchyard status [--gateway ws://127.0.0.1:7420] [--token-file FILE | --token T | --data-dir DIR] [--json]
+export const STATUS_USAGE = `usage: switchyard status [--gateway ws://127.0.0.1:7420] [--token-file FILE | --data-dir DIR] [--json]
 
   Asks a running server (default ${DEFAULT_GATEWAY_URL}) for its engine snapshot. The token
-  comes from --token-file, --token, $SWITCHYARD_TOKEN or <--data-dir, default .switchyard>/token.
+  comes from --token-file, $SWITCHYARD_TOKEN or <--data-dir, default .switchyard>/token
+  (--token=T works too, with a warning: every user of the machine can read a command line).
 `;
 
 const OPTIONS = {
@@ -28,7 +29,7 @@ export async function statusCommand(argv: string[], io: CliIo): Promise<number> 
     io.out(STATUS_USAGE);
     return 0;
   }
-  const { url, token } = await gatewayTarget(values, values.gateway ?? DEFAULT_GATEWAY_URL);
+  const { url, token } = await gatewayTarget(values, values.gateway ?? DEFAULT_GATEWAY_URL, io.err);
   const client = await connect(url, { token });
   try {
     const snapshot = await client.snapshot();

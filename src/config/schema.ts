@@ -29,10 +29,16 @@ const ExecutionSchema = z
       .describe('Runs that may hold a permit at once, across all agents. A run keeps its permit from start to end; a run that cannot get one waits.'),
     max_runs_per_agent: positiveInt.default(3)
       .describe('Runs of one agent (`RunRequest.agentId`) that may hold a permit at once. Waiters are granted in arrival order, skipping one whose agent is at this cap.'),
-    busy_policy: z.enum(['steer', 'interrupt', 'queue']).default('steer')
-      .describe('What a message for a busy session does when its request names no `busyPolicy`: join the running run at its next turn, cancel it and run next, or wait in the lane.'),
+    busy_policy: z.enum(['steer', 'interrupt', 'queue', 'collect', 'reject', 'rollback']).default('steer')
+      .describe('What a message for a busy session does when its request names no `busyPolicy`: join the running run at its next turn, cancel it and run next, wait in the lane, wait and merge with the compatible messages waiting behind it into one run, be refused with `session_busy`, or cancel the running run (`rolled_back`) and run next.'),
     wait_lane_capacity: positiveInt.default(32)
-      .describe('Messages the wait lane of one session holds. When it is full, the newest message is rejected with `lane_full`.'),
+      .describe('Messages the wait lane of one session holds. When it is full, `lane_overflow` decides.'),
+    lane_overflow: z.enum(['reject_newest', 'drop_oldest', 'summarize_oldest']).default('reject_newest')
+      .describe('What a full lane does with one more message: reject it with `lane_full`; drop the oldest waiting message (it ends `cancelled`, reason `dropped_overflow`); or drop the oldest and tell the next run that starts what was dropped (the first words of each).'),
+    collect_quiet_ms: nonNegativeInt.default(500)
+      .describe('Milliseconds without a new `collect` message before the waiting `collect` messages merge into one run; a message arriving meanwhile joins the batch.'),
+    collect_max: positiveInt.default(16)
+      .describe('Most `collect` messages merged into one run; the rest wait for the next one.'),
     wait_lane_max_wait_seconds: positiveSeconds.default(1800)
       .describe('Seconds a message may wait in the lane; then it ends `failed` with `lane_timeout`.'),
     max_pending_steers: nonNegativeInt.default(16)
@@ -169,10 +175,19 @@ export const SandboxSchema = z
     unprivileged_uid: nonNegativeInt
       .default(65534)
       .describe(
-        'Only when the server runs as root: root-owned workspaces are handed to this user, and commands run as the ' +
-          'owner of their workspace, never as root (the kernel exempts root from max_processes).',
+        'Only when the server runs as root: the sandbox user, who runs commands (never root: the kernel exempts root ' +
+          'from max_processes) and gets the workspaces the server creates.',
       ),
     unprivileged_gid: nonNegativeInt.default(65534).describe('The group that goes with unprivileged_uid.'),
+    client_workspaces: z
+      .enum(['sandbox_user', 'run_as_owner'])
+      .default('sandbox_user')
+      .describe(
+        'Whose directories a workspace may be (a request\'s own, and the session default ones). "sandbox_user": only ' +
+          'directories of the user commands run as (the server\'s own; for a server running as root, unprivileged_uid); ' +
+          '"run_as_owner": also other users\' directories, where a server running as root runs commands as their owner. ' +
+          'Never root\'s: ownership is never changed, except of a directory the server itself creates for the sandbox user.',
+      ),
     // prefault, not default: zod 4's .default({}) returns {} as is, skipping the inner defaults.
     command_policy: CommandPolicySchema.prefault({}).describe('Which commands are allowed, warned about or blocked before they run (hot-reloadable).'),
   })

@@ -23,6 +23,8 @@ export type ConfigChange =
 
 export interface ConfigWatcher {
   current(): Config;
+  /** Re-reads the file now (a SIGHUP, or a change the watch cannot see); resolves once it is reported. */
+  reload(): Promise<void>;
   close(): void;
 }
 
@@ -88,16 +90,20 @@ export async function watchConfig(
   };
 
   let queue: Promise<void> = Promise.resolve();
+  const enqueue = (): Promise<void> => {
+    queue = queue.then(reload).catch((err: unknown) => {
+      // A throwing listener must not stop the watcher; surface it the way an EventEmitter would.
+      setImmediate(() => {
+        throw err;
+      });
+    });
+    return queue;
+  };
   const schedule = (): void => {
     clearTimeout(timer);
     timer = setTimeout(() => {
       timer = undefined;
-      queue = queue.then(reload).catch((err: unknown) => {
-        // A throwing listener must not stop the watcher; surface it the way an EventEmitter would.
-        setImmediate(() => {
-          throw err;
-        });
-      });
+      void enqueue();
     }, debounceMs);
   };
 
@@ -125,5 +131,5 @@ export async function watchConfig(
     close();
     throw err;
   }
-  return { current: () => current, close };
+  return { current: () => current, reload: enqueue, close };
 }

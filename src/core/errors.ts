@@ -13,11 +13,17 @@ export type EngineErrorCode =
   | 'duplicate_run_id'
   | 'unknown_model'
   | 'lane_full'
+  /** A `busyPolicy: "reject"` message for a busy session (details.activeRunId). */
+  | 'session_busy'
+  /** A lane operation on a message that is not waiting (it started or ended; the message names its state). */
+  | 'not_waiting'
   | 'not_found'
   | 'closed'
   | 'invalid_config'
   | 'timeout'
   | 'store_failed'
+  /** The run's or session's stored data is damaged (the file store quarantined it, or a read found it): `details` names it. */
+  | 'corrupt_file'
   /** In a cluster: the process that owns a session did not answer in time (README, "Several gateway processes"). */
   | 'node_unavailable'
   /** In a cluster: another process failed to answer a request for an unexpected reason. */

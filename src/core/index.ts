@@ -2,7 +2,7 @@ export { systemClock, nowOf, isoNow, sleep, abortReason, timerMs, MAX_TIMER_MS }
 export type { Clock } from './clock.js';
 export { EngineError, isEngineError, ToolError } from './errors.js';
 export type { CodedError, EngineErrorCode } from './errors.js';
-export { RunRequestSchema, admitRequest } from './run-request.js';
+export { IdSchema, MAX_ID_LENGTH, RunRequestSchema, admitRequest } from './run-request.js';
 export type { RunRequest, AdmittedRequest } from './run-request.js';
 export { isTerminalEvent, TERMINAL_EVENT_TYPES } from './run-events.js';
 export type * from './run-events.js';

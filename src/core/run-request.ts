@@ -7,12 +7,18 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
+import type { BusyPolicy } from '../../machines/session.machine.js';
+
+/** The one bound of every id a client may give (runId, sessionId, agentId, approvalId, ...; docs/protocol.md). */
+export const MAX_ID_LENGTH = 500;
+/** An id at the boundary: non-empty, at most MAX_ID_LENGTH characters. */
+export const IdSchema = z.string().min(1).max(MAX_ID_LENGTH);
 
 export const RunRequestSchema = z
   .object({
-    runId: z.string().min(1).max(200).optional(),
-    sessionId: z.string().min(1).max(500),
-    agentId: z.string().min(1).max(200).optional(),
+    runId: IdSchema.optional(),
+    sessionId: IdSchema,
+    agentId: IdSchema.optional(),
     input: z.string(),
     attachments: z
       .array(
@@ -30,12 +36,12 @@ export const RunRequestSchema = z
       .object({ backend: z.enum(['auto', 'bwrap', 'none']).optional(), network: z.boolean().optional() })
       .strict()
       .optional(),
-    busyPolicy: z.enum(['steer', 'interrupt', 'queue']).optional(),
+    busyPolicy: z.enum(['steer', 'interrupt', 'queue', 'collect', 'reject', 'rollback']).optional(),
     /** The approval tier of this run, in place of [approval] tier (floors and [approval.tools] still apply). */
     approvalTier: z.enum(['plan', 'ask', 'auto', 'full']).optional(),
     unattended: z.boolean().optional(),
-    parentRunId: z.string().min(1).optional(),
-    expectedRunId: z.string().min(1).optional(),
+    parentRunId: IdSchema.optional(),
+    expectedRunId: IdSchema.optional(),
     /** The caller's W3C trace context (a `traceparent` header value): the run's trace continues it. */
     traceparent: z
       .string()
@@ -66,7 +72,7 @@ export type RunPriority = NonNullable<z.output<typeof RunRequestSchema>['priorit
 export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>, 'startWithinMs'> {
   runId: string;
   agentId: string;
-  busyPolicy: 'steer' | 'interrupt' | 'queue';
+  busyPolicy: BusyPolicy;
   priority: RunPriority;
   steerEscalation: 'interrupt' | 'queue';
   timeoutMs: number;

@@ -13,6 +13,8 @@ import type { ModelProvider } from '../model/types.js';
 import { sandboxRequestIssue } from '../sandbox/request-guard.js';
 import type { Store } from '../store/types.js';
 import { AdmissionOrder } from './admission-order.js';
+import type { BusyMessages } from './busy-messages.js';
+import { collectKeyOf } from './collect.js';
 import type { Limiter } from './ownership.js';
 import type { RunTable } from './run-table.js';
 import type { SessionHost } from './session.host.js';
@@ -31,6 +33,7 @@ export interface AdmissionDeps {
   /** Cancels a run whose admission could not be stored. Must not throw. */
   cancel: (runId: string, reason: string) => void;
   limiter: Pick<Limiter, 'answered'>;
+  busy: Pick<BusyMessages, 'takeRejection'>;
 }
 
 export class Admission {
@@ -104,6 +107,7 @@ export class Admission {
       runWorkspace: handle.workspace,
       ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
       ...(request.startBy !== undefined ? { startBy: request.startBy } : {}),
+      ...withCollectKey(collectKeyOf(request, handle.workspace)),
     });
   }
 
@@ -112,13 +116,10 @@ export class Admission {
     const base = { runId, sessionId };
     const into = this.deps.steers.targetOf(runId);
     if (into !== undefined) return { ...base, outcome: 'steered', intoRunId: into };
+    const refused = this.deps.busy.takeRejection(runId, sessionId, this.deps.config().execution.wait_lane_capacity);
+    if (refused) throw refused;
     const handle = this.deps.table.get(runId);
-    if (!handle) {
-      const capacity = this.deps.config().execution.wait_lane_capacity;
-      throw new EngineError('lane_full', `session "${sessionId}" has ${capacity} messages waiting; retry later or raise execution.wait_lane_capacity`, {
-        sessionId,
-      });
-    }
+    if (!handle) throw new Error(`session made no decision for run ${runId}`);
     if (handle.status.state !== 'queued') return { ...base, outcome: 'started' };
     if (handle.status.position === undefined) {
       this.deps.table.delete(runId);
@@ -130,6 +131,10 @@ export class Admission {
   private assertFreeId(runId: string): void {
     if (this.deps.table.has(runId) || this.deps.steers.targetOf(runId) !== undefined) throw duplicateRunId(runId);
   }
+}
+
+function withCollectKey(collectKey: string | undefined): { collectKey?: string } {
+  return collectKey !== undefined ? { collectKey } : {};
 }
 
 function duplicateRunId(runId: string): EngineError {

@@ -21,6 +21,7 @@ import type { RunPage, RunQuery, Store } from '../store/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { Admission } from './admission.js';
+import { BusyMessages } from './busy-messages.js';
 import { approvalGateFor } from './approvals.js';
 import { NO_OBSERVER, type EngineObserver } from './engine-observer.js';
 import { EventLog } from './event-log.js';
@@ -75,6 +76,7 @@ export class Engine {
   private readonly limiter: Limiter;
   private readonly sessions: SessionHost;
   private readonly steers: Steers;
+  private readonly busy: BusyMessages;
   private readonly runHost: RunHost;
   private readonly admission: Admission;
   private readonly lookup: RunLookup;
@@ -141,15 +143,22 @@ export class Engine {
       config,
       write,
       handlers: {
-        admit: (runId) => this.runHost.start(runId),
+        admit: (runId, extra) => {
+          this.busy.admitting(runId, extra);
+          this.runHost.start(runId);
+        },
         steer: (runId, intoRunId) => this.steers.deliver(runId, intoRunId),
         queued: (runId, position) => this.ledger.markQueued(runId, position, 'session_busy'),
-        rejected: (runId) => this.table.delete(runId),
-        cancelActive: (runId, reason) => this.cancelRunTree(runId, reason),
+        rejected: (runId, rejection) => this.busy.rejected(runId, rejection),
+        cancelActive: (runId, reason, by) => {
+          if (by !== undefined) this.busy.rolledBack(runId, by);
+          this.cancelRunTree(runId, reason);
+        },
         dropped: (runId, reason) => this.ledger.endQueued(runId, reason),
       },
     });
     this.steers = new Steers({ table: this.table, sessions: this.sessions, store: this.store, clock: this.clock, write, closing: () => this.closed });
+    this.busy = new BusyMessages({ table: this.table, ledger: this.ledger, steers: this.steers, store: this.store });
     this.runHost = new RunHost({
       table: this.table,
       ledger: this.ledger,
@@ -189,6 +198,7 @@ export class Engine {
       },
       cancel: (runId, reason) => void this.cancel(runId, reason),
       limiter: this.limiter,
+      busy: this.busy,
     });
     this.handover = new SessionHandover({ table: this.table, sessions: this.sessions, ledger: this.ledger, conversations, cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason), recoveryDeps: this.recoveryDeps });
   }

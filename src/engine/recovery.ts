@@ -12,6 +12,7 @@ import type { SessionGrants } from '../approval/index.js';
 import type { RunEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import { isTerminalState } from '../core/run-status.js';
+import { collectKeyOf } from './collect.js';
 import type { RunRecord, SessionWork, SteerRecord, Store, StoredLaneEntry } from '../store/types.js';
 import type { EventLog } from './event-log.js';
 import type { RunLedger } from './run-ledger.js';
@@ -78,7 +79,9 @@ async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers:
   }
   const admitted = new Map<string, RunHandle[]>();
   const queued = new Map<string, RunHandle>();
+  const collected = await collectedMessages(deps, open);
   for (const record of open) {
+    if (collected.has(record.runId)) continue;
     const events = await store.readEvents(record.runId);
     log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, 0);
     const terminal = events.findLast(isTerminalEvent);
@@ -122,11 +125,39 @@ async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers:
       model: h.request.model,
       workspace: h.workspace,
       ...(h.request.startBy !== undefined ? { startBy: h.request.startBy } : {}),
+      ...(h.status.carries === undefined && collectKeyOf(h.request, h.workspace) !== undefined ? { collectKey: collectKeyOf(h.request, h.workspace) } : {}),
     }));
     result.requeued.push(...entries.map((e) => e.runId));
     sessions.restore(sessionId, entries);
   }
   return result;
+}
+
+/**
+ * Waiting `collect` messages another run already carries: listed in an open run's `carries`
+ * (the carrier's record is the write that consumed them), or with their merged record stored.
+ * They are not queued again; their ids answer for the carrying run.
+ */
+async function collectedMessages({ store, steers }: RecoveryDeps, open: RunRecord[]): Promise<Set<string>> {
+  const collected = new Set<string>();
+  const byId = new Map(open.map((r) => [r.runId, r]));
+  for (const carrier of open) {
+    for (const id of carrier.carries ?? []) {
+      const message = byId.get(id);
+      if (id === carrier.runId || !message || message.state !== 'queued') continue;
+      collected.add(id);
+      steers.settle({ steerId: id, sessionId: message.sessionId, into: carrier.runId, state: 'merged', followUp: carrier.runId, createdAt: message.createdAt, request: message.request });
+    }
+  }
+  for (const record of open) {
+    if (record.state !== 'queued' || record.request.busyPolicy !== 'collect' || collected.has(record.runId)) continue;
+    const merged = await store.getSteer(record.runId);
+    if (merged && merged.state === 'merged' && merged.followUp !== record.runId) {
+      collected.add(record.runId);
+      steers.remember(merged);
+    }
+  }
+  return collected;
 }
 
 /**

@@ -35,7 +35,8 @@ export class RunLookup {
     await this.log.settled();
     const record = await this.store.getRun(id);
     const steer = await this.steers.find(id);
-    if (record) {
+    // A merged `collect` message answers for the run that carried it, whatever its own record says.
+    if (record && !(steer && runOfSteer(steer) !== id)) {
       const { request: _request, ...status } = record;
       // A steer that became a run of its own (requeued) says so.
       return steer ? { ...status, steer: steerFields(steer) } : status;
@@ -65,8 +66,8 @@ export class RunLookup {
     await this.log.settled();
     const record = await this.store.getRun(runId);
     if (record && isTerminalState(record.state)) return resultOf({ ...record, state: record.state });
-    // A steer from before a restart answers with the fate of the run it went into.
-    const into = record ? runId : await this.steers.runOf(runId);
+    // A steer (or a merged collect message) from before a restart answers with the fate of the run it went into.
+    const into = await this.steers.runOf(runId);
     if (into !== runId) return this.wait(into, options);
     throw new EngineError('not_found', `no run "${runId}"`, { runId });
   }

@@ -20,17 +20,20 @@ type WithStartBy<T> = Omit<T, 'startWithinMs'> & { startBy?: string };
 
 /** What the engine does with a session's decisions. Contract: none may throw. */
 export interface SessionHandlers {
-  /** The message takes the session's slot: start its run. */
-  admit(runId: string): void;
+  /**
+   * The message takes the session's slot: start its run, carrying the `collect` messages merged
+   * into it and told about the messages `summarize_oldest` dropped.
+   */
+  admit(runId: string, extra: { carries?: string[]; summarizes?: string[] }): void;
   /** The message goes into the running run as a steer. */
   steer(runId: string, intoRunId: string): void;
   /** The message waits in the lane at this 1-based position. */
   queued(runId: string, position: number): void;
-  /** The lane is full: the message is refused and changes nothing. */
-  rejected(runId: string): void;
-  /** The active run must stop (interrupted, superseded or stopped). */
-  cancelActive(runId: string, reason: string): void;
-  /** The message left the lane without running (cancelled, superseded, purged, lane_timeout). */
+  /** The lane is full (`lane_full`) or the message refuses to wait (`session_busy`): it changes nothing. */
+  rejected(runId: string, rejection: { code: 'lane_full' | 'session_busy'; activeRunId?: string }): void;
+  /** The active run must stop (interrupted, superseded, stopped, or rolled back `by` a message). */
+  cancelActive(runId: string, reason: string, by?: string): void;
+  /** The message left the lane without running (cancelled, superseded, purged, lane_timeout, dropped_overflow). */
   dropped(runId: string, reason: string): void;
 }
 
@@ -68,6 +71,9 @@ export class SessionHost {
       laneCapacity: exec.wait_lane_capacity,
       maxPendingSteers: exec.max_pending_steers,
       laneMaxWaitMs: timerMs(exec.wait_lane_max_wait_seconds),
+      laneOverflow: exec.lane_overflow,
+      collectQuietMs: exec.collect_quiet_ms,
+      collectMax: exec.collect_max,
     };
   }
 
@@ -216,7 +222,7 @@ export class SessionHost {
     const handlers = this.deps.handlers;
     switch (event.type) {
       case 'admit':
-        handlers.admit(event.runId);
+        handlers.admit(event.runId, { ...(event.carries ? { carries: event.carries } : {}), ...(event.summarizes ? { summarizes: event.summarizes } : {}) });
         break;
       case 'steer':
         handlers.steer(event.runId, event.intoRunId);
@@ -225,10 +231,10 @@ export class SessionHost {
         handlers.queued(event.runId, event.position);
         break;
       case 'rejected':
-        handlers.rejected(event.runId);
+        handlers.rejected(event.runId, event.code === 'session_busy' ? { code: event.code, ...(event.activeRunId !== undefined ? { activeRunId: event.activeRunId } : {}) } : { code: event.code });
         break;
       case 'cancelActive':
-        handlers.cancelActive(event.runId, event.reason);
+        handlers.cancelActive(event.runId, event.reason, event.by);
         break;
       case 'dropped':
         handlers.dropped(event.runId, event.reason);

@@ -56,7 +56,7 @@ export class Steers {
   async runOf(id: string): Promise<string> {
     const known = this.targetOf(id);
     if (known !== undefined || this.deps.table.has(id)) return known ?? id;
-    if (await this.deps.store.getRun(id)) return id;
+    // A merged `collect` message has a record of its own, but answers for the run that carried it.
     const steer = await this.deps.store.getSteer(id);
     return steer ? runOfSteer(steer) : id;
   }
@@ -150,6 +150,22 @@ export class Steers {
       this.settleAfterDurable(steer.steerId, steer.steerId === runId ? { state: 'requeued', followUp: runId } : { state: 'merged', followUp: runId });
     }
     return followUp;
+  }
+
+  /**
+   * A waiting `collect` message merged into the run `intoRunId`: from now on its id answers for
+   * that run, like a steer's (stored after the carrying run's record, which consumed it).
+   */
+  collected(message: RunHandle, intoRunId: string): void {
+    this.save({
+      steerId: message.status.runId,
+      sessionId: message.status.sessionId,
+      into: intoRunId,
+      state: 'merged',
+      followUp: intoRunId,
+      createdAt: message.status.createdAt,
+      request: message.request,
+    });
   }
 
   /** After a restart: a steer whose fate recovery decided, remembered for wait() and status(). */

@@ -26,7 +26,7 @@ export async function ensureToken(dataDir: string): Promise<GatewayToken> {
     if ((mode & 0o777) !== 0o600) await chmod(path, 0o600);
     return { token: existing, path, created: false };
   }
-  const token = randomBytes(32).toString('base64url');
+  const token = generateToken();
   try {
     // 'wx': two servers starting on one data dir agree on whichever token was written first.
     await writeFile(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
@@ -39,6 +39,17 @@ export async function ensureToken(dataDir: string): Promise<GatewayToken> {
   // The mode of writeFile is masked by the umask; make sure it is exactly 0600.
   await chmod(path, 0o600);
   return { token, path, created: true };
+}
+
+/**
+ * 32 random bytes as base64url, never starting with `-`: a token is pasted after a flag
+ * (`--token "$(cat token)"`), where a leading `-` reads as another option.
+ */
+export function generateToken(random: (size: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const token = random(32).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
 }
 
 /** The token in a token file, or undefined when the file is missing or holds no usable token. */

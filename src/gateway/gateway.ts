@@ -67,7 +67,7 @@ export interface GatewayOptions {
    * What GET /readyz asks besides "not shutting down": whether the server can take runs
    * (store reachable, config valid). Must not throw. Default: ready while admitting.
    */
-  readiness?: () => Promise<boolean>;
+  readiness?: () => Promise<boolean | { ready: boolean; details: string[] }>;
   /** Default: info is silent, warnings and errors go to the console. */
   logger?: Partial<GatewayLogger>;
 }
@@ -125,7 +125,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const guard: GuardOptions = { token, allowedOrigins: options.allowedOrigins ?? [], ownOrigins: [] };
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
 
-  const ready = async () => admitting && closing === undefined && (options.readiness ? await options.readiness() : true);
+  const ready = async (): Promise<{ ready: boolean; details?: string[] }> => {
+    if (!admitting || closing !== undefined) return { ready: false };
+    const answer = options.readiness ? await options.readiness() : true;
+    return typeof answer === 'boolean' ? { ready: answer } : answer;
+  };
   const server = createServer(httpRoutes({ routes: options.httpRoutes ?? {}, publicRoutes: options.publicHttpRoutes ?? {}, ready, guard, logger }));
   server.on(
     'upgrade',

@@ -15,8 +15,8 @@ export interface HttpRoutesOptions {
   routes: Record<string, HttpRouteHandler>;
   /** Extra GET routes by path that anyone may call. */
   publicRoutes: Record<string, HttpRouteHandler>;
-  /** Whether the server takes runs now (for /readyz). Must not throw. */
-  ready: () => Promise<boolean>;
+  /** Whether the server takes runs now (for /readyz), and short lines worth knowing (no ids or paths). Must not throw. */
+  ready: () => Promise<{ ready: boolean; details?: string[] }>;
   guard: GuardOptions;
   logger: GatewayLogger;
 }
@@ -34,8 +34,10 @@ export function httpRoutes(options: HttpRoutesOptions): RequestListener {
     }
     if (path === '/readyz') {
       if (req.method !== 'GET' && req.method !== 'HEAD') sendJson(res, 405, { ready: false });
-      else if (await options.ready()) sendJson(res, 200, { ready: true });
-      else sendJson(res, 503, { ready: false });
+      else {
+        const { ready, details } = await options.ready();
+        sendJson(res, ready ? 200 : 503, { ready, ...(details && details.length > 0 ? { details } : {}) });
+      }
       return;
     }
     const open = publicRoutes.get(path);

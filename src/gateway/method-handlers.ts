@@ -10,6 +10,7 @@ import type { EventStreamFilter } from '../engine/index.js';
 import type { NodeRegistry } from './nodes/node-registry.js';
 import type { MethodName, MethodParamsSchemas, MethodResults } from './methods.js';
 import { RpcError, RpcErrorCode, type RpcErrorBody } from './protocol.js';
+import { isStoreError, type StoreError } from '../store/store-error.js';
 
 /**
  * The engine as the gateway uses it: an Engine, or a cluster node in front of one (src/cluster/),
@@ -49,13 +50,13 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     }
     return engine.submit(request);
   },
-  'run.wait': ({ runId }, { engine }) => engine.wait(runId),
+  'run.wait': ({ runId }, { engine }) => namingRun(runId, engine.wait(runId)),
   'run.get': async ({ runId }, { engine }) => {
-    const status = await engine.getRun(runId);
+    const status = await namingRun(runId, engine.getRun(runId));
     if (!status) throw new EngineError('not_found', `no run "${runId}" is stored`, { runId });
     return status;
   },
-  'run.history': ({ runId }, { engine }) => engine.history(runId),
+  'run.history': ({ runId }, { engine }) => namingRun(runId, engine.history(runId)),
   'runs.query': (query, { engine }) => engine.queryRuns(query),
   'run.cancel': async ({ runId, reason }, { engine }) => ({ cancelled: await engine.cancel(runId, reason) }),
   'session.stop': ({ sessionId }, { engine }) => engine.stopSession(sessionId),
@@ -71,6 +72,24 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
   'nodes.list': (_params, { nodes }) => ({ nodes: nodes?.list() ?? [] }),
 };
 
+/** A damaged file met while answering about a run is that run's `corrupt_file`. */
+async function namingRun<T>(runId: string, answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (isStoreError(error) && error.code === 'corrupt_file') {
+      throw new EngineError('corrupt_file', `run "${runId}": ${error.message}`, { runId, ...storeErrorDetails(error) });
+    }
+    throw error;
+  }
+}
+
+/** The ids a store error names (its message already says which file). */
+function storeErrorDetails(error: StoreError): Record<string, string> {
+  const { path: _path, cause: _cause, ...ids } = error.details ?? {};
+  return Object.fromEntries(Object.entries(ids).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
+
 /** Bad input stays an invalid-params answer even when the engine is the one that found it. */
 const INVALID_PARAMS_CODES: ReadonlySet<string> = new Set(['invalid_request', 'invalid_config']);
 
@@ -85,6 +104,15 @@ export function rpcErrorOf(error: unknown): { body: RpcErrorBody; unexpected: bo
         message: error.message,
         data: { code: error.code, ...(error.details !== undefined ? { details: error.details } : {}), ...(issues !== undefined ? { issues } : {}) },
       },
+      unexpected: false,
+    };
+  }
+  if (isStoreError(error)) {
+    // A store error a method did not name: damaged data is `corrupt_file`, any other failure `store_failed`.
+    const code = error.code === 'corrupt_file' ? 'corrupt_file' : 'store_failed';
+    const details = storeErrorDetails(error);
+    return {
+      body: { code: RpcErrorCode.EngineError, message: error.message, data: { code, ...(Object.keys(details).length > 0 ? { details } : {}) } },
       unexpected: false,
     };
   }

@@ -10,11 +10,11 @@ import type { StreamEvent, RunEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
 import { RUN_QUERY_MAX_LIMIT } from '../store/run-summary.js';
 import type { RunPage } from '../store/types.js';
-import { RunRequestSchema } from '../core/run-request.js';
+import { IdSchema, RunRequestSchema } from '../core/run-request.js';
 import type { SerializedInspectionEvent } from './inspect-serialize.js';
 import type { NodeInfo } from './nodes/node-registry.js';
 
-const Id = z.string().min(1).max(500);
+const Id = IdSchema;
 const NoParams = z.object({}).strict();
 
 export { ApprovalDecisionSchema };

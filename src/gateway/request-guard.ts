@@ -23,7 +23,19 @@ export function tokenOf(req: IncomingMessage): string | undefined {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     return match?.[1];
   }
-  return new URL(req.url ?? '/', 'http://gateway.invalid').searchParams.get('token') ?? undefined;
+  const url = new URL(req.url ?? '/', 'http://gateway.invalid');
+  return url.searchParams.get('token') ?? (url.pathname.startsWith('/inspect') ? inspectorCookieOf(req) : undefined);
+}
+
+/** The cookie the inspector page sets so that its assets and reloads need no token in a URL (Path=/inspect only). */
+export const INSPECTOR_COOKIE = 'switchyard_inspector';
+
+function inspectorCookieOf(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === INSPECTOR_COOKIE) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
 }
 
 /** The origin check comes first: a page from a foreign origin learns nothing about the token. */

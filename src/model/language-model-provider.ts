@@ -55,7 +55,7 @@ export function languageModelProvider(setup: LanguageModelSetup): ModelProvider 
         let failure: Failure;
         try {
           const { stream } = await setup.model(modelId, witness.wrap(baseFetch)).doStream(options);
-          for await (const chunk of readReply(stream)) {
+          for await (const chunk of readReply(stream, witness)) {
             yielded ||= chunk.type === 'delta';
             yield chunk;
           }

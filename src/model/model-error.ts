@@ -1,8 +1,8 @@
 /*
  * A provider's failure: a value with a code the run fails with (`model_error`, `rate_limited`,
- * `aborted`) and, when the server answered, the HTTP status it answered with.
+ * `content_filtered`, `aborted`) and, when the server answered, the HTTP status it answered with.
  */
-export type ModelErrorCode = 'model_error' | 'rate_limited' | 'aborted';
+export type ModelErrorCode = 'model_error' | 'rate_limited' | 'content_filtered' | 'aborted';
 
 export class ModelError extends Error {
   override readonly name = 'ModelError';

@@ -46,7 +46,7 @@ export function failureOf(error: unknown, where: string): Failure {
     };
   }
   const connection = connectionFailureOf(error);
-  if (connection) return { reason: `connection to ${where} failed: ${connection}`, retryable: true };
+  if (connection) return { reason: connectionReason(connection, where), retryable: true };
   return { reason: describeError(error), retryable: false };
 }
 
@@ -69,7 +69,11 @@ export function decideRetry(failure: Failure, attempt: number, options: RetryOpt
   if (attempt >= options.maxRetries) {
     return {
       retry: false,
-      error: new ModelError(rateLimited ? 'rate_limited' : 'model_error', `model request to ${where} failed after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}; last: ${failure.reason}`, failure.status),
+      error: new ModelError(
+        rateLimited ? 'rate_limited' : 'model_error',
+        `model request to ${where} failed ${attempt === 0 ? 'on its only attempt (retries are off)' : `after ${attempt + 1} attempts`}; last: ${failure.reason}`,
+        failure.status,
+      ),
     };
   }
   const backoff = options.baseDelayMs * 2 ** attempt * (0.5 + options.random() / 2);
@@ -146,15 +150,31 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED',
 ]);
 
-/** What went wrong with the connection, if that is what failed: a refused or reset socket, a body cut off. */
-function connectionFailureOf(error: unknown): string | undefined {
+/**
+ * What went wrong with the connection, if that is what failed: a refused or reset socket, a
+ * body cut off. Searched through causes and through an AggregateError's errors: a refused
+ * `localhost` tried on ::1 and 127.0.0.1 fails with one whose own message is empty (and whose
+ * own code a wrapper may drop); its errors name each address.
+ */
+function connectionFailureOf(error: unknown): { code: string; message: string } | undefined {
   const seen = new Set<unknown>();
   for (let current = error; current instanceof Error && !seen.has(current); current = current.cause) {
     seen.add(current);
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && CONNECTION_CODES.has(code)) return `${current.message} (${code})`;
+    if (current instanceof AggregateError) {
+      const failures = (current.errors as unknown[]).map(connectionFailureOf).filter((f) => f !== undefined);
+      if (failures.length > 0) return { code: failures[0]!.code, message: [...new Set(failures.map((f) => f.message))].join('; ') };
+    }
+    if (typeof code === 'string' && CONNECTION_CODES.has(code)) return { code, message: current.message || code };
   }
   return undefined;
+}
+
+function connectionReason(connection: { code: string; message: string }, where: string): string {
+  if (connection.code === 'ECONNREFUSED') {
+    return `nothing listens at ${where} (${connection.message}): start the model server, or check that base_url names the host and port it listens on`;
+  }
+  return `connection to ${where} failed: ${connection.message} (${connection.code})`;
 }
 
 function describeError(error: unknown): string {

@@ -17,7 +17,7 @@ export function failureOfTurn(error: unknown, witness: StreamWitness, where: str
   const http = failureOf(reported, where);
   if (http.retryable) return http; // the connection broke
   const said = witness.serverMessage();
-  const detail = said?.message ?? messageOf(reported) ?? (witness.empty ? 'the server closed the stream without sending any event' : http.reason);
+  const detail = said?.message ?? messageOf(reported) ?? (witness.reached && witness.empty ? 'the server closed the stream without sending any event' : http.reason);
   const status = said?.status ?? statusOf(reported);
   return {
     reason: `${status !== undefined ? `HTTP ${status} ` : ''}${error instanceof StreamErrorPart ? 'in the stream' : 'response'}: ${detail}`,

@@ -9,7 +9,7 @@ import { assertWorkspaceAllowed } from './workspace-guard.js';
 
 export type CommandSandboxOptions = Pick<
   RunCommandOptions,
-  'backend' | 'network' | 'allowUnsandboxed' | 'limits' | 'bwrapPath' | 'readOnlyPaths' | 'unprivileged' | 'workspace'
+  'backend' | 'network' | 'allowUnsandboxed' | 'limits' | 'bwrapPath' | 'readOnlyPaths' | 'unprivileged' | 'workspaceOwners' | 'workspace'
 >;
 
 /** Without settings (a tool called outside an engine): bubblewrap, no network, nothing unsandboxed. */
@@ -31,5 +31,6 @@ export async function commandSandbox(settings: SandboxSettings | undefined, work
     ...(settings?.bwrapPath !== undefined ? { bwrapPath: settings.bwrapPath } : {}),
     ...(settings?.readOnlyPaths !== undefined ? { readOnlyPaths: settings.readOnlyPaths } : {}),
     ...(settings?.unprivileged !== undefined ? { unprivileged: settings.unprivileged } : {}),
+    ...(settings?.clientWorkspaces !== undefined ? { workspaceOwners: settings.clientWorkspaces } : {}),
   };
 }

@@ -15,6 +15,8 @@ export { DEFAULT_COMMAND_LIMITS } from './command-limits.js';
 export type { CommandLimits } from './command-limits.js';
 export { commandEnvironment } from './command-environment.js';
 export { sandboxSettings } from './sandbox-settings.js';
+export { commandUser, makeWorkspace, workspaceOwnerOptions } from './command-user.js';
+export type { UnixUser, WorkspaceOwners } from './command-user.js';
 export { assertWorkspaceAllowed, workspaceRefusal } from './workspace-guard.js';
 export { WorkspaceDir } from './workspace-dir.js';
 export { resolveInWorkspace, workspaceClaimPath, workspaceRelative } from './workspace-scope.js';

@@ -15,8 +15,8 @@ import { BWRAP_FDS, probeBwrap, sandboxedProcess, STARTED } from './bwrap.js';
 import type { CommandLimits } from './command-limits.js';
 import { DEFAULT_COMMAND_LIMITS } from './command-limits.js';
 import { commandEnvironment } from './command-environment.js';
-import type { UnixUser } from './command-user.js';
-import { commandUser, DEFAULT_UNPRIVILEGED_USER, serverIsRoot } from './command-user.js';
+import type { UnixUser, WorkspaceOwners } from './command-user.js';
+import { commandUser, commandUserWithoutWorkspace } from './command-user.js';
 import { OutputCap } from './output-cap.js';
 import { SANDBOX_HOME } from './sandbox-filesystem.js';
 
@@ -47,8 +47,10 @@ export interface RunCommandOptions {
   limits?: CommandLimits;
   /** Extra host directories bound read-only inside bwrap. */
   readOnlyPaths?: readonly string[];
-  /** For a server running as root: who gets a root-owned workspace and runs commands in it. */
+  /** For a server running as root: who runs commands in a workspace they own. */
   unprivileged?: UnixUser;
+  /** Whose directories the workspace may be ([sandbox] client_workspaces); default "sandbox_user". */
+  workspaceOwners?: WorkspaceOwners;
   /** Called when `auto` runs unsandboxed because the operator allowed it. */
   onWarning?(message: string): void;
   /** The bubblewrap binary (default `bwrap` on PATH). */
@@ -80,7 +82,10 @@ const INSTALL_HINT =
   '(prlimit), and make sure unprivileged user namespaces are allowed';
 
 export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
-  const sandbox = await chooseSandbox(options);
+  // Who would run the command in the sandbox (and whether the workspace may be one), before anything runs.
+  const owners = { unprivileged: options.unprivileged, owners: options.workspaceOwners };
+  const sandboxUser = options.backend === 'none' ? undefined : options.workspace === undefined ? commandUserWithoutWorkspace(owners) : await commandUser(options.workspace, owners);
+  const sandbox = await chooseSandbox(options, sandboxUser);
   await assertDirectory(options.cwd);
   const started = performance.now();
   const stdout = new OutputCap(options.maxOutputBytes);
@@ -98,7 +103,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   if (options.signal?.aborted) return finish({ exitCode: null, signal: null, timedOut: false, cancelled: true });
 
   const shell = [SHELL, '-c', options.command];
-  const user = sandbox === 'bwrap' && options.workspace !== undefined ? await commandUser(options.workspace, options.unprivileged) : undefined;
+  const user = sandbox === 'bwrap' ? sandboxUser : undefined;
   const env = commandEnvironment({ home: sandbox === 'bwrap' ? SANDBOX_HOME : (options.workspace ?? options.cwd), ...(options.env ? { extra: options.env } : {}) });
   const confined =
     sandbox === 'bwrap'
@@ -183,9 +188,9 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
   }
 }
 
-async function chooseSandbox(options: RunCommandOptions): Promise<'bwrap' | 'none'> {
+async function chooseSandbox(options: RunCommandOptions, user: UnixUser | undefined): Promise<'bwrap' | 'none'> {
   if (options.backend === 'none') return 'none';
-  const probe = await probeBwrap(options.bwrapPath, await probeUser(options));
+  const probe = await probeBwrap(options.bwrapPath, user);
   if (probe.available) return 'bwrap';
   if (options.backend === 'auto' && options.allowUnsandboxed === true) {
     options.onWarning?.(`bubblewrap not available: running unsandboxed, as [sandbox] allow_unsandboxed = true permits (${probe.reason})`);
@@ -197,14 +202,6 @@ async function chooseSandbox(options: RunCommandOptions): Promise<'bwrap' | 'non
     `bubblewrap cannot run here (${probe.reason}), and ${configured} refuses to run commands without it. ${INSTALL_HINT}; ` +
       'or, to run commands unsandboxed with the server\'s own rights, set [sandbox] allow_unsandboxed = true.',
   );
-}
-
-/** The user the probe runs as: the one commands will run as, without touching the workspace yet. */
-async function probeUser(options: RunCommandOptions): Promise<UnixUser | undefined> {
-  if (!serverIsRoot()) return undefined;
-  const owner = options.workspace === undefined ? undefined : await stat(options.workspace).catch(() => undefined);
-  if (owner !== undefined && owner.uid !== 0) return { uid: owner.uid, gid: owner.gid };
-  return options.unprivileged ?? DEFAULT_UNPRIVILEGED_USER;
 }
 
 async function assertDirectory(cwd: string): Promise<void> {

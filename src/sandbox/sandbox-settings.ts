@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { CommandLimits } from './command-limits.js';
-import type { UnixUser } from './command-user.js';
+import type { UnixUser, WorkspaceOwners } from './command-user.js';
 
 export interface SandboxSettings {
   backend: 'auto' | 'bwrap' | 'none';
@@ -24,6 +24,8 @@ export interface SandboxSettings {
   workspaceRoot?: string;
   /** [sandbox] unprivileged_uid / unprivileged_gid, for a server running as root. */
   unprivileged?: UnixUser;
+  /** [sandbox] client_workspaces: whose directories may be a workspace. Default "sandbox_user". */
+  clientWorkspaces?: WorkspaceOwners;
 }
 
 export interface SandboxRequest {
@@ -45,5 +47,6 @@ export function sandboxSettings(config: Config, request: SandboxRequest | undefi
     dataDir: resolve(config.store.dir),
     workspaceRoot: resolve(sandbox.workspace_root),
     unprivileged: { uid: sandbox.unprivileged_uid, gid: sandbox.unprivileged_gid },
+    clientWorkspaces: sandbox.client_workspaces,
   };
 }

@@ -14,7 +14,7 @@ import { pathWithin } from '../config/sandbox-placement.js';
 import type { SandboxSettings } from './sandbox-settings.js';
 import { ToolError } from '../core/errors.js';
 import type { UnixUser } from './command-user.js';
-import { commandUser } from './command-user.js';
+import { commandUser, makeWorkspace, workspaceOwnerOptions } from './command-user.js';
 import { assertWorkspaceAllowed } from './workspace-guard.js';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
@@ -92,13 +92,14 @@ export class WorkspaceDir {
     // The workspace's own path is the operator's; only what lies below it is checked.
     const root = await open(path, O_RDONLY | O_DIRECTORY).catch(async (error: unknown) => {
       if (errorCode(error) !== 'ENOENT') throw error;
-      await mkdir(path, { recursive: true });
+      await makeWorkspace(path, workspaceOwnerOptions(settings));
       return open(path, O_RDONLY | O_DIRECTORY);
     });
     try {
       const realPath = await readlink(`/proc/self/fd/${root.fd}`);
       if (realPath === sep) throw new ToolError('invalid_request', 'workspace refused: the file-system root cannot be a workspace; name a project directory');
-      const owner = settings === undefined ? undefined : await commandUser(path, settings.unprivileged);
+      // Checked on the open directory: the one the tools will use, whatever its path names by now.
+      const owner = settings === undefined ? undefined : await commandUser(path, workspaceOwnerOptions(settings), `/proc/self/fd/${root.fd}`);
       return new WorkspaceDir(root, path, realPath, owner);
     } catch (error) {
       await root.close();

@@ -1,9 +1,11 @@
 /*
  * `switchyard simulate --seed N --runs M [--json]`: runs one seeded simulation and prints its
- * report (or one JSON object). Exit code 0 when every invariant held, 1 on a violation, 2 on
+ * report (or one JSON object); with --from-store, --workload or --compare, a deployment
+ * simulation instead (deployment-cli.ts). Exit code 0 when every invariant held, 1 on a violation, 2 on
  * bad usage.
  */
 import { parseArgs } from 'node:util';
+import { DEPLOYMENT_USAGE, isDeploymentCommand, runDeploymentCommand } from './deployment-cli.js';
 import { formatReport, reportJson } from './report.js';
 import { FAULT_KINDS, type FaultKind, type SimulateOptions } from './scenario.js';
 import { simulate } from './simulate.js';
@@ -27,7 +29,10 @@ options:
   --no-shrink          on a violation, do not look for a smaller failing scenario
   --debug-lying-claim  deliberately break the setup (the write tool claims shared), to see a violation
   --debug-early-answer deliberately break the setup (the store says writes are durable before they are), to see acknowledged messages lost at a crash
-`;
+
+Your own deployment (a workload from stored run logs against a candidate configuration):
+
+${DEPLOYMENT_USAGE}`;
 
 /** Where the command writes (tests pass their own). */
 export interface SimulateIo {
@@ -43,6 +48,7 @@ const processIo: SimulateIo = {
 class UsageError extends Error {}
 
 export async function runSimulateCommand(argv: string[], io: SimulateIo = processIo): Promise<number> {
+  if (isDeploymentCommand(argv)) return runDeploymentCommand(argv, io);
   let parsed: ParsedArgs;
   try {
     parsed = parseSimulateArgs(argv);

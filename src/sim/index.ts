@@ -8,3 +8,11 @@ export type { ArrivalOptions, FaultKind, SimulateOptions, ToolKind } from './sce
 export { formatReport, reportJson } from './report.js';
 export { runSimulateCommand, SIMULATE_USAGE } from './cli.js';
 export type { SimulateIo } from './cli.js';
+export { simulateDeployment, busiestHour } from './simulate-deployment.js';
+export type { DeploymentOptions, DeploymentReport } from './simulate-deployment.js';
+export type { DeploymentFaults } from './workload-scenario.js';
+export type { DeploymentMetrics, Percentiles, TimelinePoint, Utilisation } from './deployment-metrics.js';
+export { deriveWorkload } from './derive-workload.js';
+export { WorkloadSchema, parseWorkload } from './workload.js';
+export type { Workload, WorkloadInput, AgentWorkload, ToolModel, Empirical } from './workload.js';
+export { deploymentHtml } from './deployment-html.js';

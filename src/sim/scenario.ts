@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import type { Config, PartialConfig } from '../config/index.js';
 import { defaultConfig, mergeConfig } from '../config/index.js';
+import type { MemoryStore } from '../store/memory-store.js';
 import { Random } from './random.js';
 
 /** The faults the simulator injects. */
@@ -160,6 +161,8 @@ export interface Scenario {
   runs: number;
   config: Config;
   store: 'memory' | 'lowdb';
+  /** With store 'memory': this store instead of a fresh one (the caller reads the history back). */
+  memoryStore?: MemoryStore;
   /** A temp dir for the workspaces and the lowdb store. */
   dataDir: string;
   /** Fault rates in force (0 = off). */

@@ -17,6 +17,7 @@ import { scriptedModel, type ScriptTurn } from '../model/index.js';
 import { LowdbStore } from '../store/lowdb-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { Store } from '../store/types.js';
+import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import { CrashableStore } from './crashable-store.js';
 import { InvariantMonitor, type InvariantName, type Limits, type Violation } from './invariants.js';
 import { buildScenario, FAULT_KINDS, type FaultKind, type MessagePlan, type Scenario, type SimOp, type SimulateOptions } from './scenario.js';
@@ -55,6 +56,17 @@ export interface SimulationReport {
   rejected: number;
   /** Tool calls that waited for a claim another run held (tool.waiting). */
   claimWaits: number;
+}
+
+/**
+ * What a caller may watch of a simulation as it goes (simulateDeployment measures with it):
+ * every stored event, every message's answer at submit, and the engine's snapshot after every
+ * step, each with the virtual time. None may throw.
+ */
+export interface SimulationProbe {
+  onEvent?(event: RunEvent, atMs: number): void;
+  onSubmit?(runId: string, atMs: number, answer: 'run' | 'steered' | 'rejected'): void;
+  onStep?(snapshot: EngineSnapshot, atMs: number): void;
 }
 
 /** One engine and what belongs to it alone: its view of the clock and the store, its tool gate. */
@@ -114,7 +126,10 @@ class Simulation {
   private lastInstant = -1;
   private sameInstant = 0;
 
-  constructor(private readonly scenario: Scenario) {
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly probe: SimulationProbe = {},
+  ) {
     this.config = scenario.config;
     this.limits = { maxGlobal: scenario.config.execution.max_runs_global, maxPerAgent: scenario.config.execution.max_runs_per_agent };
     this.monitor = new InvariantMonitor({
@@ -161,7 +176,7 @@ class Simulation {
   // Engine incarnations
 
   private async openStore(): Promise<Store> {
-    return this.scenario.store === 'lowdb' ? LowdbStore.open(join(this.scenario.dataDir, 'store')) : new MemoryStore();
+    return this.scenario.store === 'lowdb' ? LowdbStore.open(join(this.scenario.dataDir, 'store')) : (this.scenario.memoryStore ?? new MemoryStore());
   }
 
   private async startEngine(): Promise<Incarnation> {
@@ -212,6 +227,7 @@ class Simulation {
   private onEvent(incarnation: Incarnation, event: RunEvent): void {
     if (!incarnation.alive) return;
     this.monitor.observe(event);
+    this.probe.onEvent?.(event, this.base.now());
     this.appended.set(event.runId, (this.appended.get(event.runId) ?? 0) + 1);
     switch (event.type) {
       case 'run.started':
@@ -400,8 +416,10 @@ class Simulation {
       if (result.status === 'fulfilled') {
         this.monitor.accepted(result.value);
         if (result.value.outcome === 'steered') this.counts.steered += 1;
+        this.probe.onSubmit?.(m.runId, this.base.now(), result.value.outcome === 'steered' ? 'steered' : 'run');
       } else if (isEngineError(result.reason) && result.reason.code === 'lane_full') {
         this.monitor.rejected(m.runId);
+        this.probe.onSubmit?.(m.runId, this.base.now(), 'rejected');
         this.faults.laneOverflow += 1;
         this.counts.rejected += 1;
       } else {
@@ -442,6 +460,7 @@ class Simulation {
       for (const message of this.engineErrors.splice(0)) this.violate('engine-error', message);
     }
     const snapshot = this.current.engine.snapshot();
+    this.probe.onStep?.(snapshot, this.base.now());
     const running = this.monitor.runningRuns();
     if (snapshot.global.inUse !== running.length) {
       this.violate('permits', `the limiter has ${snapshot.global.inUse} permits in use, but ${running.length} runs are running (${running.join(', ')})`);
@@ -507,6 +526,11 @@ export async function runOnce(options: SimulateOptions, tempRoot: string, droppe
   const scenario = buildScenario(options, mkdtempSync(join(tempRoot, 'run-')));
   if (dropped.size > 0) scenario.ops = scenario.ops.filter((_, i) => !dropped.has(i));
   return new Simulation(scenario).run();
+}
+
+/** One simulation of a scenario built elsewhere (simulateDeployment), watched by `probe`. */
+export function runScenario(scenario: Scenario, probe: SimulationProbe): Promise<SimulationRun> {
+  return new Simulation(scenario, probe).run();
 }
 
 /** The calls of a batch that repeat an earlier one: same tool, same arguments (as the engine's planner finds them). */

@@ -48,13 +48,17 @@ export interface FileRunIndexOptions {
   openLists: number;
   cachedSegments: number;
   onRead: () => void;
+  /** A damaged list segment, left out of every page (the index is rebuilt from the run files when the store next opens). */
+  onDamaged: (error: unknown) => void;
+  /** Build the index anew from the run files, whatever is there (a damaged one). */
+  rebuild?: boolean;
 }
 
 export class FileRunIndex implements RunIndexReader {
   /** Opens the index of a store, rebuilding it from the run files when it is not complete. */
   static async open(options: FileRunIndexOptions): Promise<FileRunIndex> {
     const index = new FileRunIndex(options);
-    const version = await readJsonDocument(index.versionPath, VersionFile);
+    const version = options.rebuild ? undefined : await readJsonDocument(index.versionPath, VersionFile);
     if (version?.version === VERSION) await index.load();
     else await index.rebuild();
     return index;
@@ -157,6 +161,7 @@ export class FileRunIndex implements RunIndexReader {
         writer: this.options.writer,
         cache: this.segments,
         onRead: this.options.onRead,
+        onDamaged: this.options.onDamaged,
       });
       this.lists.set(dir, log);
     }

@@ -35,10 +35,20 @@
  *
  * A damaged file (it can only be damaged from outside: every write replaces a file whole) is
  * reported as a StoreError `corrupt_file` naming it, by the reads and appends that need it;
- * other runs and sessions carry on. open() fails only when open-runs.json or lanes.json is
- * damaged. Temp files of interrupted writes (`.<name>.tmp`) are never read.
+ * other runs and sessions carry on. Found while the store opens (replaying the journal after a
+ * crash), it is moved to quarantine/ and its run, session or steer answers `corrupt_file` from
+ * then on (quarantine.ts); a damaged runs-index file gets the index rebuilt; a damaged journal
+ * line is skipped. Each is reported (options.onDamaged, health()). open() fails only when
+ * open-runs.json or lanes.json is damaged. Temp files of interrupted writes (`.<name>.tmp`) are
+ * never read.
+ *
+ * A full disk: writes are refused (their journal batch fails whole) and reads answer; health()
+ * says so, and once a probe write finds room again the store takes writes again and the files
+ * catch up. A store opened on a full disk opens: the journal's old segments stay until the
+ * files hold what they hold.
  */
-import { join, resolve } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import { z } from 'zod';
 import type { RunEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
@@ -50,13 +60,14 @@ import { PendingWrites } from './pending-writes.js';
 import { readJsonDocument, writeJsonDocument } from './json-document.js';
 import { ensurePrivateDir } from './private-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
-import { StoreError } from './store-error.js';
+import { Quarantine, type QuarantineEntry, type QuarantineKind } from './quarantine.js';
+import { isStoreError, StoreError } from './store-error.js';
 import { acquireStoreLock } from './store-lock.js';
 import { isTerminalState } from '../core/run-status.js';
 import { RecordFiles } from './record-files.js';
 import { FileRunIndex, type StoredRunRecord } from './file-run-index.js';
 import { queryPage } from './run-index.js';
-import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry, StoreHealth } from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
@@ -74,6 +85,11 @@ export interface LowdbStoreOptions {
   openLogs?: number;
   /** Full segments of each kind kept in memory after they were read back. Default 64. */
   cachedSegments?: number;
+  /**
+   * Each piece of damage found and worked around (a skipped journal line, a quarantined file,
+   * a run left out of a list), as one line for the log. Must not throw.
+   */
+  onDamaged?: (report: string) => void;
 }
 
 export interface LowdbStoreStats {
@@ -96,6 +112,10 @@ const FORMAT = { format: 'switchyard-lowdb', version: 1 } as const;
 const RECORDS_KEPT = 1024;
 /** The journal makes every change durable at once; the files may lag this much behind it. */
 const CHECKPOINT_DELAY_MS = 200;
+/** Damage reports kept for health() (each is also given to onDamaged). */
+const DAMAGE_KEPT = 100;
+/** Free space a probe write must find before a store whose writes failed takes writes again. */
+const PROBE_BYTES = 64 * 1024;
 
 const FormatFile = z.object({ format: z.string(), version: z.number() });
 const OpenRunsFile = z.object({ runs: z.array(z.string()) });
@@ -155,7 +175,8 @@ export class LowdbStore implements Store {
   /**
    * Opens (creating if needed) the store in `dir`. Fails with a StoreError when another
    * process has it open (`store_locked`), it holds another format (`unsupported_format`) or
-   * open-runs.json, lanes.json or grants.json is damaged (`corrupt_file`).
+   * open-runs.json or lanes.json is damaged (`corrupt_file`); any other damaged file is set
+   * aside (quarantine.ts) and reported to options.onDamaged. Opens on a full disk too.
    */
   static async open(dir = '.switchyard', options: LowdbStoreOptions = {}): Promise<LowdbStore> {
     const root = resolve(dir);
@@ -165,7 +186,8 @@ export class LowdbStore implements Store {
       const markerPath = join(root, 'switchyard-store.json');
       const marker = await readJsonDocument(markerPath, FormatFile);
       if (!marker) {
-        await writeJsonDocument(markerPath, FORMAT, { sync: options.fsync === true });
+        // On a full disk the marker is written at a later open; nothing reads it before then.
+        await writeJsonDocument(markerPath, FORMAT, { sync: options.fsync === true }).catch(() => {});
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',
@@ -173,36 +195,55 @@ export class LowdbStore implements Store {
           { path: markerPath },
         );
       }
+      const damage: string[] = [];
+      const report = (line: string) => {
+        if (damage.push(line) > DAMAGE_KEPT) damage.shift();
+        options.onDamaged?.(line);
+      };
+      const quarantine = await Quarantine.open(root, (entry) => report(describeQuarantined(entry)));
       const openRuns = await readJsonDocument(join(root, 'open-runs.json'), OpenRunsFile);
-      const openSteers = await readJsonDocument(join(root, 'open-steers.json'), OpenSteersFile);
       const lanes = await readJsonDocument(join(root, 'lanes.json'), LanesFile);
-      const grants = await readJsonDocument(join(root, 'grants.json'), GrantsFile);
+      // The other two can be done without: the open steers are found again by reading every steer, the grants asked for again.
+      const openSteers = await readJsonDocument(join(root, 'open-steers.json'), OpenSteersFile).catch((error: unknown) => quarantine.isolate('file', 'open-steers.json', error).then((isolated) => (isolated ? 'damaged' as const : Promise.reject(error))));
+      const grants = await readJsonDocument(join(root, 'grants.json'), GrantsFile).catch((error: unknown) => quarantine.isolate('file', 'grants.json', error).then((isolated) => (isolated ? undefined : Promise.reject(error))));
       const store = new LowdbStore(
         root,
         options,
-        { openRuns: openRuns?.runs ?? [], openSteers: openSteers?.steers ?? [], lanes: lanes?.lanes ?? [], grants: grants?.grants ?? [] },
+        {
+          openRuns: openRuns?.runs ?? [],
+          openSteers: openSteers === 'damaged' ? [] : (openSteers?.steers ?? []),
+          lanes: lanes?.lanes ?? [],
+          grants: grants?.grants ?? [],
+        },
         release,
+        quarantine,
+        { list: damage, report },
       );
-      store.runIndex = await FileRunIndex.open({
-        dir: root,
-        records: store.runs,
-        writer: store.writer,
-        limits: store.limits,
-        openLists: options.openLogs ?? 256,
-        cachedSegments: options.cachedSegments ?? 64,
-        onRead: store.countRead,
-      });
-      const { journal, leftOver, segments } = await Journal.open(join(root, 'journal'), {
+      if (openSteers === 'damaged') {
+        for (const steer of await store.steers.scan()) if (steer.state === 'pending') void store.pendingWrites.track(store.steers.save(steer));
+      }
+      store.runIndex = await store.openRunIndex();
+      const { journal, leftOver, segments, damaged } = await Journal.open(join(root, 'journal'), {
         fsync: options.fsync === true,
-        checkpoint: () => store.pendingWrites.settled().catch(() => {}),
+        // A segment goes only once the files hold it: failed file writes are redone first, and if they fail again it stays.
+        checkpoint: () => store.pendingWrites.settled().catch(() => {}).then(() => store.writer.flush()),
         ...(options.journalSegmentBytes !== undefined ? { segmentBytes: options.journalSegmentBytes } : {}),
       });
+      for (const line of damaged) report(`journal: line ${line.line} of ${relative(root, line.segment)} is damaged (${line.reason}); skipped, the lines after it were replayed`);
       store.journal = journal;
-      const replayed = await store.replay(leftOver as JournalChange[]);
+      const changes = leftOver.filter(isJournalChange);
+      if (changes.length < leftOver.length) report(`journal: ${leftOver.length - changes.length} line(s) parse but are not changes the store wrote; skipped`);
+      const replayed = await store.replay(changes);
       await store.repairAfterCrash(replayed);
-      await store.flush();
-      // The files hold what the old segments held: they can go.
-      await journal.discard(segments);
+      store.opening = false;
+      try {
+        await store.flush();
+        // The files hold what the old segments held: they can go.
+        await journal.discard(segments);
+      } catch {
+        // A full disk: the store opens all the same, and the old segments stay until the files hold them (health()).
+        store.leftOverSegments = segments;
+      }
       return store;
     } catch (error) {
       await release();
@@ -236,12 +277,18 @@ export class LowdbStore implements Store {
   private lanesWrite: Promise<void> | undefined;
   private readonly grants: Map<string, string[]>;
   private closed = false;
+  /** Still in open(): a damaged file found now is quarantined; later, only reported. */
+  private opening = true;
+  /** Journal segments of a previous process the files did not yet hold when the store opened (a full disk). */
+  private leftOverSegments: string[] = [];
 
   private constructor(
     readonly dir: string,
-    options: LowdbStoreOptions,
+    private readonly options: LowdbStoreOptions,
     found: { openRuns: string[]; openSteers: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
     private readonly releaseLock: () => Promise<void>,
+    private readonly quarantine: Quarantine,
+    private readonly damage: { list: string[]; report: (line: string) => void },
   ) {
     this.writer = new WriteCoalescer(options.fsync === true, options.checkpointDelayMs ?? CHECKPOINT_DELAY_MS);
     this.limits = { items: options.segmentItems ?? 256, bytes: options.segmentBytes ?? 1024 * 1024 };
@@ -264,6 +311,8 @@ export class LowdbStore implements Store {
       open: found.openRuns,
       cached: RECORDS_KEPT,
       onRead: this.countRead,
+      check: (runId) => this.quarantine.check('run', runId),
+      onDamaged: (runId, error) => this.damagedRecord('run', runId, error),
     });
     this.steers = new RecordFiles({
       dir: join(dir, 'steers'),
@@ -276,6 +325,8 @@ export class LowdbStore implements Store {
       open: found.openSteers,
       cached: RECORDS_KEPT,
       onRead: this.countRead,
+      check: (steerId) => this.quarantine.check('steer', steerId),
+      onDamaged: (steerId, error) => this.damagedRecord('steer', steerId, error),
     });
     this.lanes = new Map(found.lanes);
     this.grants = new Map(found.grants);
@@ -286,6 +337,8 @@ export class LowdbStore implements Store {
 
   saveRun(record: RunRecord): Promise<void> {
     if (this.closed) return closedError();
+    const refused = this.refusal('run', record.runId) ?? this.refusal('session', record.sessionId);
+    if (refused) return refused;
     const { stored, after } = this.runIndex.place(record);
     void this.pendingWrites.track(this.runs.save(stored, undefined, after));
     return this.journal.append({ k: 'run', v: record });
@@ -315,13 +368,18 @@ export class LowdbStore implements Store {
     return records.filter((record) => states.includes(record.state)).map(withoutPosition);
   }
 
+  /** Runs of a quarantined session are left out: recovery leaves that session alone. */
   async openRuns(): Promise<RunRecord[]> {
     this.assertOpen();
-    return (await this.runs.openRecords()).filter((record) => !this.ending.has(record.runId)).map(withoutPosition);
+    return (await this.runs.openRecords())
+      .filter((record) => !this.ending.has(record.runId) && !this.quarantine.has('session', record.sessionId))
+      .map(withoutPosition);
   }
 
   saveSteer(record: SteerRecord): Promise<void> {
     if (this.closed) return closedError();
+    const refused = this.refusal('steer', record.steerId) ?? this.refusal('session', record.sessionId);
+    if (refused) return refused;
     const { steerId } = record;
     const settled = record.state !== 'pending';
     void this.pendingWrites.track(this.steers.save(record, settled ? () => this.steers.close(steerId) : undefined));
@@ -336,7 +394,7 @@ export class LowdbStore implements Store {
   async pendingSteers(): Promise<SteerRecord[]> {
     this.assertOpen();
     const open = await this.steers.openRecords();
-    return open.filter((steer) => steer.state === 'pending').sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    return open.filter((steer) => steer.state === 'pending' && !this.quarantine.has('session', steer.sessionId)).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
 
   /**
@@ -359,26 +417,32 @@ export class LowdbStore implements Store {
       else if (c.k === 'lane') lanes.set(c.s, c.v);
       else if (c.k === 'grants') grants.set(c.s, c.v);
       else if (c.k === 'event') events.set(c.v.runId, [...(events.get(c.v.runId) ?? []), c.v]);
-      else {
+      else if (!this.quarantine.has('session', c.s)) {
         const log = this.conversationLog(c.s);
-        await log.ready;
+        if ((await this.loads(log.ready, 'session', c.s)) === false) continue;
         const missing = c.v.slice(Math.max(0, log.loadedSize()! - c.at));
         if (missing.length > 0) void this.appendMessages(c.s, missing);
       }
     }
+    // A change of a quarantined run or session is not applied (appended again, it would be refused).
+    const kept = (sessionId: string, kind: QuarantineKind, id: string) => !this.quarantine.has('session', sessionId) && !this.quarantine.has(kind, id);
     for (const [runId, record] of runs) {
-      const stored = await this.runs.get(runId);
+      const stored = await this.loads(this.runs.get(runId), 'run', runId);
+      if (stored === false || !kept(record.sessionId, 'run', runId)) continue;
       if (!stored || !sameJson(withoutPosition(stored), record)) void this.saveRun(record);
     }
     for (const [steerId, steer] of steers) {
-      if (!sameJson(await this.steers.get(steerId), steer)) void this.saveSteer(steer);
+      const stored = await this.loads(this.steers.get(steerId), 'steer', steerId);
+      if (stored !== false && kept(steer.sessionId, 'steer', steerId) && !sameJson(stored, steer)) void this.saveSteer(steer);
     }
     for (const [sessionId, entries] of lanes) void this.saveLane(sessionId, entries);
     for (const [sessionId, fingerprints] of grants) void this.saveGrants(sessionId, fingerprints);
     for (const [runId, logged] of events) {
+      if (!kept(logged[0]!.sessionId, 'run', runId)) continue;
       const runLog = this.runLog(runId);
-      const last = (await runLog.last())?.seq ?? 0;
-      for (const event of logged) if (event.seq > last) void this.pendingWrites.track(runLog.append(event));
+      const last = await this.loads(runLog.last(), 'run', runId);
+      if (last === false) continue;
+      for (const event of logged) if (event.seq > (last?.seq ?? 0)) void this.pendingWrites.track(runLog.append(event));
     }
     return new Set(events.keys());
   }
@@ -394,15 +458,20 @@ export class LowdbStore implements Store {
     const bySession = new Map<string, RunEvent[]>();
     const open = new Map((await this.runs.openRecords()).map((record) => [record.runId, record]));
     for (const runId of new Set([...open.keys(), ...replayed])) {
-      const events = await this.runLog(runId).readAfter(0);
+      if (this.quarantine.has('run', runId)) continue;
+      const events = await this.loads(this.runLog(runId).readAfter(0), 'run', runId);
+      if (events === false) continue;
       for (const event of events) bySession.set(event.sessionId, [...(bySession.get(event.sessionId) ?? []), event]);
       const record = open.get(runId);
       if (record && isTerminalState(record.state) && events.some(isTerminalEvent)) this.runs.close(runId);
     }
     const appended: Promise<void>[] = [];
     for (const [sessionId, events] of bySession) {
+      if (this.quarantine.has('session', sessionId)) continue;
       const log = this.sessionLog(sessionId);
-      const last = (await log.last())?.[0] ?? 0;
+      const found = await this.loads(log.last(), 'session', sessionId);
+      if (found === false) continue;
+      const last = found?.[0] ?? 0;
       const missing = events.filter((e) => e.sessionSeq > last).sort((a, b) => a.sessionSeq - b.sessionSeq);
       for (const event of missing) appended.push(log.append([event.sessionSeq, event.runId, event.seq]));
     }
@@ -414,9 +483,14 @@ export class LowdbStore implements Store {
 
   appendEvent(event: RunEvent): Promise<void> {
     if (this.closed) return closedError();
+    const refused = this.refusal('run', event.runId) ?? this.refusal('session', event.sessionId);
+    if (refused) return refused;
     const before = [this.runs.writing(event.runId), this.lanesWrite].filter((p) => p !== undefined);
+    const waitFor = before.length > 0 ? Promise.all(before) : undefined;
+    // Awaited when the log's write starts, a checkpoint delay later: its failure is that write's.
+    waitFor?.catch(() => {});
     const runLog = this.runLog(event.runId);
-    const stored = runLog.append(event, before.length > 0 ? Promise.all(before) : undefined);
+    const stored = runLog.append(event, waitFor);
     const indexed = this.sessionLog(event.sessionId).append([event.sessionSeq, event.runId, event.seq], stored);
     const terminal = isTerminalEvent(event);
     if (terminal) this.ending.add(event.runId);
@@ -435,19 +509,24 @@ export class LowdbStore implements Store {
 
   async readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
     this.assertOpen();
+    this.quarantine.check('run', runId);
     return this.runLog(runId).readAfter(afterSeq);
   }
 
   async lastSessionSeq(sessionId: string): Promise<number> {
     this.assertOpen();
+    this.quarantine.check('session', sessionId);
     return (await this.sessionLog(sessionId).last())?.[0] ?? 0;
   }
 
   async readSessionEvents(sessionId: string, afterSessionSeq = 0): Promise<RunEvent[]> {
     this.assertOpen();
+    this.quarantine.check('session', sessionId);
     const entries = await this.sessionLog(sessionId).readAfter(afterSessionSeq);
     const events: RunEvent[] = [];
     for (const [sessionSeq, runId, seq] of entries) {
+      // A quarantined run's events are left out of its session's replay.
+      if (this.quarantine.has('run', runId)) continue;
       const event = await this.runLog(runId).get(seq);
       if (event && event.sessionSeq === sessionSeq) events.push(event);
     }
@@ -498,6 +577,8 @@ export class LowdbStore implements Store {
 
   appendMessages(sessionId: string, messages: Message[]): Promise<void> {
     if (this.closed) return closedError();
+    const refused = this.refusal('session', sessionId);
+    if (refused) return refused;
     const log = this.conversationLog(sessionId);
     // Where the messages go, so a replay after a crash adds each once. A session's appends come
     // one after another (harness/conversation.ts), so a log still loading counts them in order.
@@ -511,6 +592,7 @@ export class LowdbStore implements Store {
 
   async readConversation(sessionId: string): Promise<Message[]> {
     this.assertOpen();
+    this.quarantine.check('session', sessionId);
     return this.conversationLog(sessionId).readAfter(0);
   }
 
@@ -530,7 +612,9 @@ export class LowdbStore implements Store {
 
   async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
     this.assertOpen();
-    return Object.fromEntries([...this.lanes].map(([sessionId, lane]) => [sessionId, lane.map((entry) => ({ ...entry }))]));
+    return Object.fromEntries(
+      [...this.lanes].filter(([sessionId]) => !this.quarantine.has('session', sessionId)).map(([sessionId, lane]) => [sessionId, lane.map((entry) => ({ ...entry }))]),
+    );
   }
 
   saveGrants(sessionId: string, fingerprints: string[]): Promise<void> {
@@ -589,6 +673,136 @@ export class LowdbStore implements Store {
     }
   }
 
+  /**
+   * Whether writes succeed now, and the damage found since open (GET /readyz). While writes
+   * fail, a probe write checks for room; once there is, writes are taken again and the files
+   * catch up with the journal.
+   */
+  async health(): Promise<StoreHealth> {
+    this.assertOpen();
+    if (this.writeFailure() !== undefined && (await this.roomAgain())) {
+      this.journal.recovered();
+      await this.catchUp();
+    }
+    const failure = this.writeFailure();
+    return {
+      writable: failure === undefined,
+      ...(failure !== undefined ? { problem: `writes fail (${messageOf(failure)}): they are refused until there is room again` } : {}),
+      damage: [...this.damage.list],
+    };
+  }
+
+  /** The runs, sessions and steers moved to quarantine (quarantine.ts). */
+  quarantined(): QuarantineEntry[] {
+    return this.quarantine.list();
+  }
+
+  private writeFailure(): unknown {
+    return this.journal.failure ?? this.writer.failure ?? (this.leftOverSegments.length > 0 ? this.leftOverFailure : undefined);
+  }
+
+  private readonly leftOverFailure = new Error('the files do not yet hold what the journal left from before the store opened');
+
+  private async roomAgain(): Promise<boolean> {
+    const probe = join(this.dir, '.probe.tmp');
+    try {
+      await writeFile(probe, Buffer.alloc(PROBE_BYTES), { mode: 0o600 });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await rm(probe, { force: true }).catch(() => {});
+    }
+  }
+
+  /** Redoes the file writes that failed; once the files hold everything, what the journal left at open goes. */
+  private async catchUp(): Promise<void> {
+    try {
+      await this.flush();
+      await this.journal.discard(this.leftOverSegments);
+      this.leftOverSegments = [];
+    } catch {
+      // Still no room: the next health() tries again.
+    }
+  }
+
+  /** The runs index; a damaged one (found while opening) is quarantined and built again from the run files. */
+  private async openRunIndex(): Promise<FileRunIndex> {
+    const damaged: unknown[] = [];
+    const options = {
+      dir: this.dir,
+      records: this.runs,
+      writer: this.writer,
+      limits: this.limits,
+      openLists: this.options.openLogs ?? 256,
+      cachedSegments: this.options.cachedSegments ?? 64,
+      onRead: this.countRead,
+      onDamaged: (error: unknown) => {
+        if (this.opening) damaged.push(error);
+        else this.damage.report(`runs index: ${messageOf(error)}; left out of runs.query pages until the index is rebuilt at the next open`);
+      },
+    };
+    try {
+      const index = await FileRunIndex.open(options);
+      if (damaged.length === 0) return index;
+      await this.writer.flush().catch(() => {});
+    } catch (error) {
+      if (!isStoreError(error) || error.code !== 'corrupt_file') throw error;
+      damaged.push(error);
+    }
+    for (const error of damaged) {
+      const path = isStoreError(error) ? error.details?.path : undefined;
+      await this.quarantine.isolate('file', path ? relative(this.dir, path) : 'runs-index', error);
+    }
+    this.damage.report('runs index: damaged; rebuilt from the run files');
+    return FileRunIndex.open({ ...options, rebuild: true });
+  }
+
+  /**
+   * `load`'s value; or, when it fails on a damaged file while the store opens, false after
+   * the file is quarantined as `kind` `id`'s. Any other failure is thrown on.
+   */
+  private async loads<T>(load: Promise<T>, kind: QuarantineKind, id: string): Promise<T | false> {
+    try {
+      return await load;
+    } catch (error) {
+      if (this.quarantine.has(kind, id)) return false;
+      if (this.opening && (await this.quarantine.isolate(kind, id, error))) {
+        // The log that failed to load would keep answering with that error; the quarantine answers now.
+        this.runLogs.delete(id);
+        if (kind === 'session') {
+          this.sessionLogs.delete(id);
+          this.conversations.delete(id);
+        }
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  /** A damaged run or steer file found by openRecords or scan: quarantined while opening, reported later. */
+  private async damagedRecord(kind: 'run' | 'steer', id: string | undefined, error: unknown): Promise<void> {
+    if (id !== undefined && this.quarantine.has(kind, id)) return;
+    const path = isStoreError(error) ? error.details?.path : undefined;
+    const owner = id ?? (path ? await idInDamagedFile(path, kind === 'run' ? 'runId' : 'steerId') : undefined);
+    if (!this.opening) {
+      this.damage.report(`${kind} ${owner ?? '(unknown id)'}: ${messageOf(error)}; left out`);
+      return;
+    }
+    await this.quarantine.isolate(owner !== undefined ? kind : 'file', owner ?? (path ? relative(this.dir, path) : kind), error);
+  }
+
+  /** The `corrupt_file` rejection a write for a quarantined run, session or steer gets. */
+  private refusal(kind: QuarantineKind, id: string): Promise<never> | undefined {
+    if (!this.quarantine.has(kind, id)) return undefined;
+    try {
+      this.quarantine.check(kind, id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return undefined;
+  }
+
   /** Counters for tests and benchmarks. */
   stats(): LowdbStoreStats {
     return {
@@ -606,6 +820,43 @@ export class LowdbStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw closedStoreError();
   }
+}
+
+const JournalChangeShape = z.union([
+  z.object({ k: z.literal('run'), v: StoredRecord }),
+  z.object({ k: z.literal('steer'), v: StoredSteer }),
+  z.object({ k: z.literal('event'), v: StoredEvent }),
+  z.object({ k: z.literal('messages'), s: z.string(), at: z.number().int(), v: z.array(StoredMessage) }),
+  z.object({ k: z.literal('lane'), s: z.string(), v: z.array(LaneEntry) }),
+  z.object({ k: z.literal('grants'), s: z.string(), v: z.array(z.string()) }),
+]);
+
+/** A journal line that parses but is not a change the store wrote is damage too: it is not replayed. */
+function isJournalChange(value: unknown): value is JournalChange {
+  return JournalChangeShape.safeParse(value).success;
+}
+
+function describeQuarantined(entry: QuarantineEntry): string {
+  const what = entry.kind === 'file' ? `file ${entry.file}` : `${entry.kind} ${entry.id} (file ${entry.file})`;
+  return `quarantined ${what}: ${entry.reason}; ${entry.movedTo ? `moved to ${entry.movedTo}` : 'left in place (it could not be moved)'}`;
+}
+
+/** The id a damaged record file still names, when its text holds one (a record cut short keeps its first keys). */
+async function idInDamagedFile(path: string, key: 'runId' | 'steerId'): Promise<string | undefined> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  const match = new RegExp(`"${key}"\\s*:\\s*("(?:[^"\\\\]|\\\\.)*")`).exec(text);
+  if (!match) return undefined;
+  try {
+    const id = JSON.parse(match[1]!) as string;
+    // Only the id whose file this is: a damaged file must not quarantine another run.
+    return path.endsWith(`${idPath(id)}.json`) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

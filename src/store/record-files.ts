@@ -12,6 +12,7 @@ import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
 import { readJsonDocument } from './json-document.js';
 import { errorCode } from './read-json-file.js';
+import { isStoreError } from './store-error.js';
 import type { WriteCoalescer } from './write-coalescer.js';
 
 export interface RecordFilesOptions<T> {
@@ -30,6 +31,10 @@ export interface RecordFilesOptions<T> {
   cached: number;
   /** Called for each file or directory read from disk (the store counts them). */
   onRead?: () => void;
+  /** Throws the error an id answers with instead of its file (a quarantined record). */
+  check?: (id: string) => void;
+  /** A damaged record file (a `corrupt_file` error) openRecords and scan leave out; id undefined when scan found it. */
+  onDamaged?: (id: string | undefined, error: unknown) => Promise<void>;
 }
 
 interface Cached<T> {
@@ -69,8 +74,13 @@ export class RecordFiles<T> {
       indexed = this.beingIndexed.get(id);
     }
     const ready = indexed && after ? Promise.all([indexed, after]) : (indexed ?? after);
+    // Awaited only when the write starts, maybe a checkpoint delay later: its failure is that write's, not an unhandled
+    // one. A retry of the write (a full disk had room again) waits for the index's next write instead.
+    let failed = false;
+    ready?.catch(() => (failed = true));
+    const waitFor = () => (!failed ? ready : indexed && this.open.has(id) ? this.writeIndex() : undefined);
     // Serialized when the write starts: of the saves a checkpoint folds together, only the last is.
-    const written = this.options.writer.write(path, () => ({ data: record, ready, ...(onWritten ? { onWritten } : {}) }));
+    const written = this.options.writer.write(path, () => ({ data: record, ready: waitFor(), ...(onWritten ? { onWritten } : {}) }));
     this.writes.set(id, written);
     const done = () => {
       if (this.writes.get(id) === written) this.writes.delete(id);
@@ -80,6 +90,7 @@ export class RecordFiles<T> {
   }
 
   async get(id: string): Promise<T | undefined> {
+    this.options.check?.(id);
     const cached = this.cache.get(id);
     if (cached) return cached.record;
     const path = this.pathOf(id);
@@ -104,11 +115,13 @@ export class RecordFiles<T> {
   /** The records of the open ids, in the order they opened; ids whose record never landed are dropped. */
   async openRecords(): Promise<T[]> {
     const ids = [...this.open];
-    const records = await Promise.all(ids.map((id) => this.get(id)));
+    const damaged = new Set<string>();
+    const records = await Promise.all(ids.map((id) => this.get(id).catch((error: unknown) => this.damaged(id, error, damaged))));
     let dropped = false;
     const found: T[] = [];
     records.forEach((record, i) => {
       if (record) found.push(record);
+      else if (damaged.has(ids[i]!)) return;
       // A crash between the index write and the record's first write.
       else if (!this.writes.has(ids[i]!)) dropped = this.open.delete(ids[i]!) || dropped;
     });
@@ -130,12 +143,22 @@ export class RecordFiles<T> {
       for (const name of await readdirOrEmpty(join(this.options.dir, shard))) {
         if (name.startsWith('.') || !name.endsWith('.json')) continue;
         this.options.onRead?.();
-        const record = await readJsonDocument(join(this.options.dir, shard, name), this.options.record);
+        const record = await readJsonDocument(join(this.options.dir, shard, name), this.options.record).catch((error: unknown) =>
+          this.damaged(undefined, error, new Set()),
+        );
         if (record) byId.set(this.options.idOf(record), record);
       }
     }
     for (const { record } of this.cache.values()) byId.set(this.options.idOf(record), record);
     return [...byId.values()];
+  }
+
+  /** Reports a damaged record (to be left out) if the store takes reports; any other error is thrown on. */
+  private async damaged(id: string | undefined, error: unknown, into: Set<string>): Promise<undefined> {
+    if (!this.options.onDamaged || !isStoreError(error) || error.code !== 'corrupt_file') throw error;
+    if (id !== undefined) into.add(id);
+    await this.options.onDamaged(id, error);
+    return undefined;
   }
 
   trim(): void {

@@ -11,7 +11,8 @@
  */
 import { isTerminalState } from '../core/run-status.js';
 import { checkRunQuery, cursorOf, passesStateFilters, runOutcomeOf, runSummaryOf, statesOf } from './run-summary.js';
-import type { RunPage, RunQuery, RunRecord, RunState } from './types.js';
+import { isStoreError } from './store-error.js';
+import type { RunPage, RunQuery, RunRecord, RunState, SkippedRun } from './types.js';
 
 /** One entry of a list: the run's position, id, and state and outcome when it took the position. */
 export type RunIndexEntry = [position: number, runId: string, state: RunState, outcome: string | null];
@@ -87,6 +88,7 @@ export async function queryPage(query: RunQuery, index: RunIndexReader): Promise
   const sources = sourcesOf(query, before, index);
   const heads = await Promise.all(sources.map((source) => source.next()));
   const found: { position: number; record: RunRecord }[] = [];
+  const skipped: SkippedRun[] = [];
   try {
     while (found.length <= query.limit) {
       let pick = -1;
@@ -99,7 +101,15 @@ export async function queryPage(query: RunQuery, index: RunIndexReader): Promise
       const [position, , state, outcome] = entry;
       // An ended run's entry is final: one that cannot match is passed over unread.
       if (isTerminalState(state) && !passesStateFilters(query, state, outcome ?? undefined)) continue;
-      const record = await index.current(entry);
+      let record: RunRecord | undefined;
+      try {
+        record = await index.current(entry);
+      } catch (error) {
+        // One damaged run does not take the list down with it: it is left out and named.
+        if (!isStoreError(error) || error.code !== 'corrupt_file') throw error;
+        if (!skipped.some((s) => s.runId === entry[1])) skipped.push({ runId: entry[1], code: 'corrupt_file', message: error.message });
+        continue;
+      }
       if (!record || (query.sessionId !== undefined && record.sessionId !== query.sessionId)) continue;
       if (!passesStateFilters(query, record.state, runOutcomeOf(record))) continue;
       found.push({ position, record });
@@ -111,6 +121,7 @@ export async function queryPage(query: RunQuery, index: RunIndexReader): Promise
   return {
     runs: page.map(({ record }) => runSummaryOf(record)),
     ...(found.length > query.limit ? { cursor: cursorOf(page.at(-1)!.position) } : {}),
+    ...(skipped.length > 0 ? { skipped } : {}),
   };
 }
 

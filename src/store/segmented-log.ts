@@ -12,6 +12,7 @@ import { segmentFileName, segmentKeyOf } from './file-names.js';
 import type { LruMap } from './lru-map.js';
 import { readJsonDocument } from './json-document.js';
 import { errorCode } from './read-json-file.js';
+import { isStoreError } from './store-error.js';
 import type { FileSnapshot, WriteCoalescer } from './write-coalescer.js';
 
 export interface SegmentLimits {
@@ -33,6 +34,11 @@ export interface SegmentedLogOptions<T> {
   cache: LruMap<string, Promise<T[]>>;
   /** Called for each file or directory read from disk (the store counts them). */
   onRead?: () => void;
+  /**
+   * For a log that can be rebuilt (the runs index): a damaged segment is reported here and read
+   * as empty. Without it, reads of a damaged segment reject with its `corrupt_file` error.
+   */
+  onDamaged?: (error: unknown) => void;
 }
 
 interface Segment<T> {
@@ -218,7 +224,7 @@ export class SegmentedLog<T> {
     let items = this.options.cache.get(path);
     if (!items) {
       this.options.onRead?.();
-      const reading = readJsonDocument(path, this.segmentSchema).then((found) => found ?? []);
+      const reading = this.readSegment(path);
       items = reading;
       this.options.cache.set(path, reading);
       // A damaged file is read again next time (it may have been restored meanwhile).
@@ -227,6 +233,16 @@ export class SegmentedLog<T> {
       });
     }
     return items;
+  }
+
+  private async readSegment(path: string): Promise<T[]> {
+    try {
+      return (await readJsonDocument(path, this.segmentSchema)) ?? [];
+    } catch (error) {
+      if (!this.options.onDamaged || !isStoreError(error) || error.code !== 'corrupt_file') throw error;
+      this.options.onDamaged(error);
+      return [];
+    }
   }
 
   /** Index of the first item of a segment whose key is greater than `after`. */
@@ -266,7 +282,7 @@ export class SegmentedLog<T> {
       if (last !== undefined) {
         const path = this.pathOf(last);
         this.options.onRead?.();
-        const items = (await readJsonDocument(path, this.segmentSchema)) ?? [];
+        const items = await this.readSegment(path);
         const texts = items.map((item) => JSON.stringify(item));
         const chars = texts.reduce((sum, text) => sum + text.length + 2, 0);
         this.tail = { first: last, path, items, texts, chars, deps: [], saved: items.length, lastWrite: undefined };

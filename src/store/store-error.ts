@@ -23,7 +23,8 @@ export class StoreError extends Error {
   constructor(
     readonly code: StoreErrorCode,
     message: string,
-    readonly details?: { path?: string; cause?: unknown },
+    /** The file, and the run, session or steer it belongs to when known. */
+    readonly details?: { path?: string; cause?: unknown; runId?: string; sessionId?: string; steerId?: string; file?: string },
   ) {
     super(message);
   }

@@ -67,6 +67,25 @@ export interface RunPage {
   runs: RunSummary[];
   /** Present when more runs matched beyond the last one: pass it as `before` for the next page. */
   cursor?: string;
+  /** Runs that matched but whose stored files are damaged: left out of `runs`, each with why. */
+  skipped?: SkippedRun[];
+}
+
+/** A run a list left out because its stored data is damaged (code `corrupt_file`). */
+export interface SkippedRun {
+  runId: string;
+  code: 'corrupt_file';
+  message: string;
+}
+
+/** What a store reports to a readiness check (GET /readyz) beyond answering. */
+export interface StoreHealth {
+  /** False while writes fail (a full disk): writes are refused, reads still answer. */
+  writable: boolean;
+  /** Why writes fail, when they do. */
+  problem?: string;
+  /** Damage found and worked around since the store opened (each also logged): one line each. */
+  damage: string[];
 }
 
 export interface StoredLaneEntry {
@@ -158,6 +177,11 @@ export interface Store {
    * (group commit). The engine answers a submit only after this resolves.
    */
   durable(): Promise<void>;
+  /**
+   * Whether writes succeed now and what damage was found (GET /readyz); while writes fail it
+   * checks whether there is room again, and takes writes again once there is.
+   */
+  health?(): Promise<StoreHealth>;
   flush(): Promise<void>;
   close(): Promise<void>;
 }

@@ -97,6 +97,12 @@ export class WriteCoalescer {
     return this.files.has(path);
   }
 
+  /** Why a file write failed, while one has failed and not yet been redone. */
+  get failure(): unknown {
+    for (const state of this.files.values()) if (state.failed !== undefined) return state.failed;
+    return undefined;
+  }
+
   get pendingFiles(): number {
     return this.files.size;
   }

@@ -6,14 +6,13 @@
  * approval (in the order of docs/architecture.md: command policy -> approval), asks for approval
  * and executes it.
  */
-import { mkdir } from 'node:fs/promises';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.machine.js';
 import { commandBlockReason, decideApproval, summarizeAction, type ApprovalGate, type ApprovalRuling } from '../approval/index.js';
 import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
 import type { NodeInvoker } from './node-invoker.js';
-import { evaluateCommand, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
+import { evaluateCommand, makeWorkspace, workspaceOwnerOptions, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
 import type { AnyTool, DelegatedRunResult, DelegationRequest, SandboxSettings, ToolContext } from './tool.js';
 
 /** [approval] as the ToolService needs it. */
@@ -136,7 +135,7 @@ export class ToolService {
     const tool = this.options.tools.get(call.tool);
     if (!tool) throw Object.assign(new Error(`no tool named "${call.tool}"`), { code: 'unknown_tool' });
     if (!this.workspaceMade) {
-      this.workspaceReady ??= mkdir(this.options.workspace, { recursive: true }).then(() => {
+      this.workspaceReady ??= makeWorkspace(this.options.workspace, workspaceOwnerOptions(this.options.sandbox)).then(() => {
         this.workspaceMade = true;
       });
       await this.workspaceReady;

@@ -55,7 +55,9 @@ export interface Tool<I = unknown> {
   name: string;
   description: string;
   input: ZodType<I>;
+  /** Changes nothing: the only property that lets the `plan` and `ask` tiers run it without asking. */
   readOnly?: boolean;
+  /** Running it twice equals running it once: for replay and dedup, never for approval (file_write is idempotent and still replaces a file). */
   idempotent?: boolean;
   destructive?: boolean;
   requiresConfirmation?: boolean;

@@ -8,6 +8,7 @@ import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 import { methods, type SessionUpdate, type ToolCall, type ToolCallUpdate } from '@agentclientprotocol/sdk';
 import { choose, parseFrame, spawnAcp, SPAWN_TIMEOUT, type AcpChild } from './acp-child.js';
 
@@ -31,7 +32,7 @@ const SCRIPT = [
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'switchyard-acp-data-'));
   // realpath: the engine resolves the workspace; the temp dir may sit behind a symlink.
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-acp-project-')));
+  workspace = await realpath(await sandboxWorkspace('switchyard-acp-project-'));
   await writeFile(join(workspace, 'a.txt'), 'alpha\n');
   await writeFile(join(workspace, 'b.txt'), 'beta\n');
   await resetC();

@@ -10,6 +10,7 @@ import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 import { methods, type SessionUpdate } from '@agentclientprotocol/sdk';
 import { createEngine, type Engine, type SubmitResult } from '../../src/engine/index.js';
 import { startGateway, type Gateway, type GatewayEngine } from '../../src/gateway/index.js';
@@ -44,7 +45,7 @@ const model = scriptedModel(({ turn, input, messages }) => {
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'switchyard-acp-gateway-'));
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-acp-project-')));
+  workspace = await realpath(await sandboxWorkspace('switchyard-acp-project-'));
   await writeFile(join(workspace, 'a.txt'), 'alpha\n');
   await writeFile(join(workspace, 'c.txt'), 'first draft\n');
   engine = await createEngine({ models: { scripted: model }, tools: [hold.tool], onError: (error) => engineErrors.push(error) });

@@ -37,9 +37,9 @@ const table: [ApprovalTier, Kind, ToolOverride | '-', Expected][] = [
   ['plan', 'bashWarn', '-', 'deny by tier'],
   ['plan', 'bashBlock', '-', 'deny by command_policy'],
   ['plan', 'bashFloor', '-', 'deny by command_policy'],
-  // ask: before every non-read-only or destructive tool; idempotent-only counts as read-only-like
+  // ask: before every tool that can change something, idempotent or not (issue 24: file_write ran unasked)
   ['ask', 'readOnly', '-', 'allow by tier'],
-  ['ask', 'idempotent', '-', 'allow by tier'],
+  ['ask', 'idempotent', '-', 'ask by tier'],
   ['ask', 'write', '-', 'ask by tier'],
   ['ask', 'destructive', '-', 'ask by tier'],
   ['ask', 'idempotentDestructive', '-', 'ask by tier'],

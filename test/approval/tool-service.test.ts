@@ -101,7 +101,7 @@ describe('ToolService: needsApproval per tier', () => {
     ['auto', 'file_ops move', { name: 'file_ops', args: { operation: 'move', path: 'a', destination: 'b' } }, true],
     ['auto', 'file_ops list', { name: 'file_ops', args: { operation: 'list', path: '.' } }, false],
     ['auto', 'requiresConfirmation tool', { name: 'mcp_db__drop', args: { table: 't' } }, true],
-    ['ask', 'file_write (idempotent)', { name: 'file_write', args: { path: 'a', content: 'x' } }, false],
+    ['ask', 'file_write (idempotent, still a write)', { name: 'file_write', args: { path: 'a', content: 'x' } }, true],
     ['ask', 'plain command', { name: 'bash', args: { command: 'npm test' } }, true],
     ['ask', 'file_read', { name: 'file_read', args: { path: 'a' } }, false],
     ['plan', 'file_write (denied, answered at once)', { name: 'file_write', args: { path: 'a', content: 'x' } }, true],

@@ -68,6 +68,8 @@ const ENGINE_RANK: Record<string, number> = {
   'act.host.ts': 5,
   'approvals.ts': 6,
   'steers.ts': 6,
+  'busy-messages.ts': 5.5,
+  'collect.ts': 9,
   'run-ledger.ts': 7,
   'ownership.ts': 7,
   'session.host.ts': 8,

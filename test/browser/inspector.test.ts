@@ -123,6 +123,19 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect(await ok.text()).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
   });
 
+  it('never puts the token into its HTML, and strips it from the address bar (issue 24)', async () => {
+    const served = await fetch(`${gateway.httpUrl}/inspect/run/some-run?token=${gateway.token}`);
+    expect(await served.text()).not.toContain(gateway.token);
+    expect(served.headers.get('set-cookie')).toMatch(/; Path=\/inspect; HttpOnly; SameSite=Strict$/);
+    await page.goto(`${gateway.httpUrl}/inspect?token=${gateway.token}`);
+    await page.locator('[data-testid="conn-status"][data-state="live"]').waitFor({ timeout: 30_000 });
+    expect(page.url()).not.toContain(gateway.token);
+    expect(await page.content()).not.toContain(gateway.token);
+    // A reload has no token in its address: the page's cookie and the tab's copy carry it.
+    await page.reload();
+    await page.locator('[data-testid="conn-status"][data-state="live"]').waitFor({ timeout: 30_000 });
+  });
+
   it('draws the run statechart live and the tool batch as groups on a timeline', async () => {
     const external: string[] = [];
     page.on('request', (request) => {

@@ -19,6 +19,9 @@ describe('defaults (README, Configuration)', () => {
         max_runs_per_agent: 3,
         busy_policy: 'steer',
         wait_lane_capacity: 32,
+        lane_overflow: 'reject_newest',
+        collect_quiet_ms: 500,
+        collect_max: 16,
         wait_lane_max_wait_seconds: 1800,
         max_pending_steers: 16,
         default_timeout_seconds: 172800,
@@ -42,6 +45,7 @@ describe('defaults (README, Configuration)', () => {
         read_only_paths: [],
         unprivileged_uid: 65534,
         unprivileged_gid: 65534,
+        client_workspaces: 'sandbox_user',
         command_policy: { enforcement: 'warn', rules: [] },
       },
       gateway: { host: '127.0.0.1', port: 7420, max_payload_bytes: 1048576, metrics_public: false },
@@ -186,7 +190,7 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'zero seconds', toml: '[execution]\nwait_lane_max_wait_seconds = 0', path: 'execution.wait_lane_max_wait_seconds', message: 'expected > 0, got 0' },
     { bad: 'infinite seconds', toml: '[tool_service]\ndefault_timeout_seconds = inf', path: 'tool_service.default_timeout_seconds', message: /expected a number/ },
     { bad: 'port above range', toml: '[gateway]\nport = 65536', path: 'gateway.port', message: 'expected <= 65535, got 65536' },
-    { bad: 'bad enum', toml: '[execution]\nbusy_policy = "sometimes"', path: 'execution.busy_policy', message: 'expected one of "steer" | "interrupt" | "queue", got "sometimes"' },
+    { bad: 'bad enum', toml: '[execution]\nbusy_policy = "sometimes"', path: 'execution.busy_policy', message: 'expected one of "steer" | "interrupt" | "queue" | "collect" | "reject" | "rollback", got "sometimes"' },
     { bad: 'bad tier', toml: '[approval]\ntier = "yolo"', path: 'approval.tier', message: 'expected one of "plan" | "ask" | "auto" | "full", got "yolo"' },
     { bad: 'bad decision under a glob key', toml: '[approval.tools]\n"mcp_*" = "maybe"', path: 'approval.tools."mcp_*"', message: 'expected one of "allow" | "ask" | "deny", got "maybe"' },
     { bad: 'empty string', toml: '[execution]\ndefault_model = ""', path: 'execution.default_model', message: 'must not be empty' },
@@ -238,7 +242,7 @@ describe('bad values name their key path and say what is allowed', () => {
     expect(err.message.split('\n')).toEqual([
       'invalid Switchyard config:',
       '  execution.max_runs_global: expected >= 1, got 0',
-      '  execution.busy_policy: expected one of "steer" | "interrupt" | "queue", got "x"',
+      '  execution.busy_policy: expected one of "steer" | "interrupt" | "queue" | "collect" | "reject" | "rollback", got "x"',
       '  gateway.port: expected >= 0, got -1',
     ]);
   });

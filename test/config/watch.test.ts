@@ -1,4 +1,4 @@
-import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -69,6 +69,24 @@ function expectFailure(change: ConfigChange): Extract<ConfigChange, { ok: false 
 }
 
 describe('watchConfig', () => {
+  it('reload() re-reads now, also a change its watch cannot see (a symlink into another directory)', async () => {
+    const target = join(dir, 'elsewhere', 'switchyard.toml');
+    await mkdir(join(dir, 'elsewhere'));
+    await writeFile(target, '[execution]\nmax_runs_global = 4\n');
+    await rm(file);
+    await symlink(target, file);
+    const queue = changeQueue();
+    const w = await start(queue);
+
+    await writeFile(target, '[execution]\nmax_runs_global = 5\n');
+    await w.reload();
+    expect(w.current().execution.max_runs_global).toBe(5);
+    expect(expectOk(await queue.next()).applied).toEqual(['execution.max_runs_global']);
+    // Nothing changed since: nothing to report.
+    await w.reload();
+    expect(queue.pending).toBe(0);
+  });
+
   it('reads the file first, then reloads on an in-place write with the applied keys', async () => {
     const queue = changeQueue();
     const w = await start(queue);

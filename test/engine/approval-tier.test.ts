@@ -2,10 +2,9 @@
  * RunRequest.approvalTier: one run works under its own tier in place of [approval] tier, the
  * runs beside it keep the configured one, and the floors still hold.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { engineFixture, recordEvents, until } from './fixtures.js';
 
@@ -13,7 +12,7 @@ const newEngine = engineFixture();
 let workspace: string;
 
 beforeAll(async () => {
-  workspace = await mkdtemp(join(tmpdir(), 'switchyard-tier-'));
+  workspace = await sandboxWorkspace('switchyard-tier-');
 });
 afterAll(async () => {
   await rm(workspace, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
 import { z } from 'zod';
 import { Claims } from '../../src/concurrency/index.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -27,8 +28,8 @@ let elsewhere: string;
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'switchyard-cross-run-'));
-  shared = join(root, 'shared');
-  elsewhere = join(root, 'elsewhere');
+  shared = await sandboxDirectory(join(root, 'shared'));
+  elsewhere = await sandboxDirectory(join(root, 'elsewhere'));
 });
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });

@@ -58,6 +58,8 @@ function freeRunId(snapshot: SessionSnapshot): string {
 }
 
 const ELSEWHERE = 'some-other-run';
+/** The one key of mergeable `collect` messages in the model (the engine's rule is tested in test/engine). */
+const COLLECT_KEY = 'k';
 
 function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
   const runId = freeRunId(snapshot);
@@ -66,6 +68,7 @@ function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
   for (const policy of ['steer', 'interrupt', 'queue'] as const) {
     for (const plainText of [true, false]) events.push({ type: 'SUBMIT', message: { runId, policy, plainText } });
   }
+  events.push(submit(runId, 'reject'), submit(runId, 'rollback'), submit(runId, 'collect', { collectKey: COLLECT_KEY }));
   if (active) events.push(submit(runId, 'steer', { expectedRunId: active.runId }));
   events.push(submit(runId, 'steer', { expectedRunId: ELSEWHERE }));
   events.push({ type: 'ADMIT_NEXT' }, { type: 'PURGE' });
@@ -118,7 +121,9 @@ function replay(events: SessionEvent[]) {
   const firstDecision = new Map<string, SessionEmitted['type']>();
   const leftLane = new Set<string>();
   let lane: string[] = [];
-  let active: { runId: string; started: boolean; viaInterrupt: boolean } | undefined;
+  let active: { runId: string; started: boolean; viaInterrupt: boolean; viaRollback: boolean } | undefined;
+  const collecting = new Set<string>();
+  const rollbacks = new Set<string>();
 
   const real = (runId: string) => rename.get(runId) ?? runId;
   const translate = (event: SessionEvent): SessionEvent => {
@@ -147,7 +152,7 @@ function replay(events: SessionEvent[]) {
   };
   const admit = (runId: string) => {
     holds(active === undefined, `admit ${runId} while ${active?.runId} is active`);
-    active = { runId, started: false, viaInterrupt: false };
+    active = { runId, started: false, viaInterrupt: false, viaRollback: rollbacks.has(runId) };
   };
 
   events.forEach((modelEvent, index) => {
@@ -165,15 +170,21 @@ function replay(events: SessionEvent[]) {
       holds(decision!.runId === m.runId && !firstDecision.has(m.runId), `${where}: the decision is about the new message`);
       firstDecision.set(m.runId, decision!.type);
       const interruptQueued = m.policy === 'interrupt' && decision!.type === 'queued';
+      const rollbackQueued = m.policy === 'rollback' && decision!.type === 'queued';
+      if (m.policy === 'rollback') rollbacks.add(m.runId);
+      if (m.policy === 'collect') collecting.add(m.runId);
       // Superseded entries leave before the newcomer joins.
       for (const e of out) {
         if (e.type === 'dropped') {
-          holds(interruptQueued && e.reason === 'superseded', `${where}: only an interrupt supersedes`);
+          holds((interruptQueued || rollbackQueued) && e.reason === 'superseded', `${where}: only an interrupt or a rollback supersedes`);
+          holds(rollbackQueued === rollbacks.has(e.runId), `${where}: a rollback supersedes only rollbacks, an interrupt only interrupts`);
           leave(e.runId, 'superseded');
         }
       }
       switch (decision!.type) {
         case 'rejected':
+          same(decision!.code, m.policy === 'reject' ? 'session_busy' : 'lane_full', `${where}: reject refuses session_busy, others only for a full lane`);
+          holds(m.policy !== 'reject' || active !== undefined || lane.length > 0, `${where}: reject refuses only a busy session`);
           same(out, [decision], `${where}: a rejected message announces nothing else`);
           same(after.context, before.context, `${where}: a rejected message changes nothing`);
           same(after.value, before.value, where);
@@ -187,12 +198,17 @@ function replay(events: SessionEvent[]) {
           same(decision, { type: 'steer', runId: m.runId, intoRunId: active?.runId }, where);
           break;
         case 'queued':
-          lane.push(m.runId);
-          same(decision, { type: 'queued', runId: m.runId, position: lane.length }, where);
+          holds(m.policy !== 'reject', `${where}: a reject message never waits`);
+          if (m.policy === 'rollback') lane.unshift(m.runId);
+          else lane.push(m.runId);
+          same(decision, { type: 'queued', runId: m.runId, position: m.policy === 'rollback' ? 1 : lane.length }, where);
           break;
       }
       const cancels = out.filter((e) => e.type === 'cancelActive');
-      if (interruptQueued && active && (active.started || active.viaInterrupt)) {
+      if (rollbackQueued && active) {
+        const replaced = !active.started && active.viaRollback;
+        same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: replaced ? 'superseded' : 'rolled_back', ...(replaced ? {} : { by: m.runId }) }], where);
+      } else if (interruptQueued && active && (active.started || active.viaInterrupt)) {
         same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: active.started ? 'interrupted' : 'superseded' }], where);
       } else {
         same(cancels, [], `${where}: an interrupt cancels only a started run (or an interrupt not yet started)`);
@@ -201,9 +217,12 @@ function replay(events: SessionEvent[]) {
       switch (event.type) {
         case 'ADMIT_NEXT':
           if (out.length > 0) {
-            same(out, [{ type: 'admit', runId: lane[0] }], where);
+            // A collect front takes the collect messages right behind it along.
+            const batch = [lane[0]!];
+            while (collecting.has(lane[0]!) && batch.length < lane.length && collecting.has(lane[batch.length]!)) batch.push(lane[batch.length]!);
+            same(out, [{ type: 'admit', runId: lane[0], ...(batch.length > 1 ? { carries: batch.slice(1) } : {}) }], where);
             const front = s.actor.getSnapshot().context.active!;
-            leave(lane[0]!, 'admitted');
+            for (const runId of batch) leave(runId, 'admitted');
             admit(front.runId);
             active!.viaInterrupt = front.viaInterrupt;
           } else {
@@ -255,7 +274,9 @@ function replay(events: SessionEvent[]) {
   const waiting = [...lane];
   const mark = s.emitted.length;
   s.clock.increment(limits.laneMaxWaitMs);
-  same(s.emitted.slice(mark), waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })), 'expiry after the path');
+  // In arrival order, which a rollback (it waits at the front) breaks: compared as a set.
+  const byRunId = (a: { runId: string }, b: { runId: string }) => a.runId.localeCompare(b.runId);
+  same([...s.emitted.slice(mark)].sort(byRunId as never), waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })).sort(byRunId), 'expiry after the path');
   same(s.context().lane, [], 'expiry after the path');
   return { firstDecision, leftLane };
 }
@@ -338,7 +359,7 @@ describe('steer or queue (docs/runs.md, busy sessions: steer)', () => {
   });
 
   it('canSteer is the same rule as a pure function', () => {
-    const context: SessionContext = { ...input, active: undefined, lane: [] };
+    const context: SessionContext = { ...input, active: undefined, lane: [], overflowDropped: [], collectQuiet: false };
     expect(canSteer(context, { runId: 'x', policy: 'steer', plainText: true })).toBe(false);
     const active = { runId: 'a', running: true, viaInterrupt: false, pendingSteers: 0 };
     expect(canSteer({ ...context, active }, { runId: 'x', policy: 'steer', plainText: true })).toBe(true);
@@ -547,5 +568,167 @@ describe('CONFIGURE changes the limits for later decisions', () => {
     s.send({ type: 'CONFIGURE', limits: { ...limits, laneCapacity: 1 } });
     expect(s.context().lane.map((e) => e.runId)).toEqual(['q1', 'q2']);
     expect(s.send(submit('q3', 'queue'))).toEqual([{ type: 'rejected', runId: 'q3', code: 'lane_full' }]);
+  });
+});
+
+type Session = ReturnType<typeof session>;
+
+describe('reject (docs/runs.md, busy sessions: reject)', () => {
+  it.each<[string, (s: Session) => void, { activeRunId?: string }]>([
+    ['a run is active', (s) => void s.send(submit('a', 'queue')), { activeRunId: 'a' }],
+    ['messages wait, none active', (s) => {
+      s.send(submit('a', 'queue'));
+      s.send(submit('q', 'queue'));
+      s.send({ type: 'RUN_ENDED', runId: 'a' });
+    }, {}],
+  ])('refuses session_busy when %s, and changes nothing', (_case, setUp, details) => {
+    const s = session();
+    setUp(s);
+    const before = s.actor.getSnapshot();
+    expect(s.send(submit('r', 'reject'))).toEqual([{ type: 'rejected', runId: 'r', code: 'session_busy', ...details }]);
+    expect(s.actor.getSnapshot().context).toEqual(before.context);
+    expect(s.actor.getSnapshot().value).toEqual(before.value);
+  });
+
+  it('starts at once in an idle session', () => {
+    expect(session().send(submit('r', 'reject'))).toEqual([{ type: 'admit', runId: 'r' }]);
+  });
+});
+
+describe('rollback (docs/runs.md, busy sessions: rollback)', () => {
+  it('cancels the active run rolled_back, started or not, and waits at the front of the lane', () => {
+    const s = session({ ...input, laneCapacity: 4 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('q', 'queue'));
+    expect(s.send(submit('rb', 'rollback'))).toEqual([
+      { type: 'queued', runId: 'rb', position: 1 },
+      { type: 'cancelActive', runId: 'a', reason: 'rolled_back', by: 'rb' },
+    ]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['rb', 'q']);
+  });
+
+  it('steers the rolled-back run hands back go behind the rollback message', () => {
+    const s = session({ ...input, laneCapacity: 4 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('rb', 'rollback'));
+    expect(s.send({ type: 'REQUEUE_FRONT', entry: { runId: 'steers', viaInterrupt: false } })).toEqual([{ type: 'queued', runId: 'steers', position: 2 }]);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'rb' }]);
+  });
+
+  it('a rollback supersedes a rollback still waiting, in the lane or admitted and not yet running', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('rb1', 'rollback'));
+    expect(s.send(submit('rb2', 'rollback'))).toEqual([
+      { type: 'dropped', runId: 'rb1', reason: 'superseded' },
+      { type: 'queued', runId: 'rb2', position: 1 },
+      { type: 'cancelActive', runId: 'a', reason: 'rolled_back', by: 'rb2' },
+    ]);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.send({ type: 'ADMIT_NEXT' });
+    expect(s.send(submit('rb3', 'rollback'))).toEqual([
+      { type: 'queued', runId: 'rb3', position: 1 },
+      { type: 'cancelActive', runId: 'rb2', reason: 'superseded' },
+    ]);
+  });
+
+  it('into a full lane with reject_newest it is refused and cancels nothing', () => {
+    const s = session();
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send(submit('rb', 'rollback'))).toEqual([{ type: 'rejected', runId: 'rb', code: 'lane_full' }]);
+  });
+});
+
+describe('lane overflow (docs/runs.md, the wait lane)', () => {
+  const rows = [
+    { rule: 'reject_newest', out: [{ type: 'rejected', runId: 'q3', code: 'lane_full' }], lane: ['q1', 'q2'], first: { type: 'admit', runId: 'q1' } },
+    { rule: 'drop_oldest', out: [{ type: 'dropped', runId: 'q1', reason: 'dropped_overflow' }, { type: 'queued', runId: 'q3', position: 2 }], lane: ['q2', 'q3'], first: { type: 'admit', runId: 'q2' } },
+    { rule: 'summarize_oldest', out: [{ type: 'dropped', runId: 'q1', reason: 'dropped_overflow' }, { type: 'queued', runId: 'q3', position: 2 }], lane: ['q2', 'q3'], first: { type: 'admit', runId: 'q2', summarizes: ['q1'] } },
+  ] as const;
+  it.each(rows)('$rule', ({ rule, out, lane, first }) => {
+    const s = session({ ...input, laneOverflow: rule });
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    expect(s.send(submit('q3', 'queue'))).toEqual(out);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(lane);
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([first]);
+    s.send({ type: 'RUN_ENDED', runId: first.runId });
+    expect(s.send({ type: 'ADMIT_NEXT' }), 'the notice goes to one run only').toEqual([{ type: 'admit', runId: lane[1] }]);
+  });
+
+  it('a dropped message never expires afterwards', () => {
+    const s = session({ ...input, laneOverflow: 'drop_oldest' });
+    s.send(submit('a', 'queue'));
+    s.send(submit('q1', 'queue'));
+    s.send(submit('q2', 'queue'));
+    s.send(submit('q3', 'queue'));
+    s.clock.increment(limits.laneMaxWaitMs);
+    expect(s.received.filter((t) => t === 'LANE_EXPIRED')).toHaveLength(2);
+  });
+});
+
+describe('collect (docs/runs.md, busy sessions: collect)', () => {
+  const collectInput = { ...input, laneCapacity: 8, collectQuietMs: 500, collectMax: 3 };
+  const collect = (runId: string, key = 'k') => submit(runId, 'collect', { collectKey: key });
+
+  it('waits for the quiet window, then admits the front run of equal keys as one, up to collectMax', () => {
+    const s = session(collectInput);
+    s.send(submit('a', 'queue'));
+    for (const id of ['c1', 'c2']) s.send(collect(id));
+    s.send(collect('x', 'other'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' }), 'the window is open').toEqual([]);
+    s.clock.increment(499);
+    expect(s.actor.getSnapshot().value).toBe('idle');
+    const mark = s.emitted.length;
+    s.clock.increment(1);
+    expect(s.emitted.slice(mark)).toEqual([{ type: 'idle', laneDepth: 3 }]);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c1', carries: ['c2'] }]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['x']);
+  });
+
+  it('a message arriving in the window joins and restarts it; collectMax caps the batch', () => {
+    const s = session(collectInput);
+    s.send(submit('a', 'queue'));
+    s.send(collect('c1'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.clock.increment(400);
+    s.send(collect('c2'));
+    s.send(collect('c3'));
+    s.send(collect('c4'));
+    s.clock.increment(400);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([]);
+    s.clock.increment(100);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c1', carries: ['c2', 'c3'] }]);
+    expect(s.context().lane.map((e) => e.runId)).toEqual(['c4']);
+  });
+
+  it('a message without a key (not mergeable) and queue messages never merge', () => {
+    const s = session({ ...collectInput, collectQuietMs: 0 });
+    s.send(submit('a', 'queue'));
+    s.send(submit('c1', 'collect'));
+    s.send(collect('c2'));
+    s.send(submit('q', 'queue'));
+    s.send(collect('c3'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c1' }]);
+    s.send({ type: 'RUN_ENDED', runId: 'c1' });
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'c2' }]);
+  });
+
+  it('merged messages leave the lane with their timers', () => {
+    const s = session({ ...collectInput, collectQuietMs: 0 });
+    s.send(submit('a', 'queue'));
+    s.send(collect('c1'));
+    s.send(collect('c2'));
+    s.send({ type: 'RUN_ENDED', runId: 'a' });
+    s.send({ type: 'ADMIT_NEXT' });
+    s.clock.increment(limits.laneMaxWaitMs * 2);
+    expect(s.received.filter((t) => t === 'LANE_EXPIRED')).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { openAICompatibleModel } from '../../src/model/openai.js';
 import { defineTool } from '../../src/tools/index.js';
 import { engineFixture, expectWellFormedHistory } from '../engine/fixtures.js';
-import { collect, collectUntilError, modelRequest, replayServer, type Reply } from './replay-server.js';
+import { collect, collectUntilError, modelRequest, replay, replayServer, type Reply } from './replay-server.js';
 
 /** A chat.completion.chunk as OpenAI streams it. */
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null) {
@@ -129,12 +129,25 @@ describe('streaming', () => {
     expect((await collect(model)).at(-1)).toEqual({ type: 'message', text: 'ok', toolCalls: [], finishReason: 'stop' });
   });
 
-  it('fails a stream that ends before the model finished (no finish reason): a fragment is not an answer', async () => {
-    const { model } = await provider(streams([chunk({ content: 'The answer is' })]));
+  it('fails a stream that ends before the model finished (no finish reason, no [DONE]): a fragment is not an answer', async () => {
+    const { model } = await provider(streams([chunk({ content: 'The answer is' })], { done: false }));
     const { chunks, error } = await collectUntilError(model);
     expect(chunks).toEqual([{ type: 'delta', text: 'The answer is' }]);
     expect(error.code).toBe('model_error');
-    expect(error.message).toContain('without a finish reason');
+    expect(error.message).toContain('before the model finished (no finish reason, no [DONE])');
+  });
+
+  it('accepts a stream without finish reason that the server ended with [DONE] (Snowflake Cortex)', async () => {
+    const { model } = await provider(streams([chunk({ content: 'The answer is 42.' })]));
+    expect(await collect(model)).toEqual([
+      { type: 'delta', text: 'The answer is 42.' },
+      { type: 'message', text: 'The answer is 42.', toolCalls: [], finishReason: 'stop' },
+    ]);
+  });
+
+  it('reports tool_calls for a tool call the server ended with [DONE] and no finish reason', async () => {
+    const { model } = await provider(streams([chunk(toolFragment(0, { id: 'call_a', name: 'echo', arguments: '{"text":"x"}' }))]));
+    expect((await collect(model)).at(-1)).toEqual({ type: 'message', text: '', toolCalls: [{ id: 'call_a', name: 'echo', args: { text: 'x' } }], finishReason: 'tool_calls' });
   });
 
   it('fails an empty 200 (no event at all) instead of passing an empty reply', async () => {
@@ -205,5 +218,22 @@ describe('in the engine', () => {
     expect(history.filter((e) => e.type === 'run.retrying')).toEqual([expect.objectContaining({ attempt: 1, reason: 'HTTP 429: Rate limit reached; retrying in 0 s' })]);
     expect(history.filter((e) => e.type === 'model.delta').map((e) => e.text)).toEqual(['echo said ', 'ping']);
     expect(history.filter((e) => e.type === 'model.message').map((e) => e.finishReason)).toEqual(['tool_calls', 'stop']);
+  });
+
+  it("fails the run with content_filtered when Azure's asynchronous filter flags the answer after its finish", async () => {
+    const { origin } = await replayServer(replay('azure-async-filter-after-stop.sse'));
+    const engine = await newEngine({ models: { azure: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0 }) }, config: { execution: { default_model: 'azure' } } });
+    const run = await engine.submit({ sessionId: 's', input: 'how do I pick a lock?' });
+    expect(await engine.wait(run.runId)).toMatchObject({ state: 'failed', error: { code: 'content_filtered', message: expect.stringContaining('violence: filtered') } });
+    const history = await engine.history(run.runId);
+    expectWellFormedHistory(history);
+    expect(history.filter((e) => e.type === 'model.message')).toEqual([]);
+  });
+
+  it('completes a run whose server never sends a finish reason but ends with [DONE] (Snowflake Cortex)', async () => {
+    const { origin } = await replayServer(replay('snowflake-cortex-no-finish-reason.sse'));
+    const engine = await newEngine({ models: { cortex: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0 }) }, config: { execution: { default_model: 'cortex' } } });
+    const run = await engine.submit({ sessionId: 's', input: 'how does Snowflake store data?' });
+    expect(await engine.wait(run.runId)).toMatchObject({ state: 'completed', output: 'Snowflake stores data in micro-partitions of 50–500 MB (uncompressed).' });
   });
 });

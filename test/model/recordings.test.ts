@@ -160,6 +160,19 @@ const rows: Row[] = [
       usage: { inputTokens: 310, outputTokens: 16, cachedTokens: 256 },
     },
   },
+  // Snowflake Cortex: no `finish_reason` on any chunk (every streamed turn), usage in a last chunk, then [DONE].
+  // Reconstructed from the Cortex REST API's stream (`delta.content_list`) and truera/trulens#2240
+  // ("finish_reason at the moment is not returned from Cortex REST API").
+  {
+    file: 'snowflake-cortex-no-finish-reason.sse',
+    kind: 'openai',
+    text: 'Snowflake stores data in micro-partitions of 50–500 MB (uncompressed).',
+    message: { finishReason: 'stop', usage: { inputTokens: 18, outputTokens: 21 } },
+  },
+  // Azure OpenAI, asynchronous filter: deltas without verdicts, `finish_reason: "stop"`, then the
+  // annotation chunk with the verdict (`violence.filtered: true`), usage, [DONE].
+  // Reconstructed from Azure's "content streaming" docs (Asynchronous Filter: annotations after the content).
+  { file: 'azure-async-filter-after-stop.sse', kind: 'openai', text: 'To pick the lock, first', error: { code: 'content_filtered', says: 'flagged the answer after it was streamed (violence: filtered)' } },
   // OpenAI: a refusal streams in `delta.refusal`, and finishes with "stop".
   // Reconstructed from OpenAI's structured outputs docs ("Refusals").
   { file: 'openai-refusal.sse', kind: 'openai', text: "I'm sorry, I can't help with that.", message: { finishReason: 'content_filter' } },
@@ -236,6 +249,15 @@ const rows: Row[] = [
   // An error object in place of a chunk after the answer began (503 UNAVAILABLE).
   // Reconstructed from the Gemini API's error format (google.rpc.Status in an SSE data line).
   { file: 'google-midstream-error.sse', kind: 'google', text: 'Sure, here', error: { code: 'model_error', status: 503, says: 'The model is overloaded. Please try again later.' } },
+  // A quota error written after two chunks as pretty-printed JSON, without `data:` framing, then the connection closed.
+  // Reconstructed from maximhq/bifrost#5262 (Gemini and Vertex abort a stream with an unframed JSON error, 429
+  // RESOURCE_EXHAUSTED among them) and the Gemini API's error format (google.rpc.Status).
+  {
+    file: 'google-unframed-error-after-chunks.sse',
+    kind: 'google',
+    text: 'Die drei größten Städte sind Berlin, Hamburg',
+    error: { code: 'model_error', status: 429, says: 'Resource has been exhausted (e.g. check quota).' },
+  },
 ];
 
 function providerFor(kind: Kind, origin: string, fetchImpl: typeof fetch): ModelProvider {
@@ -288,7 +310,111 @@ describe.each(rows)('$file', (row) => {
 it('covers at least 25 distinct shapes, every provider family among them', () => {
   expect(rows.length).toBeGreaterThanOrEqual(25);
   expect(new Set(rows.map((r) => r.file)).size).toBe(rows.length);
-  for (const provider of ['openai', 'azure', 'deepseek', 'xai', 'groq', 'mistral', 'qwen', 'ollama', 'llamacpp', 'openrouter', 'gemini-openai', 'anthropic', 'google']) {
+  for (const provider of ['openai', 'azure', 'deepseek', 'xai', 'groq', 'mistral', 'qwen', 'ollama', 'llamacpp', 'openrouter', 'gemini-openai', 'snowflake', 'anthropic', 'google']) {
     expect(rows.some((r) => r.file.startsWith(provider)), provider).toBe(true);
   }
+});
+
+/**
+ * The same servers' streams cut short — the response ended cleanly where a write stopped, or the
+ * connection closed under it — and error shapes written after a finished stream. A stream
+ * without its end (no finish reason and no [DONE], a content filter's verdict not yet sent)
+ * never passes for a complete reply; an error anywhere fails the turn in the server's words.
+ */
+interface Variant {
+  name: string;
+  kind: Kind;
+  body: () => Buffer;
+  cutConnection?: boolean;
+  text: string;
+  error: { code: string; status?: number; says: string };
+}
+
+/** The recording up to (not including) the first occurrence of `marker`. */
+function before(file: string, marker: string): Buffer {
+  const body = recording(file);
+  const at = body.indexOf(marker);
+  if (at < 0) throw new Error(`${marker} is not in ${file}`);
+  return body.subarray(0, at);
+}
+
+const UNFRAMED_GOOGLE_ERROR = recording('google-unframed-error-after-chunks.sse').subarray(recording('google-unframed-error-after-chunks.sse').indexOf('\r\n\r\n{') + 4);
+const SNOWFLAKE_TEXT = 'Snowflake stores data in micro-partitions of 50–500 MB (uncompressed).';
+
+const variants: Variant[] = [
+  {
+    name: 'Snowflake Cortex ended before [DONE]',
+    kind: 'openai',
+    body: () => before('snowflake-cortex-no-finish-reason.sse', 'data: [DONE]'),
+    text: SNOWFLAKE_TEXT,
+    error: { code: 'model_error', says: 'the stream ended before the model finished (no finish reason, no [DONE])' },
+  },
+  {
+    name: 'Snowflake Cortex ended mid-event',
+    kind: 'openai',
+    body: () => before('snowflake-cortex-no-finish-reason.sse', ' of 50–500 MB","content_list"'),
+    text: 'Snowflake stores data in micro-partitions',
+    error: { code: 'model_error', says: 'no finish reason, no [DONE]' },
+  },
+  {
+    name: 'Snowflake Cortex, the connection closed before [DONE]',
+    kind: 'openai',
+    body: () => before('snowflake-cortex-no-finish-reason.sse', 'data: [DONE]'),
+    cutConnection: true,
+    text: SNOWFLAKE_TEXT,
+    error: { code: 'model_error', says: 'broke off' },
+  },
+  {
+    name: "Azure's asynchronous filter, ended after the finish but before the verdict",
+    kind: 'openai',
+    body: () => before('azure-async-filter-after-stop.sse', 'data: {"choices":[{"content_filter_offsets"'),
+    text: 'To pick the lock, first',
+    error: { code: 'model_error', says: "the stream ended before the content filter's verdict (no [DONE])" },
+  },
+  {
+    name: "Azure's asynchronous filter, the connection closed after the verdict",
+    kind: 'openai',
+    body: () => before('azure-async-filter-after-stop.sse', 'data: {"choices":[],"created":1751443200'),
+    cutConnection: true,
+    text: 'To pick the lock, first',
+    error: { code: 'content_filtered', says: 'violence: filtered' },
+  },
+  {
+    name: "Google's unframed error, cut inside the JSON",
+    kind: 'google',
+    body: () => before('google-unframed-error-after-chunks.sse', '    "message"'),
+    text: 'Die drei größten Städte sind Berlin, Hamburg',
+    error: { code: 'model_error', says: '"code": 429' },
+  },
+  {
+    name: "Google's unframed error after a finished stream (finishReason MAX_TOKENS)",
+    kind: 'google',
+    body: () => Buffer.concat([recording('google-max-tokens.sse'), UNFRAMED_GOOGLE_ERROR]),
+    text: 'Die Antwort lautet: Größe ist',
+    error: { code: 'model_error', status: 429, says: 'Resource has been exhausted (e.g. check quota).' },
+  },
+  {
+    name: "Google's error on one unframed line after a finished stream (finishReason STOP)",
+    kind: 'google',
+    body: () => Buffer.concat([recording('google-text-signed.sse'), Buffer.from('{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}\n')]),
+    text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y',
+    error: { code: 'model_error', status: 500, says: 'An internal error has occurred.' },
+  },
+];
+
+describe.each(variants)('$name', (variant) => {
+  it.each(ways)('$way', async ({ fetch: fetchOf, cut }) => {
+    const body = variant.body();
+    const { origin } = await replayServer({
+      headers: { 'content-type': 'text/event-stream' },
+      body,
+      ...(cut ? { cuts: awkwardCuts(body) } : {}),
+      ...(variant.cutConnection ? { cutConnection: true } : {}),
+    });
+    const { chunks, error } = await collectUntilError(providerFor(variant.kind, origin, fetchOf()));
+    expect(textOf(chunks)).toBe(variant.text);
+    expect(error.code).toBe(variant.error.code);
+    if (variant.error.status !== undefined) expect(error.status).toBe(variant.error.status);
+    expect(error.message).toContain(variant.error.says);
+  });
 });

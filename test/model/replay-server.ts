@@ -27,6 +27,8 @@ export interface Reply {
   drop?: boolean;
   /** Leaves the response open after the body (a server that never finishes). */
   hang?: boolean;
+  /** Closes the connection after the body without ending the response (a connection cut mid-stream). */
+  cutConnection?: boolean;
 }
 
 export type Answer = Reply | ((request: Received, index: number) => Reply | Promise<Reply>);
@@ -88,6 +90,7 @@ async function send(res: ServerResponse, reply: Reply): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 3));
   }
   if (reply.hang) res.write(body.subarray(from));
+  else if (reply.cutConnection) res.write(body.subarray(from), () => res.socket?.destroy());
   else res.end(body.subarray(from));
 }
 
@@ -99,16 +102,13 @@ export function rechunkingFetch(size: number): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
     if (!response.body) return response;
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    let offset = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (offset >= bytes.length) return controller.close();
-        controller.enqueue(bytes.slice(offset, offset + size));
-        offset += size;
+    // Piece by piece as the bytes arrive, so a connection cut mid-body fails where it was cut.
+    const pieces = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        for (let offset = 0; offset < chunk.length; offset += size) controller.enqueue(chunk.slice(offset, offset + size));
       },
     });
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(response.body.pipeThrough(pieces), { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
 

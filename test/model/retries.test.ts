@@ -63,12 +63,54 @@ describe('what is retried', () => {
     expect(onRetry).toHaveBeenCalledWith(1, expect.stringMatching(/^connection to http:\/\/127\.0\.0\.1:\d+\/v1 failed: .*; retrying in/));
   });
 
-  it('nothing listening: model_error after maxRetries + 1 attempts, naming the cause', async () => {
-    const { provider, close } = await openai([ok], { maxRetries: 1, retryBaseDelayMs: 1 });
+  it('nothing listening: model_error after maxRetries + 1 attempts, saying that nothing listens at base_url and what to check', async () => {
+    const { provider, close, origin } = await openai([ok], { maxRetries: 1, retryBaseDelayMs: 1 });
+    await close();
+    const onRetry = vi.fn();
+    const { error } = await collectUntilError(provider, modelRequest({ onRetry }));
+    expect(error.code).toBe('model_error');
+    expect(error.message).toBe(
+      `model request to ${origin}/v1 failed after 2 attempts; last: nothing listens at ${origin}/v1 (connect ECONNREFUSED ${origin.slice('http://'.length)}): ` +
+        'start the model server, or check that base_url names the host and port it listens on',
+    );
+    expect(onRetry).toHaveBeenCalledWith(1, expect.stringMatching(/^nothing listens at .*; retrying in/));
+  });
+
+  it('nothing listening, retries off: says the request was not retried', async () => {
+    const { provider, close } = await openai([ok], { maxRetries: 0 });
     await close();
     const { error } = await collectUntilError(provider);
     expect(error.code).toBe('model_error');
-    expect(error.message).toMatch(/failed after 2 attempts; last: connection to .* failed: .*ECONNREFUSED/);
+    expect(error.message).toMatch(/failed on its only attempt \(retries are off\); last: nothing listens at http:\/\/127\.0\.0\.1:\d+\/v1 \(connect ECONNREFUSED/);
+  });
+
+  // A refused `localhost` tried on ::1 and 127.0.0.1: an AggregateError with an empty message,
+  // its code ECONNREFUSED (as Node sets it) or none (as a wrapper may leave it).
+  it.each([{ ownCode: 'ECONNREFUSED' }, { ownCode: undefined }])('nothing listening at a dual-stack localhost (aggregate code $ownCode): names both refused addresses', async ({ ownCode }) => {
+    const { origin, close } = await replayServer(ok);
+    await close();
+    const dualStack: typeof fetch = async (input, init) => {
+      try {
+        return await fetch(input, init);
+      } catch (error) {
+        const refused = (error as Error).cause as Error;
+        const both = new AggregateError([Object.assign(new Error('connect ECONNREFUSED ::1:11434'), { code: 'ECONNREFUSED' }), refused], '');
+        throw new TypeError('fetch failed', { cause: ownCode ? Object.assign(both, { code: ownCode }) : both });
+      }
+    };
+    const provider = openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0, fetch: dualStack });
+    const { error } = await collectUntilError(provider);
+    expect(error.message).toContain(`nothing listens at ${origin}/v1 (connect ECONNREFUSED ::1:11434; connect ECONNREFUSED ${origin.slice('http://'.length)}): start the model server`);
+  });
+
+  it('a request that never reached the server is not said to have been answered (a self-signed certificate)', async () => {
+    const untrusted: typeof fetch = async () => {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) });
+    };
+    const provider = openAICompatibleModel({ baseURL: 'https://127.0.0.1:1/v1', model: 'm', maxRetries: 0, fetch: untrusted });
+    const { error } = await collectUntilError(provider);
+    expect(error.message).toContain('self-signed certificate');
+    expect(error.message).not.toContain('without sending any event');
   });
 
   it('gives up after maxRetries + 1 answers of 500, keeping the status', async () => {

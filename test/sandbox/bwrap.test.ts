@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { bwrapArgs, bwrapAvailable, probeBwrap } from '../../src/sandbox/bwrap.js';
 import { ETC_ENTRIES, type SystemEntry } from '../../src/sandbox/sandbox-filesystem.js';
 import { runCommand, type RunCommandOptions } from '../../src/sandbox/run-command.js';
+import { sandboxWorkspace } from './sandbox-workspace.js';
 
 const probe = await probeBwrap();
 if (!probe.available) console.warn(`bwrap tests skipped: bubblewrap cannot run here (${probe.reason})`);
@@ -14,7 +15,7 @@ const sandboxIt = it.skipIf(!probe.available);
 
 let workspace: string;
 beforeEach(async () => {
-  workspace = await mkdtemp(path.join(tmpdir(), 'switchyard-bwrap-ws-'));
+  workspace = await sandboxWorkspace('switchyard-bwrap-ws-');
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

@@ -17,6 +17,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureToken } from '../../src/gateway/auth-token.js';
 import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { makeWorkspace } from '../../src/sandbox/command-user.js';
 import { LowdbStore } from '../../src/store/lowdb-store.js';
 import type { SandboxSettings } from '../../src/tools/tool.js';
 
@@ -91,7 +92,8 @@ describe.skipIf(!probe.available)('escape corpus: bash inside bubblewrap reaches
     const workspaceRoot = join(base, 'workspaces');
     workspace = join(workspaceRoot, 'attacker0000000');
     otherWorkspace = join(workspaceRoot, 'victim111111111');
-    await mkdir(workspace, { recursive: true });
+    // Made as the server makes a session's workspace (for a server running as root: the sandbox user's).
+    await makeWorkspace(workspace, { workspaceRoot });
     await mkdir(otherWorkspace, { recursive: true });
     await writeFile(join(otherWorkspace, 'notes.txt'), secrets.other);
     try {

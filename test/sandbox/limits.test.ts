@@ -5,13 +5,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { probeBwrap } from '../../src/sandbox/bwrap.js';
 import type { CommandLimits } from '../../src/sandbox/command-limits.js';
 import { bashTool } from '../../src/tools/builtins/bash.js';
+import { sandboxWorkspace } from './sandbox-workspace.js';
 
 const probe = await probeBwrap(undefined, process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined);
 if (!probe.available) console.log(`sandbox limit tests skipped: bubblewrap cannot run here (${probe.reason})`);
@@ -20,9 +20,7 @@ const LIMITS: CommandLimits = { maxProcesses: 64, maxMemoryBytes: 256 * 1024 ** 
 
 let workspace: string;
 beforeEach(async () => {
-  workspace = await mkdtemp(join(tmpdir(), 'switchyard-limits-'));
-  // A server running as root runs commands as an unprivileged user, who must reach the workspace.
-  await chmod(workspace, 0o755);
+  workspace = await sandboxWorkspace('switchyard-limits-');
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

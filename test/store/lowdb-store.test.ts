@@ -345,7 +345,6 @@ describe('LowdbStore: damaged files', () => {
   it.each([
     ['open-runs.json', '{"runs":[]}'],
     ['lanes.json', '{"lanes":[]}'],
-    ['grants.json', '{"grants":[]}'],
   ])('a damaged %s makes open() fail with corrupt_file', async (name, valid) => {
     const dir = await seeded();
     await writeFile(join(dir, name), '{"runs": [');

@@ -1,5 +1,6 @@
 /*
- * /healthz and /readyz: unauthenticated, answering yes or no and nothing else. /readyz turns
+ * /healthz and /readyz: unauthenticated, answering yes or no and, for /readyz, which kind of
+ * check failed — never an id, a path or an error message. /readyz turns
  * 503 when the store stops answering and when a graceful shutdown begins — checked on
  * `switchyard serve` itself (in-process, signalled through an emitter), while /healthz still
  * answers 200 during the grace period.
@@ -27,7 +28,7 @@ async function get(url: string): Promise<{ status: number; body: unknown }> {
 }
 
 describe('health endpoints', () => {
-  it('answer without the token; /readyz says no once the store fails, and only that', async () => {
+  it('answer without the token; /readyz says no once the store fails, and only which check failed', async () => {
     const store = await LowdbStore.open(join(await tempDir(), 'store'));
     const reasons: string[] = [];
     const h = await harness({
@@ -39,7 +40,7 @@ describe('health endpoints', () => {
     expect((await fetch(`${h.gateway.httpUrl}/readyz`, { method: 'POST' })).status).toBe(405);
 
     await store.close();
-    expect(await get(`${h.gateway.httpUrl}/readyz`)).toEqual({ status: 503, body: { ready: false } });
+    expect(await get(`${h.gateway.httpUrl}/readyz`)).toEqual({ status: 503, body: { ready: false, details: ['store: failed'] } });
     expect(await get(`${h.gateway.httpUrl}/healthz`)).toEqual({ status: 200, body: { ok: true } });
     // The why goes to the log, not to whoever asked.
     expect(reasons).toEqual([expect.stringMatching(/^the store failed: /)]);

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Claims } from '../../src/concurrency/index.js';
 import { bashTimeoutMs, bashTool } from '../../src/tools/builtins/bash.js';
 import type { SandboxSettings, ToolContext } from '../../src/tools/tool.js';
 import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 
 const bwrap = await probeBwrap();
 if (!bwrap.available) console.warn(`bash tool bwrap test skipped: bubblewrap cannot run here (${bwrap.reason})`);
@@ -14,7 +14,7 @@ const unsandboxed: SandboxSettings = { backend: 'none', allowUnsandboxed: true, 
 
 let workspace: string;
 beforeEach(async () => {
-  workspace = await mkdtemp(path.join(tmpdir(), 'switchyard-bash-'));
+  workspace = await sandboxWorkspace('switchyard-bash-');
 });
 afterEach(async () => {
   await rm(workspace, { recursive: true, force: true });

@@ -2,12 +2,15 @@
  * GET /inspect: the inspector page and everything it loads, served by the gateway itself, so
  * it works without internet. The page also answers /inspect/run/<runId> (a run's replay) and
  * /inspect/session/<sessionId> (a session's story): it reads which from its own address. The
- * gateway checks the token before any of these handlers runs; the page passes the same
- * `?token=` on to its assets, its machine catalog, its links and its WebSocket.
+ * gateway checks the token before any of these handlers runs. The page never carries the token
+ * in its HTML (a saved page, a proxy log or a screenshot would): it sets an HttpOnly,
+ * SameSite=Strict cookie limited to /inspect for its assets and reloads, and its script takes
+ * the token from the address, keeps it for the tab and strips it from the address bar.
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { statechartCatalog } from '../../inspect/catalog.js';
+import { INSPECTOR_COOKIE, tokenOf } from '../request-guard.js';
 
 export type InspectorRouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -33,13 +36,6 @@ const SCRIPTS = ['dom.js', 'run-replay.js', 'session-story.js', 'runs-list.js', 
 const STYLES = ['app.css', 'history.css'];
 const catalogJson = once(async () => JSON.stringify({ machines: await statechartCatalog() }));
 
-function tokenOf(req: IncomingMessage): string {
-  return new URL(req.url ?? '/', 'http://gateway.invalid').searchParams.get('token') ?? '';
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
 
 function contentSecurityPolicy(req: IncomingMessage): string {
   const host = req.headers.host ?? '';
@@ -74,9 +70,8 @@ export function inspectorRoutes(): Record<string, InspectorRouteHandler> {
   // Lay the statecharts out now (in a worker thread), so the first page load finds them ready.
   catalogJson().catch(() => {});
   const page: InspectorRouteHandler = async (req, res) => {
-    const query = escapeHtml(`?token=${encodeURIComponent(tokenOf(req))}`);
-    const html = (await pageTemplate()).replaceAll('{{query}}', query);
-    send(res, 'text/html', html, { 'Content-Security-Policy': contentSecurityPolicy(req) });
+    const cookie = `${INSPECTOR_COOKIE}=${encodeURIComponent(tokenOf(req) ?? '')}; Path=/inspect; HttpOnly; SameSite=Strict`;
+    send(res, 'text/html', await pageTemplate(), { 'Content-Security-Policy': contentSecurityPolicy(req), 'Set-Cookie': cookie });
   };
   const assets = (files: string[], contentType: string) =>
     files.map((file): [string, InspectorRouteHandler] => {

@@ -6,7 +6,7 @@
  */
 import type { CommandSite } from './command-sites.js';
 import { DOWNLOADERS, isScriptInterpreter, NETWORK_SENDERS, readsProgramFromStdin, runsCode } from './programs.js';
-import { hasOption, optionValue, someView } from './site-views.js';
+import { hasOption, optionValue, sedScripts, someView } from './site-views.js';
 import { operands } from './targets.js';
 import { SHELLS } from './wrappers.js';
 
@@ -44,30 +44,21 @@ export function opensReverseShell(site: CommandSite): boolean {
       if (hasOption(args, 'e', 'exec') || hasOption(args, 'c', 'sh-exec') || hasOption(args, undefined, 'lua-exec')) return true;
     }
     if (program === 'socat' && args.some((arg) => /^(?:exec|system):/i.test(arg))) return true;
+    // zsh's ztcp opens a socket as one of the shell's descriptors, as /dev/tcp does.
+    if (program === 'ztcp') return args.some((arg) => !arg.startsWith('-'));
     if (NETWORK_SENDERS.has(program) && site.upstream().some((fed) => fed.views.some((view) => SHELLS.has(view.program) || isScriptInterpreter(view.program)))) return true;
-    const code = inlineCode(program, args);
-    return code !== undefined && SOCKET_CODE.test(code) && SPAWN_CODE.test(code);
-  });
-}
-
-/** An interpreter's program text given on the command line: `python -c '…'`, `perl -e '…'`. */
-export function inlineCode(program: string, args: readonly string[]): string | undefined {
-  if (!isScriptInterpreter(program)) return undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (/^-[A-Za-z]*[ceEr]$/.test(arg) || arg === '--eval' || arg === '--command') return args[i + 1];
-    if (/^-[ceE]./.test(arg) && !arg.startsWith('--')) return arg.slice(2);
-    if (arg.startsWith('--eval=')) return arg.slice(7);
-  }
-  return undefined;
+    return false;
+  }) || site.code.some((code) => SOCKET_CODE.test(code) && SPAWN_CODE.test(code));
 }
 
 const AWK = new Set(['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk']);
-const INTERPRETER_RUNS_COMMAND = /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|\bsystem\s*\(|\bexec\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
+const INTERPRETER_RUNS_COMMAND = /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|(?<![.\w])(?:system|exec)\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
 const SHELL_OR_INTERPRETER = (name: string): boolean => SHELLS.has(name) || isScriptInterpreter(name);
 
 /** Commands carried inside another program, which runs them where the policy cannot follow. */
 export function embedsCommand(site: CommandSite): boolean {
+  if (site.carried.some((command) => command.escapes)) return true;
+  if (site.code.some((code) => INTERPRETER_RUNS_COMMAND.test(code))) return true;
   return someView(site, (program, args) => {
     if (AWK.has(program)) return awkRunsCommands(args);
     if (program === 'sed' || program === 'gsed') return sedScripts(args).some(sedRunsCommands);
@@ -76,8 +67,6 @@ export function embedsCommand(site: CommandSite): boolean {
       const command = operands(args).map((arg) => arg.replace(/^.*\//, ''));
       return command.length > 0 && SHELL_OR_INTERPRETER(command[0] ?? '') && args.some((arg) => /^-[a-zA-Z]*c$/.test(arg));
     }
-    const code = inlineCode(program, args);
-    if (code !== undefined && INTERPRETER_RUNS_COMMAND.test(code)) return true;
     return carriesCommandOption(program, args);
   });
 }
@@ -85,18 +74,6 @@ export function embedsCommand(site: CommandSite): boolean {
 function awkRunsCommands(args: readonly string[]): boolean {
   const text = optionValue(args, undefined, 'source') ?? operands(args.filter((arg, i) => !/^-[fvF]$/.test(args[i - 1] ?? '')))[0] ?? '';
   return /\bsystem\s*\(|\|\s*getline|\|&|print[^;}]*\|\s*"/.test(text);
-}
-
-function sedScripts(args: readonly string[]): string[] {
-  const scripts: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? '';
-    if (arg === '-e' || arg === '--expression') scripts.push(args[i + 1] ?? '');
-    else if (arg.startsWith('--expression=')) scripts.push(arg.slice(13));
-  }
-  if (scripts.length > 0) return scripts;
-  const first = operands(args.filter((_arg, i) => !/^-[fl]$/.test(args[i - 1] ?? '')))[0];
-  return first === undefined ? [] : [first];
 }
 
 /** GNU sed's `e` command and the `e` flag of `s///e` run shell commands. */

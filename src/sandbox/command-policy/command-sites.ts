@@ -8,13 +8,15 @@
  * runs can be read at all. The command line is read twice, as written and de-obfuscated; the
  * work is bounded, and whatever overflows a bound makes the analysis `tooComplex`.
  */
+import { codeCommands, commandOptionTexts, databaseCommands, isDatabaseShell, makeEvalCommands, settingCommands, type CarriedCommand } from './carried-commands.js';
 import { deobfuscate, withoutQuotes } from './deobfuscate.js';
-import { readsProgramFromStdin } from './programs.js';
+import { globCandidates, MAX_OPERAND_COMMANDS, operandCommands } from './named-programs.js';
+import { inlineCode, isScriptInterpreter, readsProgramFromStdin } from './programs.js';
 import { avoidingMisreadings, readScript } from './read-script.js';
 import { renderScript, type Pipeline, type Redirect, type Script, type ShellNode, type SimpleCommand, type Word, type WordPart } from './shell-script.js';
 import { resolvePath } from './targets.js';
 import { expandWord, FRESH_SHELL, isEnvironmentParameter, knownText, type ShellVariables } from './word-expansion.js';
-import { globCandidates, peelWrapper, programName, SHELLS, stripPrelude } from './wrappers.js';
+import { peelWrapper, programName, SHELLS, stripPrelude } from './wrappers.js';
 
 /** A command's argv as seen through zero or more wrappers. */
 export interface CommandView {
@@ -35,8 +37,15 @@ export interface SiteRedirect {
 }
 
 export interface CommandSite {
-  /** The argv as written, then as seen through each wrapper (`sudo env X=1 rm` → … → `rm`). */
+  /**
+   * The argv as written, then as seen through each wrapper (`sudo env X=1 rm` → … → `rm`), then
+   * every suffix that starts with a program some rule judges (`cpulimit -l 5 rm -rf /` → `rm -rf /`).
+   */
   readonly views: readonly CommandView[];
+  /** An interpreter's program text: `python3 -c '…'`, or fed to its stdin (a here-string, `echo '…' | perl`). */
+  readonly code: readonly string[];
+  /** Commands it hands to something that runs them: settings, command options, exec-style calls, database shell escapes. */
+  readonly carried: readonly CarriedCommand[];
   /** Its own redirections and those of the groups around it. */
   readonly redirects: readonly SiteRedirect[];
   /**
@@ -269,8 +278,10 @@ class CommandWalker {
     const dynamic = new Set<string>();
     const globbed = new Set<string>();
     const argv: string[] = [];
+    const prompts: (string | undefined)[] = [];
     for (const word of command.words) {
       const expanded = expandWord(word, commandScope);
+      append(prompts, expanded.prompts);
       for (const field of expanded.fields) {
         argv.push(field);
         if (expanded.dynamic) dynamic.add(field);
@@ -278,19 +289,44 @@ class CommandWalker {
       }
     }
     const redirects = command.redirects.map((r) => siteRedirect(r, commandScope));
-    const { views, shellTexts } = this.views(argv, globbed);
-    const last = views[views.length - 1] ?? [];
+    const { views, shellTexts, last } = this.views(argv, globbed);
     const hereDocumentDynamic = command.redirects.some((r) => r.hereDocument?.expands && r.hereDocument.parts.some((p) => p.kind !== 'text' && !isWellKnownParameter(p)));
-    const stdinProgram = readsProgramFromStdin(last);
-    const stdin = stdinProgram ? stdinShellTexts(redirects, context.feeder, context.fedByGroup) : { texts: [], unreadable: false };
+    const stdinProgram = views.some(readsProgramFromStdin);
+    const lastProgram = programName(last[0]);
+    const readsStdin = stdinProgram || isDatabaseShell(lastProgram);
+    const stdin = readsStdin ? stdinShellTexts(redirects, context.feeder, context.fedByGroup) : { texts: [], unreadable: false };
+    const stdinIsShell = views.some((view) => SHELLS.has(programName(view[0])) && readsProgramFromStdin(view));
+    const code = [
+      ...views.flatMap((view) => inlineCode(programName(view[0]), view.slice(1)) ?? []),
+      ...(stdinProgram && !stdinIsShell && isScriptInterpreter(lastProgram) ? stdin.texts : []),
+    ];
+    const assignments = command.assignments.flatMap((a) => {
+      const value = assignmentValue(a, commandScope);
+      return value === undefined ? [] : [`${a.name}=${value}`];
+    });
+    const carried = uniqueCarried([
+      ...settingCommands(assignments),
+      ...views.flatMap((view) => [
+        ...commandOptionTexts(view).map((text) => ({ text, escapes: false })),
+        // git's own settings are the git-runs-command rule's to judge; their text is still read.
+        ...settingCommands(view.slice(1)).map((command) => (programName(view[0]) === 'git' ? { ...command, escapes: false } : command)),
+        ...makeEvalCommands(view),
+        ...(isDatabaseShell(programName(view[0])) ? databaseCommands(view.slice(1)) : []),
+      ]),
+      ...(isDatabaseShell(lastProgram) ? databaseCommands(stdin.texts) : []),
+      ...code.flatMap((text) => codeCommands(text, lastProgram)),
+    ]);
     const unreadableCode =
       views.some((view) => isDynamicProgram(view[0], dynamic)) ||
       shellTexts.some((text) => [...dynamic].some((field) => field !== '' && text.includes(field))) ||
       (stdinProgram && (stdin.unreadable || hereDocumentDynamic)) ||
-      sourcesRunTimeText(last, dynamic);
+      sourcesRunTimeText(last, dynamic) ||
+      prompts.some((prompt) => prompt === undefined);
 
     const site: CommandSite = {
       views: views.map((view) => ({ argv: view, program: programName(view[0]), args: view.slice(1) })),
+      code,
+      carried,
       redirects: context.redirects.length === 0 ? redirects : [...context.redirects, ...redirects],
       upstream: context.upstream,
       substituted,
@@ -308,7 +344,11 @@ class CommandWalker {
 
     const sites = [site, ...substituted];
     const positional = shellPositional(last);
-    for (const text of [...shellTexts, ...stdin.texts]) append(sites, this.shellText(text, context, positional));
+    for (const text of [...shellTexts, ...(stdinIsShell ? stdin.texts : [])]) append(sites, this.shellText(text, context, positional));
+    // What a program will run is read for what it shows, not held to the grammar: `ProxyCommand=;sh` is not bash's to parse.
+    for (const { text } of carried) append(sites, this.shellText(text, { ...context, strict: false }, FRESH_SHELL.positional));
+    // `${x@P}` runs the substitutions in x's value: read the value as shell text.
+    for (const prompt of prompts) if (prompt !== undefined && /\$\(|`/.test(prompt)) append(sites, this.shellText(prompt, { ...context, strict: false }, FRESH_SHELL.positional));
     return sites;
   }
 
@@ -319,10 +359,26 @@ class CommandWalker {
     return scripts.flatMap((nested) => this.script(nested, expansion, scope.child()));
   }
 
-  /** The argv and what each wrapper runs, plus the shell texts wrappers hand to a shell. */
-  private views(argv: readonly string[], globbed: ReadonlySet<string>): { views: (readonly string[])[]; shellTexts: string[] } {
+  /**
+   * The argv and what each wrapper runs, then the commands in its operands (each followed through
+   * its own wrappers), plus the shell texts wrappers hand to a shell; `last` is the innermost
+   * command of the wrappers around the argv as written.
+   */
+  private views(argv: readonly string[], globbed: ReadonlySet<string>): { views: (readonly string[])[]; shellTexts: string[]; last: readonly string[] } {
     const views: (readonly string[])[] = [argv];
     const shellTexts: string[] = [];
+    const last = this.follow(argv, globbed, views, shellTexts);
+    const suffixes = operandCommands(last);
+    if (suffixes.length > MAX_OPERAND_COMMANDS) this.tooComplex = true;
+    for (const suffix of suffixes.slice(0, MAX_OPERAND_COMMANDS)) {
+      views.push(suffix);
+      this.follow(suffix, globbed, views, shellTexts);
+    }
+    return { views, shellTexts, last };
+  }
+
+  /** Peels the wrappers around `argv` into `views`; returns the innermost command. */
+  private follow(argv: readonly string[], globbed: ReadonlySet<string>, views: (readonly string[])[], shellTexts: string[]): readonly string[] {
     let current = stripPrelude(argv);
     if (current !== argv) views.push(current);
     for (let peeled = 0; ; peeled++) {
@@ -342,7 +398,7 @@ class CommandWalker {
       current = stripPrelude(layer.command);
       views.push(current);
     }
-    return { views, shellTexts };
+    return current;
   }
 
   private shellText(text: string, context: WalkContext, positional: readonly string[] | undefined): CommandSite[] {
@@ -361,6 +417,12 @@ class CommandWalker {
     if (deobfuscated !== asWritten) append(sites, this.read(deobfuscated, inner, false, Scope.fresh(positional)));
     return sites;
   }
+}
+
+function uniqueCarried(carried: readonly CarriedCommand[]): CarriedCommand[] {
+  const byText = new Map<string, CarriedCommand>();
+  for (const command of carried) if (!byText.get(command.text)?.escapes) byText.set(command.text, command);
+  return [...byText.values()];
 }
 
 /** `x=` is empty; `x=(…)` is not read; `x=$(…)` is known only at run time. */

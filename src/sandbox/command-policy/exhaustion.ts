@@ -3,7 +3,6 @@
  * interpreter, a loop without an end that starts background jobs, `xargs`/`parallel` told to run
  * without a bound. The sandbox's process limit is the wall; this is the early warning.
  */
-import { inlineCode } from './code-origin.js';
 import type { CommandSite } from './command-sites.js';
 import { optionValue, someView } from './site-views.js';
 
@@ -15,9 +14,8 @@ const FOREVER = /\bwhile\b|\bloop\b|\bfor\s*\(\s*;\s*;|\buntil\b|\bredo\b|\bdo\b
 
 export function exhaustsResources(site: CommandSite): boolean {
   if (site.unboundedLoop && site.concurrent) return true;
+  if (site.code.some((code) => FORK.test(code) && FOREVER.test(code))) return true;
   return someView(site, (program, args) => {
-    const code = inlineCode(program, args);
-    if (code !== undefined && FORK.test(code) && FOREVER.test(code)) return true;
     if (program === 'xargs') return unbounded(optionValue(args, 'P', 'max-procs'));
     if (program === 'parallel') return unbounded(optionValue(args, 'j', 'jobs') ?? optionValue(args, 'P', 'max-procs'));
     return false;

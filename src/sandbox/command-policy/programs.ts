@@ -5,7 +5,7 @@
  */
 import { SHELLS, programName } from './wrappers.js';
 
-const SCRIPT_INTERPRETER = /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|expect|Rscript|osascript|pwsh|powershell|jshell|irb)$/;
+const SCRIPT_INTERPRETER = /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|expect|R|Rscript|julia|jrunscript|jjs|guile|gjs|qjs|osascript|pwsh|powershell|jshell|irb)$/;
 
 /** Programs that run source text they are given: shells, script interpreters, `eval`, `source`, `.`. */
 export function runsCode(program: string): boolean {
@@ -24,7 +24,7 @@ export const NETWORK_SENDERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Programs that resolve or reach a host they are given: a host name can carry data out (DNS). */
-export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent']);
+export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent', 'whois']);
 
 /** Programs that read their program from the command line: `bash -c`, `python -c`, `perl -e`, `eval`. */
 export function isScriptInterpreter(program: string): boolean {
@@ -57,4 +57,16 @@ export function readsProgramFromStdin(argv: readonly string[]): boolean {
     return false;
   }
   return true;
+}
+
+/** An interpreter's program text given on the command line: `python -c '…'`, `perl -e '…'`, `R -e '…'`. */
+export function inlineCode(program: string, args: readonly string[]): string | undefined {
+  if (!isScriptInterpreter(program)) return undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (/^-[A-Za-z]*[ceEr]$/.test(arg) || arg === '--eval' || arg === '--command') return args[i + 1];
+    if (/^-[ceE]./.test(arg) && !arg.startsWith('--')) return arg.slice(2);
+    if (arg.startsWith('--eval=')) return arg.slice(7);
+  }
+  return undefined;
 }

@@ -3,6 +3,7 @@
  * does it write, which options did it get. Shared by the rule families in this folder.
  */
 import type { CommandSite } from './command-sites.js';
+import { takesOperandsAsData } from './named-programs.js';
 import { operands } from './targets.js';
 
 export type ViewTest = (program: string, args: readonly string[], argv: readonly string[]) => boolean;
@@ -18,7 +19,16 @@ const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'scp']);
 /** Programs whose every operand is a file they write. */
 const FILE_WRITERS = new Set(['tee', 'truncate', 'fallocate']);
 
-/** Paths a command writes: output redirections, `tee`, `dd of=`, `cp`/`mv`/`install`/`ln` targets, `sed -i`, `truncate`. */
+/** Programs whose `-o` is a flag or an option other than an output file. */
+const DASH_O_IS_NOT_OUTPUT = new Set(['ps', 'find', 'lsblk', 'pgrep', 'pkill', 'set', 'mount', 'ssh', 'scp', 'sftp', 'sshfs', 'test', '[', 'xargs', 'ip', 'top']);
+/** Long options, in any program, whose value is the file it writes. */
+const OUTPUT_OPTIONS = /^--(?:output|output-file|outfile|out-file|output-document|log-file|logfile)$/;
+
+/**
+ * Paths a command writes: output redirections, `tee`, `dd of=`, `cp`/`mv`/`install`/`ln` targets,
+ * `sed -i` and sed's `w` command and flag, `truncate`, and any program's output option (`sort -o`,
+ * `curl -o`, `wget -O`, `--output=`, `openssl -out`): a write is judged by its target, whatever makes it.
+ */
 export function writtenPaths(site: CommandSite): string[] {
   const paths: string[] = [];
   for (const r of site.redirects) {
@@ -33,9 +43,48 @@ export function writtenPaths(site: CommandSite): string[] {
       const files = operands(args);
       if (targetOption !== undefined) paths.push(targetOption);
       else if (files.length >= 2) paths.push(files.at(-1) as string);
-    } else if (program === 'sed' && args.some((arg) => /^-[^-]*i|^--in-place/.test(arg))) paths.push(...operands(args));
+    } else if ((program === 'sed' || program === 'gsed') && args.some((arg) => /^-[^-]*i|^--in-place/.test(arg))) paths.push(...operands(args));
+    if (program === 'sed' || program === 'gsed') paths.push(...sedScripts(args).flatMap(sedWrittenFiles));
+    paths.push(...outputOptionValues(program, args));
   }
   return paths;
+}
+
+function outputOptionValues(program: string, args: readonly string[]): string[] {
+  if (takesOperandsAsData(program)) return [];
+  const values: string[] = [];
+  // `-o file`, or a cluster that ends with it (`curl -sSo file`, `wget -qO file`).
+  const shortOutput = DASH_O_IS_NOT_OUTPUT.has(program) ? undefined : program === 'wget' || program === 'wget2' ? /^-[A-Za-z]*[oO]$/ : /^-[A-Za-z]*o$/;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (arg === '--') break;
+    const long = /^(--[a-z-]+)(?:=(.*))?$/s.exec(arg);
+    if (long && OUTPUT_OPTIONS.test(long[1] ?? '')) values.push(long[2] ?? args[++i] ?? '');
+    else if ((shortOutput?.test(arg) || (program === 'openssl' && arg === '-out')) && args[i + 1] !== undefined) values.push(args[++i] ?? '');
+    else if (shortOutput && /^-o./.test(arg) && !/^-o[A-Z][a-z]+=/.test(arg) && program !== 'wget') values.push(arg.slice(2));
+  }
+  return values.filter((value) => value !== '' && !value.startsWith('-'));
+}
+
+/** sed's `w file` command and the `w file` flag of `s///`: the file name runs to the end of the line. */
+function sedWrittenFiles(script: string): string[] {
+  const files: string[] = [];
+  for (const match of script.matchAll(/(?:^|[;\n{}]|[0-9$]|\/)\s*[wW]\s+([^\n]+)/g)) files.push((match[1] ?? '').trim());
+  for (const match of script.matchAll(/s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[a-zA-Z0-9]*w\s*([^\n]+)/g)) files.push((match[2] ?? '').trim());
+  return files;
+}
+
+/** The scripts of a `sed` command: each `-e`/`--expression`, or the first operand. */
+export function sedScripts(args: readonly string[]): string[] {
+  const scripts: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? '';
+    if (arg === '-e' || arg === '--expression') scripts.push(args[i + 1] ?? '');
+    else if (arg.startsWith('--expression=')) scripts.push(arg.slice(13));
+  }
+  if (scripts.length > 0) return scripts;
+  const first = operands(args.filter((_arg, i) => !/^-[fl]$/.test(args[i - 1] ?? '')))[0];
+  return first === undefined ? [] : [first];
 }
 
 export function writesTo(site: CommandSite, path: (target: string) => boolean): boolean {

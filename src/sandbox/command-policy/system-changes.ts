@@ -4,8 +4,8 @@
  * bits, signals to every process, power state, privilege escalation.
  */
 import type { CommandSite } from './command-sites.js';
-import { someView, writesTo } from './site-views.js';
-import { isAuthorizedKeys, isSystemFile, isUnderSystemPath, operands } from './targets.js';
+import { optionValue, someView, writesTo } from './site-views.js';
+import { isAuthorizedKeys, isSystemFile, isUnderSystemPath, operands, resolvePath } from './targets.js';
 
 export function writesAuthorizedKeys(site: CommandSite): boolean {
   return writesTo(site, isAuthorizedKeys);
@@ -31,14 +31,45 @@ const PERMISSION_TOOLS = new Set(['chmod', 'chown', 'chgrp', 'chattr', 'setfacl'
 /** A mode that sets the setuid or setgid bit: `4755`, `u+s`, `g+s`, `+s`. */
 const SETUID_MODE = /^(?:0?[2-7][0-7]{3}|[ugoa]*[+=][rwxXt]*s[rwxXt]*(?:,.*)?|.*,[ugoa]*[+=][rwxXt]*s.*)$/;
 
-/** `chmod 777 /etc/…`, `chown -R me /usr`, or a setuid bit anywhere. */
+/** Programs that create a file with a mode given as an option: `install -m 4755`, `mkdir -m u+s`. */
+const MODE_SETTERS = new Set(['install', 'mkdir', 'mknod', 'mkfifo']);
+/** Programs installed setuid root: a copy that keeps its mode keeps the bit. */
+const SETUID_PROGRAMS = new Set(['sudo', 'sudoedit', 'su', 'passwd', 'pkexec', 'mount', 'umount', 'chsh', 'chfn', 'newgrp', 'gpasswd', 'doas', 'fusermount', 'fusermount3', 'newuidmap', 'newgidmap', 'unix_chkpwd', 'ping', 'chage', 'expiry', 'pppd']);
+
+/**
+ * `chmod 777 /etc/…`, `chown -R me /usr`, a setuid bit set anywhere (`chmod u+s`, `install -m 4755`),
+ * file capabilities (`setcap cap_setuid+ep`), or a setuid program copied with its mode. The user's
+ * own files under the home directory are theirs to tighten (`chmod 600 ~/.ssh/id_ed25519`); only
+ * the home directory itself, or a mode that lets others write, is flagged there.
+ */
 export function changesSystemPermissions(site: CommandSite): boolean {
   return someView(site, (program, args) => {
+    if (MODE_SETTERS.has(program)) return SETUID_MODE.test(optionValue(args, 'm', 'mode') ?? '');
+    if (program === 'setcap') return !args.some((arg) => arg === '-r' || arg === '-v') && operands(args).length >= 2;
+    if (program === 'cp' || program === 'rsync' || program === 'install') return copiesSetuidProgram(args);
     if (!PERMISSION_TOOLS.has(program)) return false;
     const targets = operands(args);
-    if (program === 'chmod' && targets.some((mode) => SETUID_MODE.test(mode))) return true;
-    return targets.slice(1).some((target) => isUnderSystemPath(target, site.cwdIsRoot));
+    const mode = targets[0] ?? '';
+    if (program === 'chmod' && targets.some((target) => SETUID_MODE.test(target))) return true;
+    return targets.slice(1).some((target) => {
+      if (!isUnderSystemPath(target, site.cwdIsRoot)) return false;
+      const path = resolvePath(target, site.cwdIsRoot);
+      return path.anchor !== 'home' || path.parts.length === 0 || (program === 'chmod' && letsOthersWrite(mode));
+    });
   });
+}
+
+/** `777`, `0666`, `o+w`, `a+rwx`, `+w`: group or others may write. */
+function letsOthersWrite(mode: string): boolean {
+  if (/^[0-7]{3,4}$/.test(mode)) return mode.slice(-2).split('').some((digit) => (Number(digit) & 2) !== 0);
+  return mode.split(',').some((clause) => /^[ugoa]*[+=]/.test(clause) && /^(?:[ugo]*[go][ugo]*|a|)[+=][^,]*w/.test(clause.replace(/^u+(?=[go])/, '')));
+}
+
+/** `cp -p /usr/bin/sudo x`, `cp --preserve=mode …`, `rsync -a …`: a setuid program copied with its mode. */
+function copiesSetuidProgram(args: readonly string[]): boolean {
+  const keepsMode = args.some((arg) => /^-[A-Za-z]*[pa]/.test(arg) || /^--(?:archive|perms|preserve(?:=.*(?:mode|all).*)?)$/.test(arg));
+  const sources = operands(args).slice(0, -1);
+  return keepsMode && sources.some((source) => /^\/(?:usr\/)?(?:local\/)?s?bin\//.test(source) && SETUID_PROGRAMS.has(source.slice(source.lastIndexOf('/') + 1)));
 }
 
 /** `kill -9 -1`, `kill -1`, `kill 1`, `killall5`: every process, or init. */

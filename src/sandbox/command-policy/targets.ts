@@ -124,6 +124,17 @@ export function isUnderSystemPath(raw: string, cwdIsRoot = false): boolean {
   return top === undefined || SYSTEM_DIRECTORIES.has(top) || top.startsWith('lib') || hasGlob(top);
 }
 
+/**
+ * Credentials named in a text (a path, an argument, an interpreter's code): SSH, cloud, cluster,
+ * registry and GPG credentials under a home directory, private keys, the shadow and sudoers files.
+ */
+const SECRET_IN_TEXT =
+  /(?:^|[\s/'"=:~])\.(?:ssh(?:\/(?![\w.-]*\.pub\b|known_hosts|config\b|authorized_keys)|(?=['"\s]|$))|(?:aws|gnupg|azure|password-store|config\/gcloud)(?=[/'"\s]|$)|(?:docker\/config\.json|kube\/config|netrc|git-credentials|npmrc|pypirc)(?![\w.-]))|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])|\/etc\/(?:g?shadow|sudoers|master\.passwd|ssh\/ssh_host_\w+_key)(?![\w.])/;
+
+export function mentionsSecret(text: string): boolean {
+  return SECRET_IN_TEXT.test(text);
+}
+
 export function isAuthorizedKeys(raw: string): boolean {
   const last = resolvePath(raw).parts.at(-1) ?? '';
   return last === 'authorized_keys' || last === 'authorized_keys2';

@@ -37,6 +37,11 @@ export interface ExpandedWord {
   readonly substituted: boolean;
   /** An unquoted `*`, `?` or `[`: the shell matches the word against file names. */
   readonly glob: boolean;
+  /**
+   * The values of its `${x@P}` expansions, which bash expands again as a prompt (running `$(…)`
+   * and backticks in them); undefined where the value is not known.
+   */
+  readonly prompts: readonly (string | undefined)[];
 }
 
 const IFS_WHITESPACE = /[ \t\n]+/;
@@ -51,6 +56,7 @@ export function expandWord(word: Word, variables: ShellVariables): ExpandedWord 
   let substituted = false;
   let glob = false;
   let braces = false;
+  const prompts: (string | undefined)[] = [];
 
   const appendSplitting = (value: string): void => {
     const pieces = value.split(IFS_WHITESPACE);
@@ -75,6 +81,7 @@ export function expandWord(word: Word, variables: ShellVariables): ExpandedWord 
         }
         break;
       case 'parameter': {
+        if (/@P\}$/.test(part.raw)) prompts.push(parameterValue({ ...part, raw: part.raw.replace(/@P\}$/, '}') }, variables));
         const value = parameterValue(part, variables);
         if (value === undefined) {
           dynamic ||= !isEnvironmentParameter(part.raw);
@@ -102,7 +109,7 @@ export function expandWord(word: Word, variables: ShellVariables): ExpandedWord 
     }
   }
   if (open || current !== '') fields.push(current);
-  return { fields: braces ? fields.flatMap(expandBraces) : fields, dynamic, unresolved, substituted, glob };
+  return { fields: braces ? fields.flatMap(expandBraces) : fields, dynamic, unresolved, substituted, glob, prompts };
 }
 
 /** The text of a word when it is fully known, or undefined. */
@@ -130,9 +137,15 @@ function parameterValue(part: Extract<WordPart, { kind: 'parameter' }>, variable
   const prefix = braced?.[1];
   const subscript = braced?.[3];
   const rest = braced?.[4] ?? '';
-  const base = subscript ? undefined : baseValue(name, variables);
+  let base = subscript ? undefined : baseValue(name, variables);
 
-  if (prefix === '!') return undefined;
+  if (prefix === '!') {
+    // `${!x}` is the value of the variable x names; `${!@}` with no positional parameters is empty.
+    if (rest === '*' || rest === '@' || base === undefined) return undefined;
+    if (base === '' && (name === '@' || name === '*')) base = '';
+    else if (/^(?:[A-Za-z_]\w*|[0-9]+|[@*#?$!-])$/.test(base)) base = baseValue(base, variables);
+    else return undefined;
+  }
   if (prefix === '#') return base === undefined ? undefined : String(base.length);
 
   const operand = part.operand ? knownText(part.operand, variables) : '';
@@ -186,6 +199,8 @@ function parameterValue(part: Extract<WordPart, { kind: 'parameter' }>, variable
     if (rest === '@U') return base.toUpperCase();
     if (rest === '@L') return base.toLowerCase();
     if (rest === '@u') return base.charAt(0).toUpperCase() + base.slice(1);
+    // A prompt expansion of plain text is the text; of `$(…)` or backticks, what they print.
+    if (rest === '@P' && !/[$`\\]/.test(base)) return base;
     return base === '' ? '' : undefined;
   }
   return rest === '' ? base : undefined;

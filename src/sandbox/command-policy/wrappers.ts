@@ -88,6 +88,16 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
   ['sg', { operands: 1, viaShellOption: ['c'] }],
 ]);
 
+/** Programs peelWrapper reads a command or shell text out of. */
+export function isWrapper(program: string): boolean {
+  return PREFIX_WRAPPERS.has(program) || SHELLS.has(program) || PEELED_BY_SHAPE.has(program);
+}
+
+const PEELED_BY_SHAPE = new Set(['eval', 'alias', 'trap', 'su', 'runuser', 'script', 'flock', 'gdb', 'watch', 'ssh', 'find', 'start-stop-daemon', 'git']);
+
+/** Every program peelWrapper knows by name. */
+export const WRAPPER_NAMES: readonly string[] = [...PREFIX_WRAPPERS.keys(), ...PEELED_BY_SHAPE];
+
 /** Programs whose `-c` operand is shell text. */
 export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash', 'fish', 'csh', 'tcsh', 'rbash']);
 
@@ -145,6 +155,10 @@ export function peelWrapper(argv: readonly string[]): WrapperLayer | undefined {
       return sshCommand(argv);
     case 'find':
       return findExec(argv);
+    case 'start-stop-daemon':
+      return startStopDaemonCommand(argv);
+    case 'git':
+      return gitRunsCommand(argv);
     default:
       return undefined;
   }
@@ -349,38 +363,28 @@ function findExec(argv: readonly string[]): WrapperLayer | undefined {
   return command.length === 0 ? undefined : { command };
 }
 
-/**
- * Programs a glob in the program word is matched against (`/bin/r?` → `rm`): those some rule
- * names, and the wrappers and shells that run others.
- */
-const NAMED_PROGRAMS: readonly string[] = [
-  ...PREFIX_WRAPPERS.keys(),
-  ...SHELLS,
-  'rm', 'dd', 'mkfs', 'mke2fs', 'mkswap', 'mkdosfs', 'mkntfs', 'wipefs', 'blkdiscard', 'shred', 'diskutil', 'sgdisk', 'sfdisk',
-  'parted', 'hdparm', 'nvme', 'cryptsetup', 'badblocks', 'eval', 'source', 'su', 'runuser', 'script', 'curl', 'wget', 'nc',
-  'ncat', 'socat', 'chmod', 'chown', 'kill', 'killall5', 'crontab', 'git', 'find', 'python', 'python3', 'perl', 'ruby', 'node',
-  'php', 'sed', 'awk', 'tee', 'cp', 'mv', 'reboot', 'shutdown', 'halt', 'poweroff', 'systemctl', 'init', 'base64', 'xxd',
-  ...['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'vfat', 'fat', 'msdos', 'ntfs', 'exfat', 'f2fs'].map((fs) => `mkfs.${fs}`),
-];
+/** `start-stop-daemon -S -x /bin/prog -- args…`: the program is an option's value, its arguments follow `--`. */
+function startStopDaemonCommand(argv: readonly string[]): WrapperLayer | undefined {
+  const { values, next } = scanOptions(argv, { shortWithValue: 'xaunpgcdrRNPkIs', longWithValue: ['exec', 'startas', 'name', 'pidfile', 'user', 'group', 'chuid', 'chdir', 'chroot', 'retry', 'nicelevel', 'procsched', 'iosched', 'umask', 'signal', 'output', 'remove-pidfile'] });
+  const program = values.get('exec') ?? values.get('x') ?? values.get('startas') ?? values.get('a');
+  if (program === undefined) return undefined;
+  return { command: [program, ...argv.slice(next)] };
+}
 
-/** The programs a glob program word may name: `/usr/bin/r[m]` → `rm`. */
-export function globCandidates(word: string): string[] {
-  const pattern = programName(word);
-  if (!/[*?[]/.test(pattern)) return [];
-  let source = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern.charAt(i);
-    if (c === '*') source += '.*';
-    else if (c === '?') source += '.';
-    else if (c === '[') {
-      const close = pattern.indexOf(']', i + 2);
-      if (close < 0) source += '\\[';
-      else {
-        source += `[${pattern.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        i = close;
-      }
-    } else source += c.replace(/[.+^${}()|\\/]/g, '\\$&');
+/** Git's own ways of running a command: `submodule foreach 'text'`, `bisect run cmd…`, `rebase -x 'text'`. */
+function gitRunsCommand(argv: readonly string[]): WrapperLayer | undefined {
+  let i = 1;
+  while (i < argv.length && (argv[i] ?? '').startsWith('-')) i += /^(?:-C|-c|--git-dir|--work-tree|--namespace|--config-env)$/.test(argv[i] ?? '') ? 2 : 1;
+  const subcommand = argv[i];
+  const rest = argv.slice(i + 1);
+  if (subcommand === 'submodule' && rest.includes('foreach')) {
+    const text = rest.slice(rest.indexOf('foreach') + 1).filter((arg) => arg !== '--recursive' && arg !== '-q' && arg !== '--quiet');
+    return text.length === 0 ? undefined : { shellText: text.join(' ') };
   }
-  const matcher = new RegExp(`^(?:${source})$`);
-  return NAMED_PROGRAMS.filter((name) => matcher.test(name));
+  if (subcommand === 'bisect' && rest[0] === 'run' && rest.length > 1) return { command: rest.slice(1) };
+  if (subcommand === 'rebase') {
+    const texts = rest.flatMap((arg, j) => (arg === '-x' || arg === '--exec' ? [rest[j + 1] ?? ''] : arg.startsWith('--exec=') ? [arg.slice(7)] : /^-x./.test(arg) ? [arg.slice(2)] : []));
+    return texts.length === 0 ? undefined : { shellText: texts.join('\n') };
+  }
+  return undefined;
 }

@@ -11,7 +11,15 @@
 
   const inspector = globalThis.SwitchyardInspector;
   const { $, h, shortId, createRunsList, createReplay, createSessionView } = inspector;
-  const token = new URLSearchParams(location.search).get('token') || '';
+  // The token comes in the address once; the tab keeps it, and the address bar (and with it
+  // bookmarks, history and screenshots) loses it. Assets and reloads use the page's cookie.
+  const address = new URL(location.href);
+  const token = address.searchParams.get('token') || sessionStorage.getItem('switchyard-token') || '';
+  sessionStorage.setItem('switchyard-token', token);
+  if (address.searchParams.has('token')) {
+    address.searchParams.delete('token');
+    history.replaceState(history.state, '', `${address.pathname}${address.search}${address.hash}`);
+  }
   const query = `?token=${encodeURIComponent(token)}`;
   const SNAPSHOT_EVERY_MS = 500;
   const FINISHED_RUNS_KEPT = 12;
@@ -823,12 +831,12 @@
 
   // ---------------------------------------------------------------------------------------
   // Views: the address says which — /inspect (live), /inspect/run/<runId> (a replay),
-  // /inspect/session/<sessionId> (a session's story); the token stays in the query.
+  // /inspect/session/<sessionId> (a session's story); no token in them (the tab keeps it).
 
   const links = {
-    live: () => `/inspect${query}`,
-    run: (runId) => `/inspect/run/${encodeURIComponent(runId)}${query}`,
-    session: (sessionId) => `/inspect/session/${encodeURIComponent(sessionId)}${query}`,
+    live: () => '/inspect',
+    run: (runId) => `/inspect/run/${encodeURIComponent(runId)}`,
+    session: (sessionId) => `/inspect/session/${encodeURIComponent(sessionId)}`,
   };
 
   function routeOf(pathname) {

@@ -15,13 +15,15 @@ import { startGateway, type HttpRouteHandler } from '../gateway/gateway.js';
 import { NodeRegistry } from '../gateway/nodes/node-registry.js';
 import { inspectorRoutes } from '../gateway/inspector/index.js';
 import { createLogger, gatewayLoggerOf, readinessProbe, startTelemetry, type Logger } from '../telemetry/index.js';
-import { parseCommandArgs, portOption, secondsOption, type CliIo } from './cli-args.js';
+import { startStatelyBridge, type StatelyBridge } from '../gateway/stately-bridge.js';
+import { parseCommandArgs, portOption, secondsOption, UsageError, type CliIo } from './cli-args.js';
 import { ConfigFollower } from './config-follower.js';
 import { startServeBackend } from './serve-backend.js';
 import { listenForServeSignals } from './serve-signals.js';
 
 export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7420] [--data-dir .switchyard]
                        [--config switchyard.toml] [--grace-seconds 10]
+                       [--stately-inspector ws://HOST:PORT [--stately-session ID | --stately-run ID]]
 
   --host, --port     where to listen (default: [gateway] of the config; --port 0 picks a free port)
   --data-dir         the store and the token file (default: [store] dir of the config);
@@ -31,6 +33,10 @@ export const SERVE_USAGE = `usage: switchyard serve [--host 127.0.0.1] [--port 7
                      a bad edit is logged and the config in force stays; SIGHUP re-reads it
   --grace-seconds    on SIGINT/SIGTERM, how long running runs may take to finish before
                      they are cancelled (default 10); SIGQUIT (Ctrl-\\) exits at once
+  --stately-inspector  also send the actors to an inspector server of @statelyai/inspect,
+                     for Stately's Inspector (default: [inspector] stately_url of the config)
+  --stately-session, --stately-run
+                     only that session's or that run's actors (default: every actor)
 `;
 
 const OPTIONS = {
@@ -39,6 +45,9 @@ const OPTIONS = {
   'data-dir': { type: 'string' },
   config: { type: 'string' },
   'grace-seconds': { type: 'string' },
+  'stately-inspector': { type: 'string' },
+  'stately-session': { type: 'string' },
+  'stately-run': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -88,6 +97,7 @@ async function serveUntilStopped(
   const follower = values.config !== undefined ? await ConfigFollower.start(values.config) : undefined;
   if (follower) parts.setFollower(follower);
   const config: Config = follower ? follower.current() : defaultConfig();
+  const stately = statelyOptions(config, values);
   const logger = await createLogger({ level: config.telemetry.log_level, write: io.out, pretty: io.color });
   parts.setLogger(logger);
   const dataDir = resolve(values['data-dir'] ?? config.store.dir);
@@ -130,6 +140,7 @@ async function serveUntilStopped(
   logger.info({ store: store.kind === 'memory' ? 'memory' : store.kind === 'redis' ? 'redis' : dataDir }, `store: ${backend.describe}`);
   logger.info({ url: gateway.url }, `listening on ${gateway.url}`);
   logger.info({ url: `${gateway.httpUrl}/inspect` }, `inspector: ${gateway.httpUrl}/inspect, with the gateway token as ?token`);
+  const statelyBridge = stately ? await startStately(backend.front, stately, logger) : undefined;
   if (telemetry.metricsRoute) logger.info({ url: `${gateway.httpUrl}/metrics`, public: config.gateway.metrics_public }, `metrics: ${gateway.httpUrl}/metrics`);
   // The token itself is shown only to a person at a terminal, never written to a log.
   if (gateway.tokenCreated && io.color) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
@@ -151,10 +162,45 @@ async function serveUntilStopped(
   // The engine first: it cancels what still runs (queued messages stay queued in the store)
   // and answers the clients waiting for those runs before their connections close.
   await backend.close();
+  statelyBridge?.stop();
   await gateway.close();
   await telemetry.close();
   logger.info('stopped');
   return 0;
+}
+
+interface StatelyTarget {
+  url: string;
+  sessionId?: string;
+  runId?: string;
+  maxBuffered: number;
+}
+
+/** Where the Stately bridge sends, and what: the flags over [inspector] of the config; undefined if nowhere. */
+function statelyOptions(config: Config, values: { 'stately-inspector'?: string; 'stately-session'?: string; 'stately-run'?: string }): StatelyTarget | undefined {
+  const url = values['stately-inspector'] ?? config.inspector.stately_url;
+  const sessionId = values['stately-session'] ?? (values['stately-run'] === undefined ? config.inspector.stately_session : undefined);
+  const runId = values['stately-run'] ?? (values['stately-session'] === undefined ? config.inspector.stately_run : undefined);
+  if (url === undefined) {
+    if (values['stately-session'] !== undefined || values['stately-run'] !== undefined) throw new UsageError('--stately-session and --stately-run need --stately-inspector (or [inspector] stately_url)');
+    return undefined;
+  }
+  if (!/^wss?:\/\/[^/]/.test(url)) throw new UsageError(`--stately-inspector must be a ws:// or wss:// address of an inspector server, e.g. ws://127.0.0.1:8080, not "${url}"`);
+  if (sessionId !== undefined && runId !== undefined) throw new UsageError('give --stately-session or --stately-run, not both');
+  return { url, maxBuffered: config.inspector.stately_buffer, ...(sessionId !== undefined ? { sessionId } : {}), ...(runId !== undefined ? { runId } : {}) };
+}
+
+/** The Stately bridge, or a logged reason why not: the gateway serves either way. */
+async function startStately(engine: Parameters<typeof startStatelyBridge>[0], target: StatelyTarget, logger: Logger): Promise<StatelyBridge | undefined> {
+  try {
+    const bridge = await startStatelyBridge(engine, { ...target, log: (level, line) => logger[level](line) });
+    const what = target.sessionId !== undefined ? `session ${target.sessionId}` : target.runId !== undefined ? `run ${target.runId}` : 'every actor';
+    logger.info({ url: target.url }, `Stately inspector: sending ${what} to ${target.url}`);
+    return bridge;
+  } catch (error) {
+    logger.error({ err: error }, String((error as Error).message ?? error));
+    return undefined;
+  }
 }
 
 /** Waits until nothing runs or the grace period is over; returns how many runs still run. */

@@ -221,6 +221,23 @@ const TelemetrySchema = z
   })
   .strict();
 
+const InspectorSchema = z
+  .object({
+    stately_url: z.url({ protocol: /^wss?$/ }).optional()
+      .describe('An inspector server of `@statelyai/inspect` (`createInspectorServer()`, e.g. `ws://127.0.0.1:8080`) to send the engine\'s actors to, for Stately\'s Inspector in a browser (`switchyard serve --stately-inspector`). Unset, the optional package is not loaded.'),
+    stately_session: nonEmpty.optional()
+      .describe('Send only this session\'s actors (the session and its runs) to `stately_url`. Unset with `stately_run` unset: every actor, the limiter too.'),
+    stately_run: nonEmpty.optional()
+      .describe('Send only this run\'s actors (the run, its tool batches and tool calls) to `stately_url`.'),
+    stately_buffer: positiveInt.default(1000)
+      .describe('Inspection events kept for `stately_url` while it cannot be reached; beyond it the oldest are dropped and counted.'),
+  })
+  .strict()
+  .refine((i) => i.stately_session === undefined || i.stately_run === undefined, {
+    message: 'give stately_session or stately_run, not both',
+    path: ['stately_run'],
+  });
+
 const StoreSchema = z
   .object({
     kind: z.enum(['lowdb', 'memory', 'redis']).default('lowdb')
@@ -309,6 +326,7 @@ export const ConfigSchema = z
     store: StoreSchema.prefault({}).describe('Persistence.'),
     cluster: ClusterSchema.prefault({}).describe('Several gateway processes on one Redis (`[store] kind = "redis"`): session leases and takeover.'),
     telemetry: TelemetrySchema.prefault({}).describe('Metrics, traces and logs of `switchyard serve` (see "Operating Switchyard").'),
+    inspector: InspectorSchema.prefault({}).describe('Inspection of `switchyard serve` beyond its own page at `/inspect`: Stately\'s Inspector (see "Stately\'s Inspector").'),
     models: z
       .record(recordKey, ModelSchema)
       .default({})

@@ -54,13 +54,13 @@ export class InspectFanout {
   }
 
   private relay(event: InspectionEvent): void {
-    let json: string;
+    let frames: string[];
     try {
-      json = this.frames.frame(event);
+      frames = this.frames.frames(event);
     } catch (error) {
       this.onError(error);
       return;
     }
-    for (const subscriber of [...this.subscribers]) subscriber(json);
+    for (const json of frames) for (const subscriber of [...this.subscribers]) subscriber(json);
   }
 }

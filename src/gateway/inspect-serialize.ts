@@ -13,7 +13,8 @@
  *     sessionId: string,   // XState's actorRef.sessionId (unique only within its root)
  *     machineId?: string,  // which statechart: 'supervisor' | 'session' | 'run' | 'act'
  *                          //   | 'toolCall'; absent for promise actors (model turn, tool)
- *     sourceId?: string,   // '@xstate.event': the sending actor's actorId, if an actor sent it
+ *     sourceId?: string,   // '@xstate.event', '@xstate.transition': the sending actor's
+ *                          //   actorId, if an actor sent the event
  *     event?:    { type: string, ... },   // event / snapshot / microstep / transition
  *     snapshot?: { status: 'active' | 'done' | 'error' | 'stopped',
  *                  value?: StateValue,     // machines only: 'queued' | { running: 'thinking' } …
@@ -23,7 +24,8 @@
  *                  output?: unknown, error?: unknown },
  *                          // a '@xstate.microstep' has status and value only
  *     transitions?: { source: string, targets: string[], eventType: string }[],
- *                          // '@xstate.microstep': state node ids, e.g. "run.live.running"
+ *                          // '@xstate.microstep', '@xstate.transition': state node ids,
+ *                          //   e.g. "run.live.running"
  *     action?:   { type: string, params?: unknown },   // '@xstate.action'
  *     at:        number,   // Date.now() when the gateway saw it
  *   }
@@ -34,11 +36,17 @@
  * { type: 'inspect.current' } (the engine's inspectionSnapshot()) and whose context is
  * whole, then the live events. An actor's context comes whole with its first snapshot on the
  * stream and then as deltas: `contextChanges` merged into what the reader holds, the keys in
- * `contextRemoved` deleted from it — most steps change one or two keys of ten. The frames are
- * built in inspection-frames.ts; this file says what is in them and makes their parts.
+ * `contextRemoved` deleted from it — most steps change one or two keys of ten.
+ *
+ * Each step of an actor comes once more, whole, as one '@xstate.transition' record right after
+ * the '@xstate.snapshot' that ends it: the event, its sender (sourceId), the actor that took it
+ * (actorId), the state-node transitions of its microsteps and the same snapshot. XState 6
+ * reports only '@xstate.actor' and '@xstate.transition'; a reader of these records (the page,
+ * the Stately bridge) reads either version (inspection-transitions.ts). The frames are built
+ * in inspection-frames.ts; this file says what is in them and makes their parts.
  */
 import type { InspectionEvent } from 'xstate';
-import { jsonSafeText, type JsonSafeLimits } from './json-safe.js';
+import { jsonSafe, jsonSafeText, type JsonSafeLimits } from './json-safe.js';
 
 export type InspectionEventType = InspectionEvent['type'];
 
@@ -139,4 +147,16 @@ export function contextValueText(value: unknown): string | undefined {
 /** A snapshot's output or error as JSON: capped like a context. */
 export function outcomeText(value: unknown): string {
   return jsonSafeText(value, CONTEXT_LIMITS, actorRefs) ?? 'null';
+}
+
+/** An XState event as a JSON-safe object capped like eventText's, its `type` whole. */
+export function eventCopy(event: { type: string }): { type: string; [key: string]: unknown } {
+  const safe = jsonSafe(event, EVENT_LIMITS, actorRefs);
+  const rest = typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : {};
+  return { ...rest, type: String(event.type) };
+}
+
+/** A context, an output or an error as a JSON-safe object capped like a whole context. */
+export function contextCopy(value: unknown): unknown {
+  return jsonSafe(value, CONTEXT_LIMITS, actorRefs);
 }

@@ -26,6 +26,7 @@ import {
   rootOf,
   type ActorShape,
 } from './inspect-serialize.js';
+import { InspectionTransitions, type TransitionRecord } from './inspection-transitions.js';
 import { quoteName } from './json-safe.js';
 
 type Context = Record<string, unknown>;
@@ -41,11 +42,7 @@ interface SnapshotShape {
   error?: unknown;
 }
 
-interface TransitionShape {
-  source: { id: string };
-  target?: readonly { id: string }[];
-  eventType: unknown;
-}
+type TransitionShape = TransitionRecord['transitions'][number];
 
 const json = (value: unknown): string => JSON.stringify(value) ?? 'null';
 
@@ -69,10 +66,27 @@ export class InspectionFrames {
   private readonly transitions = new WeakMap<object, string>();
   /** actor → the context its last frame on this stream brought the reader to. */
   private readonly contexts = new WeakMap<object, Context>();
+  /** Gathers each step into one transition record. */
+  private readonly steps = new InspectionTransitions();
+  /** The snapshot JSON of the last '@xstate.snapshot' frame: its transition record carries the same. */
+  private lastSnapshotText = '';
 
   /** The frame of one live event. */
   frame(event: InspectionEvent, at = Date.now()): string {
     return this.build(event, at, false);
+  }
+
+  /**
+   * The frames of one live event: its own, then the '@xstate.transition' record of the step it
+   * ends, if it ends one. XState 6 reports a step only as that record; it then is the one frame.
+   */
+  frames(event: InspectionEvent, at = Date.now()): string[] {
+    const record = this.steps.observe(event);
+    if (event.type === '@xstate.transition') {
+      return [this.transitionFrame(record!, this.snapshotJson(event.actorRef, event.snapshot as SnapshotShape, false), at)];
+    }
+    const own = this.build(event, at, false);
+    return record ? [own, this.transitionFrame(record, this.lastSnapshotText, at)] : [own];
   }
 
   /**
@@ -97,7 +111,8 @@ export class InspectionFrames {
         break;
       case '@xstate.snapshot':
       case '@xstate.transition':
-        body = `,"event":${this.eventJson(event.event)},"snapshot":${this.snapshotJson(event.actorRef, event.snapshot as SnapshotShape, whole)}`;
+        this.lastSnapshotText = this.snapshotJson(event.actorRef, event.snapshot as SnapshotShape, whole);
+        body = `,"event":${this.eventJson(event.event)},"snapshot":${this.lastSnapshotText}`;
         break;
       case '@xstate.microstep': {
         const s = event.snapshot as SnapshotShape;
@@ -114,6 +129,14 @@ export class InspectionFrames {
         break;
     }
     return `{"type":${quoteName(event.type)},${this.head(actor)}${body},"at":${at}}`;
+  }
+
+  /** One step as one record: the event, who sent it, the state-node transitions and the snapshot it reached. */
+  private transitionFrame(record: TransitionRecord, snapshotText: string, at: number): string {
+    let body = `,"event":${this.eventJson(record.event)}`;
+    if (record.sourceRef) body += `,"sourceId":${this.quotedId(record.sourceRef)}`;
+    if (record.transitions.length > 0) body += `,"transitions":[${record.transitions.map((t) => this.transitionJson(t)).join(',')}]`;
+    return `{"type":"@xstate.transition",${this.head(record.actorRef as unknown as ActorShape)}${body},"snapshot":${snapshotText},"at":${at}}`;
   }
 
   private head(actor: ActorShape): string {

@@ -20,8 +20,8 @@ import { z } from 'zod';
 import { isTerminalState } from '../core/run-status.js';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
-import { makePrivateDir, PrivateTextFile } from './private-file.js';
-import { readJsonFile } from './read-json-file.js';
+import { readJsonDocument, writeJsonDocument } from './json-document.js';
+import { makePrivateDir } from './private-file.js';
 import type { RecordFiles } from './record-files.js';
 import { placeRun, type PlacedRun, type RunIndexEntry, type RunIndexReader, type RunList } from './run-index.js';
 import { runOutcomeOf } from './run-summary.js';
@@ -58,7 +58,7 @@ export class FileRunIndex implements RunIndexReader {
   /** Opens the index of a store, rebuilding it from the run files when it is not complete. */
   static async open(options: FileRunIndexOptions): Promise<FileRunIndex> {
     const index = new FileRunIndex(options);
-    const version = options.rebuild ? undefined : await readJsonFile(index.versionPath, VersionFile);
+    const version = options.rebuild ? undefined : await readJsonDocument(index.versionPath, VersionFile);
     if (version?.version === VERSION) await index.load();
     else await index.rebuild();
     return index;
@@ -198,7 +198,7 @@ export class FileRunIndex implements RunIndexReader {
     }
     await Promise.all(written);
     await makePrivateDir(this.root);
-    await new PrivateTextFile(this.versionPath).write(`${JSON.stringify({ version: VERSION })}\n`);
+    await writeJsonDocument(this.versionPath, { version: VERSION }, { format: (data) => `${JSON.stringify(data)}\n` });
   }
 }
 

@@ -1,7 +1,8 @@
 /*
  * The file store (README, "Persistence and restart"): JSON files under a data directory, each replaced atomically by
  * a private temp file renamed into place (private-file.ts: files 0600, directories 0700), none
- * growing without bound. Layout under `dir`:
+ * growing without bound. Every file but the journal's is a lowdb document (json-document.ts).
+ * Layout under `dir`:
  *
  *   switchyard-store.json                      format marker {format, version}
  *   LOCK                                       pid of the process that has the store open
@@ -56,8 +57,8 @@ import { idPath } from './file-names.js';
 import { Journal } from './journal.js';
 import { LruMap } from './lru-map.js';
 import { PendingWrites } from './pending-writes.js';
-import { ensurePrivateDir, PrivateTextFile } from './private-file.js';
-import { readJsonFile } from './read-json-file.js';
+import { readJsonDocument, writeJsonDocument } from './json-document.js';
+import { ensurePrivateDir } from './private-file.js';
 import { SegmentedLog, type SegmentLimits } from './segmented-log.js';
 import { Quarantine, type QuarantineEntry, type QuarantineKind } from './quarantine.js';
 import { isStoreError, StoreError } from './store-error.js';
@@ -183,10 +184,10 @@ export class LowdbStore implements Store {
     const release = await acquireStoreLock(root);
     try {
       const markerPath = join(root, 'switchyard-store.json');
-      const marker = await readJsonFile(markerPath, FormatFile);
+      const marker = await readJsonDocument(markerPath, FormatFile);
       if (!marker) {
         // On a full disk the marker is written at a later open; nothing reads it before then.
-        await new PrivateTextFile(markerPath, options.fsync === true).write(`${JSON.stringify(FORMAT, null, 2)}\n`).catch(() => {});
+        await writeJsonDocument(markerPath, FORMAT, { sync: options.fsync === true }).catch(() => {});
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',
@@ -200,11 +201,11 @@ export class LowdbStore implements Store {
         options.onDamaged?.(line);
       };
       const quarantine = await Quarantine.open(root, (entry) => report(describeQuarantined(entry)));
-      const openRuns = await readJsonFile(join(root, 'open-runs.json'), OpenRunsFile);
-      const lanes = await readJsonFile(join(root, 'lanes.json'), LanesFile);
+      const openRuns = await readJsonDocument(join(root, 'open-runs.json'), OpenRunsFile);
+      const lanes = await readJsonDocument(join(root, 'lanes.json'), LanesFile);
       // The other two can be done without: the open steers are found again by reading every steer, the grants asked for again.
-      const openSteers = await readJsonFile(join(root, 'open-steers.json'), OpenSteersFile).catch((error: unknown) => quarantine.isolate('file', 'open-steers.json', error).then((isolated) => (isolated ? 'damaged' as const : Promise.reject(error))));
-      const grants = await readJsonFile(join(root, 'grants.json'), GrantsFile).catch((error: unknown) => quarantine.isolate('file', 'grants.json', error).then((isolated) => (isolated ? undefined : Promise.reject(error))));
+      const openSteers = await readJsonDocument(join(root, 'open-steers.json'), OpenSteersFile).catch((error: unknown) => quarantine.isolate('file', 'open-steers.json', error).then((isolated) => (isolated ? 'damaged' as const : Promise.reject(error))));
+      const grants = await readJsonDocument(join(root, 'grants.json'), GrantsFile).catch((error: unknown) => quarantine.isolate('file', 'grants.json', error).then((isolated) => (isolated ? undefined : Promise.reject(error))));
       const store = new LowdbStore(
         root,
         options,
@@ -599,9 +600,7 @@ export class LowdbStore implements Store {
     if (this.closed) return closedError();
     if (entries.length === 0) this.lanes.delete(sessionId);
     else this.lanes.set(sessionId, entries.map((entry) => ({ ...entry })));
-    const written = this.writer.write(join(this.dir, 'lanes.json'), () => ({
-      text: `${JSON.stringify({ lanes: [...this.lanes] }, null, 2)}\n`,
-    }));
+    const written = this.writer.write(join(this.dir, 'lanes.json'), () => ({ data: { lanes: [...this.lanes] } }));
     this.lanesWrite = written;
     const done = () => {
       if (this.lanesWrite === written) this.lanesWrite = undefined;
@@ -622,9 +621,7 @@ export class LowdbStore implements Store {
     if (this.closed) return closedError();
     this.grants.set(sessionId, [...fingerprints]);
     void this.pendingWrites.track(
-      this.writer.write(join(this.dir, 'grants.json'), () => ({
-        text: `${JSON.stringify({ grants: [...this.grants] }, null, 2)}\n`,
-      })),
+      this.writer.write(join(this.dir, 'grants.json'), () => ({ data: { grants: [...this.grants] } })),
     );
     return this.journal.append({ k: 'grants', s: sessionId, v: fingerprints });
   }

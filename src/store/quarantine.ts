@@ -9,8 +9,8 @@
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
-import { PRIVATE_DIR_MODE, PrivateTextFile } from './private-file.js';
-import { readJsonFile } from './read-json-file.js';
+import { PRIVATE_DIR_MODE } from './private-file.js';
+import { readJsonDocument, writeJsonDocument } from './json-document.js';
 import { isStoreError, StoreError } from './store-error.js';
 
 export type QuarantineKind = 'run' | 'session' | 'steer' | 'file';
@@ -34,7 +34,7 @@ export class Quarantine {
   static async open(root: string, onDamaged: (entry: QuarantineEntry) => void): Promise<Quarantine> {
     const quarantine = new Quarantine(root, onDamaged);
     try {
-      for (const entry of (await readJsonFile(quarantine.listPath, QuarantineFile))?.entries ?? []) quarantine.entries.set(keyOf(entry.kind, entry.id), entry);
+      for (const entry of (await readJsonDocument(quarantine.listPath, QuarantineFile))?.entries ?? []) quarantine.entries.set(keyOf(entry.kind, entry.id), entry);
     } catch (error) {
       await quarantine.isolate('file', quarantine.listPath, error);
     }
@@ -99,7 +99,7 @@ export class Quarantine {
 
   private async save(): Promise<void> {
     try {
-      await new PrivateTextFile(this.listPath).write(`${JSON.stringify({ entries: this.list().filter((e) => e.kind !== 'file') }, null, 2)}\n`);
+      await writeJsonDocument(this.listPath, { entries: this.list().filter((e) => e.kind !== 'file') });
     } catch {
       // A full disk: kept in memory; the file's move (if it happened) already keeps it out of use.
     }

@@ -3,13 +3,15 @@
  * ids still open (open-runs.json, open-steers.json) so recovery never scans the directory.
  * An id is in the index on disk before its first record is written; it leaves the index only
  * when the owner says the record is closed (for a run: its terminal event is durable).
+ * Each file is a lowdb document (json-document.ts), written through the coalescer.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { idPath } from './file-names.js';
 import { LruMap } from './lru-map.js';
-import { errorCode, readJsonFile } from './read-json-file.js';
+import { readJsonDocument } from './json-document.js';
+import { errorCode } from './read-json-file.js';
 import { isStoreError } from './store-error.js';
 import type { WriteCoalescer } from './write-coalescer.js';
 
@@ -78,7 +80,7 @@ export class RecordFiles<T> {
     ready?.catch(() => (failed = true));
     const waitFor = () => (!failed ? ready : indexed && this.open.has(id) ? this.writeIndex() : undefined);
     // Serialized when the write starts: of the saves a checkpoint folds together, only the last is.
-    const written = this.options.writer.write(path, () => ({ text: `${JSON.stringify(record, null, 2)}\n`, ready: waitFor(), ...(onWritten ? { onWritten } : {}) }));
+    const written = this.options.writer.write(path, () => ({ data: record, ready: waitFor(), ...(onWritten ? { onWritten } : {}) }));
     this.writes.set(id, written);
     const done = () => {
       if (this.writes.get(id) === written) this.writes.delete(id);
@@ -93,7 +95,7 @@ export class RecordFiles<T> {
     if (cached) return cached.record;
     const path = this.pathOf(id);
     this.options.onRead?.();
-    const record = await readJsonFile(path, this.options.record);
+    const record = await readJsonDocument(path, this.options.record);
     if (!record || this.options.idOf(record) !== id) return undefined;
     // A save that landed while the file was read is newer.
     if (!this.cache.peek(id)) this.cache.set(id, { record, path });
@@ -141,7 +143,7 @@ export class RecordFiles<T> {
       for (const name of await readdirOrEmpty(join(this.options.dir, shard))) {
         if (name.startsWith('.') || !name.endsWith('.json')) continue;
         this.options.onRead?.();
-        const record = await readJsonFile(join(this.options.dir, shard, name), this.options.record).catch((error: unknown) =>
+        const record = await readJsonDocument(join(this.options.dir, shard, name), this.options.record).catch((error: unknown) =>
           this.damaged(undefined, error, new Set()),
         );
         if (record) byId.set(this.options.idOf(record), record);
@@ -172,9 +174,7 @@ export class RecordFiles<T> {
   }
 
   private writeIndex(): Promise<void> {
-    return this.options.writer.write(this.options.indexPath, () => ({
-      text: `${JSON.stringify({ [this.options.indexKey]: [...this.open] }, null, 2)}\n`,
-    }));
+    return this.options.writer.write(this.options.indexPath, () => ({ data: { [this.options.indexKey]: [...this.open] } }));
   }
 }
 

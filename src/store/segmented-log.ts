@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { segmentFileName, segmentKeyOf } from './file-names.js';
 import type { LruMap } from './lru-map.js';
-import { errorCode, readJsonFile } from './read-json-file.js';
+import { readJsonDocument } from './json-document.js';
+import { errorCode } from './read-json-file.js';
 import { isStoreError } from './store-error.js';
 import type { FileSnapshot, WriteCoalescer } from './write-coalescer.js';
 
@@ -196,8 +197,11 @@ export class SegmentedLog<T> {
     const count = segment.items.length;
     const deps = segment.deps;
     segment.deps = [];
+    const texts = segment.texts;
     return {
-      text: `[\n${segment.texts.join(',\n')}\n]\n`,
+      // The segment's items, written as the texts it keeps of them (one JSON.stringify per item, ever).
+      data: segment.items.slice(0, count),
+      format: (items) => `[\n${texts.slice(0, (items as unknown[]).length).join(',\n')}\n]\n`,
       ready: deps.length > 0 ? Promise.all(deps) : undefined,
       onWritten: () => this.saved(segment, count),
     };
@@ -233,7 +237,7 @@ export class SegmentedLog<T> {
 
   private async readSegment(path: string): Promise<T[]> {
     try {
-      return (await readJsonFile(path, this.segmentSchema)) ?? [];
+      return (await readJsonDocument(path, this.segmentSchema)) ?? [];
     } catch (error) {
       if (!this.options.onDamaged || !isStoreError(error) || error.code !== 'corrupt_file') throw error;
       this.options.onDamaged(error);

@@ -2,15 +2,21 @@
  * One writer per file, coalescing: every write asked for while a file's write is scheduled
  * or running is folded into the next one, so a burst of appends costs one write per file.
  * Writes of one file never overlap (each renames a single temp file into place); writes of different files run in parallel. The content is taken when the write
- * starts, not when it is asked for.
+ * starts, not when it is asked for. Each file is a lowdb document (json-document.ts): a write
+ * sets its data and calls its write().
  */
+import type { Low } from 'lowdb';
 import { dirname } from 'node:path';
 import { CheckpointThread } from './checkpoint-thread.js';
+import { indentedJson, jsonDocument } from './json-document.js';
 import { makePrivateDir, PrivateTextFile } from './private-file.js';
 import { StoreError } from './store-error.js';
 
 export interface FileSnapshot {
-  text: string;
+  /** The document. */
+  data: unknown;
+  /** Its text, if not indentedJson (a log segment joins the texts it keeps of its items). */
+  format?: (data: unknown) => string;
   /** The write waits for this first (what the file refers to must be on disk before it). */
   ready?: Promise<unknown>;
   /** Called once this content is on disk. */
@@ -25,7 +31,8 @@ interface Deferred {
 
 interface FileState {
   path: string;
-  file: PrivateTextFile;
+  document: Low<unknown>;
+  format: (data: unknown) => string;
   snapshot: () => FileSnapshot;
   /** Callers waiting for the write that has not started yet. */
   next: Deferred | undefined;
@@ -68,7 +75,8 @@ export class WriteCoalescer {
   write(path: string, snapshot: () => FileSnapshot): Promise<void> {
     let state = this.files.get(path);
     if (!state) {
-      state = { path, file: new PrivateTextFile(path, this.sync), snapshot, next: undefined, running: undefined, failed: undefined };
+      state = { path, document: undefined as unknown as Low<unknown>, format: indentedJson, snapshot, next: undefined, running: undefined, failed: undefined };
+      state.document = this.documentOf(path, state);
       this.files.set(path, state);
     }
     state.snapshot = snapshot;
@@ -165,12 +173,9 @@ export class WriteCoalescer {
     try {
       const snapshot = state.snapshot();
       if (snapshot.ready) await snapshot.ready;
-      if (this.thread) {
-        await this.thread.write(path, snapshot.text);
-      } else {
-        await this.ensureDir(dirname(path));
-        await state.file.write(snapshot.text);
-      }
+      state.format = snapshot.format ?? indentedJson;
+      state.document.data = snapshot.data;
+      await state.document.write();
       this.fileWrites += 1;
       state.failed = undefined;
       snapshot.onWritten?.();
@@ -183,6 +188,22 @@ export class WriteCoalescer {
       if (state.next) this.schedule(path, state);
       else if (state.failed === undefined) this.files.delete(path);
     }
+  }
+
+  /** The file's lowdb document: written on the checkpoint thread, or here through a private temp file. */
+  private documentOf(path: string, state: FileState): Low<unknown> {
+    const thread = this.thread;
+    const file = new PrivateTextFile(path, this.sync);
+    const document = jsonDocument<unknown>(path, {
+      format: (data) => state.format(data),
+      writeText: thread
+        ? (text) => thread.write(path, text)
+        : async (text) => {
+            await this.ensureDir(dirname(path));
+            await file.write(text);
+          },
+    });
+    return document as Low<unknown>;
   }
 
   private async ensureDir(dir: string): Promise<void> {

@@ -236,6 +236,44 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
   });
 });
 
+describe('switchyard serve --stately-inspector', { timeout: SPAWN_TIMEOUT }, () => {
+  it('sends the actors to an inspector server of @statelyai/inspect, which relays them to its browser side', async () => {
+    const { createInspectorServer } = await import('@statelyai/inspect/server');
+    const { createWebSocketReceiver } = await import('@statelyai/inspect');
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const inspector = createInspectorServer({ port, autoOpen: false });
+    try {
+      const names: string[] = [];
+      createWebSocketReceiver({ server: `ws://127.0.0.1:${port}` }).subscribe((event) => {
+        if (event.type === '@xstate.actor') names.push(event.sessionId);
+      });
+      const dataDir = await tempDir();
+      const server = await serve(dataDir, ['--stately-inspector', `ws://127.0.0.1:${port}`, '--stately-session', 'watched']);
+      expect(logLines(server.stdout())).toContainEqual(expect.objectContaining({ level: 'info', msg: `Stately inspector: sending session watched to ws://127.0.0.1:${port}` }));
+      const client = await server.client();
+      await client.wait((await client.submit({ sessionId: 'other', input: 'x' })).runId);
+      const { runId } = await client.submit({ sessionId: 'watched', input: 'x' });
+      await client.wait(runId);
+      await until(() => names.includes(`run:${runId}`), 'the watched run reached the receiver', 10_000);
+      expect(names).toContain('session:watched');
+      expect(names.some((name) => name.includes('other'))).toBe(false);
+      expect(names.filter((name) => name.startsWith('run:')).every((name) => name.startsWith(`run:${runId}`))).toBe(true);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    } finally {
+      inspector.stop();
+    }
+
+    const usage = await runCli(['serve', '--stately-run', 'r1']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('--stately-session and --stately-run need --stately-inspector');
+  });
+});
+
 describe('a crash (SIGKILL) and a restart on the same data dir', { timeout: SPAWN_TIMEOUT }, () => {
   it('ends the running run failed/interrupted, runs the queued message, keeps seq gapless and the token', async () => {
     const dataDir = await tempDir();

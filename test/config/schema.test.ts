@@ -52,6 +52,7 @@ describe('defaults (README, Configuration)', () => {
       store: { kind: 'lowdb', dir: '.switchyard', fsync: false, url: 'redis://127.0.0.1:6379/0', key_prefix: 'switchyard:' },
       cluster: { lease_seconds: 10 },
       telemetry: { metrics: true, service_name: 'switchyard', log_level: 'info' },
+      inspector: { stately_buffer: 1000 },
       models: {},
       mcp: {},
     });
@@ -135,6 +136,10 @@ url = "http://localhost:9000/mcp"
 [telemetry]
 otlp_endpoint = "http://collector:4318"
 log_level = "debug"
+
+[inspector]
+stately_url = "ws://127.0.0.1:8080"
+stately_session = "alice"
 `;
     const defaults = defaultConfig();
     expect(parseConfigToml(toml)).toStrictEqual({
@@ -164,6 +169,7 @@ log_level = "debug"
       store: { ...defaults.store, kind: 'memory' },
       cluster: { lease_seconds: 2.5, node_id: 'gw-1' },
       telemetry: { ...defaults.telemetry, otlp_endpoint: 'http://collector:4318', log_level: 'debug' },
+      inspector: { stately_url: 'ws://127.0.0.1:8080', stately_session: 'alice', stately_buffer: 1000 },
       models: {
         local: { kind: 'openai', base_url: 'http://localhost:11434/v1', model: 'qwen', api_key_env: 'LOCAL_KEY', max_retry_wait_seconds: 60 },
       },
@@ -191,7 +197,7 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'boolean as string', toml: '[sandbox]\nnetwork = "yes"', path: 'sandbox.network', message: 'expected true or false, got "yes"' },
     { bad: 'date where a string belongs', toml: '[store]\ndir = 2024-01-01', path: 'store.dir', message: 'expected a string, got a date' },
     { bad: 'scalar where a table belongs', toml: 'execution = 3', path: 'execution', message: 'expected a table, got 3' },
-    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, cluster, telemetry, models, mcp\)$/ },
+    { bad: 'unknown top-level key', toml: '[executon]\nmax_runs_global = 2', path: 'executon', message: /^unknown key \(allowed here: execution, tool_service, approval, sandbox, gateway, store, cluster, telemetry, inspector, models, mcp\)$/ },
     { bad: 'unknown nested key', toml: '[execution]\nmax_runs_globl = 2', path: 'execution.max_runs_globl', message: /^unknown key \(allowed here: max_runs_global, / },
     { bad: 'unknown key in the command policy', toml: '[sandbox.command_policy]\nmode = "block"', path: 'sandbox.command_policy.mode', message: /allowed here: enforcement, rules/ },
     { bad: 'unknown key in a rule', toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "a"\naction = "warn"\nregex = "a"', path: 'sandbox.command_policy.rules[0].regex', message: /allowed here: name, pattern, action/ },
@@ -209,6 +215,8 @@ describe('bad values name their key path and say what is allowed', () => {
     { bad: 'a read-only path holding the data directory', toml: '[store]\ndir = "/srv/sw/data"\n[sandbox]\nread_only_paths = ["/srv/sw"]', path: 'sandbox.read_only_paths[0]', message: /overlaps the data directory \/srv\/sw\/data/ },
     { bad: 'a relative read-only path', toml: '[sandbox]\nread_only_paths = ["opt"]', path: 'sandbox.read_only_paths[0]', message: 'must be an absolute path' },
     { bad: 'a zero process limit', toml: '[sandbox]\nmax_processes = 0', path: 'sandbox.max_processes', message: 'expected >= 1, got 0' },
+    { bad: 'a Stately inspector that is not a WebSocket', toml: '[inspector]\nstately_url = "http://127.0.0.1:8080"', path: 'inspector.stately_url', message: /URL/ },
+    { bad: 'a Stately session and run both', toml: '[inspector]\nstately_session = "a"\nstately_run = "r"', path: 'inspector.stately_run', message: 'give stately_session or stately_run, not both' },
   ];
 
   it.each(rows)('$bad → $path', ({ toml, path, message }) => {

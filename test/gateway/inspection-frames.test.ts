@@ -174,4 +174,64 @@ describe('inspection frames', () => {
     ]);
     actor.stop();
   });
+
+  it('each step is also one @xstate.transition record: the event, who sent it, the state-node transitions and the snapshot it reached', async () => {
+    const engine = await toolBatchEngine();
+    const stream = new InspectionFrames();
+    const frames: SerializedInspectionEvent[] = [];
+    const stop = engine.inspect((event) => {
+      for (const text of stream.frames(event, 1)) frames.push(JSON.parse(text) as SerializedInspectionEvent);
+    });
+    await runBatches(engine, 3);
+    stop();
+    const snapshots = frames.filter((f) => f.type === '@xstate.snapshot');
+    const transitions = frames.filter((f) => f.type === '@xstate.transition');
+    expect(transitions.length).toBe(snapshots.length);
+    let sourced = 0;
+    let moved = 0;
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames[i]!;
+      if (frame.type !== '@xstate.snapshot') continue;
+      // Right after the snapshot that ends the step: the same actor, event and snapshot.
+      const record = frames[i + 1]!;
+      expect(record).toMatchObject({ type: '@xstate.transition', actorId: frame.actorId, event: frame.event, snapshot: frame.snapshot });
+      // The source is the one the step's '@xstate.event' named, the transitions its microsteps'.
+      const announced = frames.slice(0, i).reverse().find((f) => f.type === '@xstate.event' && f.actorId === frame.actorId && isDeepStrictEqual(f.event, frame.event));
+      expect(record.sourceId).toBe(announced?.sourceId);
+      if (record.sourceId) sourced += 1;
+      if (record.transitions) moved += 1;
+    }
+    // Tool calls report to their batch, the batch to its run.
+    expect(sourced).toBeGreaterThan(3 * 3);
+    expect(moved).toBeGreaterThan(3 * 10);
+  });
+
+  it('a stream of XState 6’s @xstate.actor and @xstate.transition alone folds to the same contexts', async () => {
+    const engine = await toolBatchEngine();
+    const v5 = new InspectionFrames();
+    const v6 = new InspectionFrames();
+    const fromV5 = new Reader();
+    const fromV6 = new Reader();
+    const announced = new Map<object, { sourceRef: unknown }>();
+    let records = 0;
+    const stop = engine.inspect((event) => {
+      for (const text of v5.frames(event, 1)) fromV5.read(JSON.parse(text) as SerializedInspectionEvent);
+      // What XState 6 would report: the actor, and each step whole.
+      if (event.type === '@xstate.event') announced.set(event.event, { sourceRef: event.sourceRef });
+      if (event.type !== '@xstate.actor' && event.type !== '@xstate.snapshot') return;
+      const whole =
+        event.type === '@xstate.actor'
+          ? event
+          : ({ type: '@xstate.transition', actorRef: event.actorRef, rootId: event.rootId, event: event.event, snapshot: event.snapshot, sourceRef: announced.get(event.event)?.sourceRef } as unknown as InspectionEvent);
+      const texts = v6.frames(whole, 1);
+      expect(texts).toHaveLength(1);
+      const frame = JSON.parse(texts[0]!) as SerializedInspectionEvent;
+      if (frame.type === '@xstate.transition') records += 1;
+      fromV6.read(frame);
+    });
+    await runBatches(engine, 3);
+    stop();
+    expect(records).toBeGreaterThan(3 * 10);
+    expect(fromV6.contexts).toEqual(fromV5.contexts);
+  });
 });

@@ -18,11 +18,11 @@ describe('WriteCoalescer', () => {
     const path = join(await tempDir(), 'a.json');
     const writer = new WriteCoalescer();
     let value = 0;
-    const writes = Array.from({ length: 100 }, () => writer.write(path, () => ({ text: String(value) })));
+    const writes = Array.from({ length: 100 }, () => writer.write(path, () => ({ data: { value } })));
     value = 42;
     await Promise.all(writes);
     expect(writer.fileWrites).toBe(1);
-    expect(await readFile(path, 'utf8')).toBe('42');
+    expect(await readFile(path, 'utf8')).toBe('{\n  "value": 42\n}\n');
   });
 
   it('never runs two writes of one file at once; what is asked for meanwhile becomes the next write', async () => {
@@ -34,7 +34,7 @@ describe('WriteCoalescer', () => {
     const snapshot = () => {
       running += 1;
       most = Math.max(most, running);
-      return { text: String(value), ready: sleep(2), onWritten: () => (running -= 1) };
+      return { data: { value }, ready: sleep(2), onWritten: () => (running -= 1) };
     };
     const writes: Promise<void>[] = [];
     for (let round = 0; round < 20; round++) {
@@ -45,7 +45,7 @@ describe('WriteCoalescer', () => {
     await Promise.all(writes);
     expect(most).toBe(1);
     expect(writer.fileWrites).toBeLessThan(20);
-    expect(await readFile(path, 'utf8')).toBe('19');
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ value: 19 });
   });
 
   it('writes different files in parallel', async () => {
@@ -54,8 +54,8 @@ describe('WriteCoalescer', () => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     let aDone = false;
-    const a = writer.write(join(dir, 'a.json'), () => ({ text: 'a', ready: gate })).then(() => (aDone = true));
-    await writer.write(join(dir, 'b.json'), () => ({ text: 'b' }));
+    const a = writer.write(join(dir, 'a.json'), () => ({ data: ['a'], ready: gate })).then(() => (aDone = true));
+    await writer.write(join(dir, 'b.json'), () => ({ data: ['b'] }));
     expect(aDone).toBe(false);
     expect(writer.has(join(dir, 'a.json'))).toBe(true);
     open();
@@ -68,12 +68,12 @@ describe('WriteCoalescer', () => {
     await writeFile(join(dir, 'file'), 'not a directory');
     const writer = new WriteCoalescer();
     const path = join(dir, 'file', 'a.json');
-    await expect(writer.write(path, () => ({ text: 'x' }))).rejects.toThrow();
+    await expect(writer.write(path, () => ({ data: ['x'] }))).rejects.toThrow();
     expect(writer.has(path)).toBe(true);
     await expect(writer.flush()).rejects.toMatchObject({ code: 'write_failed', details: { path } });
     await rm(join(dir, 'file'));
     await writer.flush();
-    expect(await readFile(path, 'utf8')).toBe('x');
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(['x']);
     expect(writer.has(path)).toBe(false);
   });
 });

@@ -9,6 +9,7 @@
  */
 import { isScriptInterpreter } from './programs.js';
 import { isWrapper, programName, SHELLS, WRAPPER_NAMES } from './wrappers.js';
+import { globToRegExp } from './word-expansion.js';
 
 /**
  * Programs some rule judges by name (the wrappers, shells and interpreters besides). `at` and
@@ -109,20 +110,6 @@ const GLOB_CANDIDATES: readonly string[] = [
 export function globCandidates(word: string): string[] {
   const pattern = programName(word);
   if (!/[*?[]/.test(pattern)) return [];
-  let source = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern.charAt(i);
-    if (c === '*') source += '.*';
-    else if (c === '?') source += '.';
-    else if (c === '[') {
-      const close = pattern.indexOf(']', i + 2);
-      if (close < 0) source += '\\[';
-      else {
-        source += `[${pattern.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        i = close;
-      }
-    } else source += c.replace(/[.+^${}()|\\/]/g, '\\$&');
-  }
-  const matcher = new RegExp(`^(?:${source})$`);
+  const matcher = new RegExp(`^(?:${globToRegExp(pattern, true)})$`);
   return [...new Set(GLOB_CANDIDATES)].filter((name) => matcher.test(name));
 }

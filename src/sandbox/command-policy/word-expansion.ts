@@ -222,7 +222,8 @@ function isSet(name: string, variables: ShellVariables): boolean {
 }
 
 /** A glob pattern as a RegExp: `*`, `?` and `[…]`; anything else literal. */
-function globToRegExp(pattern: string, greedy: boolean): string {
+/** A shell glob as a regular expression's source (`*` greedy or not); a backslash escapes the next character. */
+export function globToRegExp(pattern: string, greedy: boolean): string {
   let source = '';
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern.charAt(i);

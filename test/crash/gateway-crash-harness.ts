@@ -38,12 +38,13 @@ export interface CrashReport {
   violations: string[];
 }
 
-interface Server {
+export interface ServeProcess {
   child: ChildProcess;
   url: string;
   stdout(): string;
   closed: Promise<void>;
 }
+type Server = ServeProcess;
 
 /** The ledger: what the gateway said about each message it acknowledged. */
 type Ledger = Map<string, SubmitResult>;
@@ -228,15 +229,7 @@ export class GatewayCrashHarness {
   }
 
   private spawnServer(): Server {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', this.dataDir, '--config', this.config], {
-      cwd: repoRoot,
-      env: { ...process.env, SWITCHYARD_TOKEN: '' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    return { child, url: '', stdout: () => out, closed };
+    return spawnServe(this.dataDir, this.config);
   }
 
   private async kill(server: Server): Promise<void> {
@@ -253,4 +246,17 @@ function wholeLog(runId: string, history: RunEvent[]): string[] {
   const terminal = history.filter((e) => TERMINAL.has(e.type));
   if (terminal.length !== 1 || !TERMINAL.has(history.at(-1)?.type ?? '')) problems.push(`run ${runId}: ${terminal.length} terminal events, last ${history.at(-1)?.type}`);
   return problems;
+}
+
+/** `switchyard serve` of the sources on a free port, its stdout kept whole (the gateway's url is read from it). */
+export function spawnServe(dataDir: string, config: string): ServeProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--config', config], {
+    cwd: repoRoot,
+    env: { ...process.env, SWITCHYARD_TOKEN: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  return { child, url: '', stdout: () => out, closed };
 }

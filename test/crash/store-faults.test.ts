@@ -11,30 +11,25 @@
  * - a damaged store file after a crash: its run answers corrupt_file (not -32603), runs.query
  *   leaves it out and names it, and the other sessions carry on.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
 import { ClientError } from '../../src/client/client-error.js';
 import { readToken } from '../../src/gateway/index.js';
 import { idPath } from '../../src/store/file-names.js';
+import { spawnServe, type ServeProcess } from './gateway-crash-harness.js';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 let base = '';
 let disk = '';
 let config = '';
 const servers: Server[] = [];
 
-interface Server {
-  child: ChildProcess;
-  url: string;
+interface Server extends ServeProcess {
   httpUrl: string;
-  stdout(): string;
-  closed: Promise<void>;
 }
 
 beforeAll(async () => {
@@ -69,19 +64,12 @@ afterAll(async () => {
 });
 
 async function start(dataDir: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--config', config], {
-    cwd: repoRoot,
-    env: { ...process.env, SWITCHYARD_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  const server: Server = { child, url: '', httpUrl: '', stdout: () => out, closed };
+  const server: Server = { ...spawnServe(dataDir, config), httpUrl: '' };
+  const { child } = server;
   servers.push(server);
-  await until(() => /(^token\b|gateway token\b).*\n/m.test(out) || child.exitCode !== null, 60_000);
-  if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${out}`);
-  server.url = /listening on (ws:\/\/[^\s"]+)/.exec(out)![1]!;
+  await until(() => /(^token\b|gateway token\b).*\n/m.test(server.stdout()) || child.exitCode !== null, 60_000);
+  if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${server.stdout()}`);
+  server.url = /listening on (ws:\/\/[^\s"]+)/.exec(server.stdout())![1]!;
   server.httpUrl = server.url.replace(/^ws/, 'http');
   return server;
 }

@@ -224,3 +224,12 @@ export function holdTool() {
 }
 
 export { SimulatedClock };
+
+/** A read-only no-op tool `look({n})` answering `{seen: n}`: a call with nothing to wait for. */
+export const look = defineTool({
+  name: 'look',
+  description: 'A read-only no-op.',
+  input: z.object({ n: z.number() }),
+  readOnly: true,
+  execute: async ({ n }) => ({ seen: n }),
+});

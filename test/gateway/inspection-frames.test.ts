@@ -7,24 +7,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { assign, createActor, setup, type InspectionEvent } from 'xstate';
-import { z } from 'zod';
 import type { Engine } from '../../src/engine/index.js';
 import { InspectFanout } from '../../src/gateway/inspect-fanout.js';
 import type { SerializedInspectionEvent } from '../../src/gateway/inspect-serialize.js';
 import { InspectionFrames } from '../../src/gateway/inspection-frames.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { defineTool } from '../../src/tools/index.js';
-import { engineFixture } from '../engine/fixtures.js';
+import { engineFixture, look } from '../engine/fixtures.js';
 
 const engineOf = engineFixture();
-
-const look = defineTool({
-  name: 'look',
-  description: 'A read-only no-op.',
-  input: z.object({ n: z.number() }),
-  readOnly: true,
-  execute: async ({ n }) => ({ seen: n }),
-});
 
 function toolBatchEngine(): Promise<Engine> {
   return engineOf({

@@ -8,7 +8,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { z } from 'zod';
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { createInspectorServer } from '@statelyai/inspect/server';
@@ -16,21 +15,12 @@ import type { Engine } from '../../src/engine/index.js';
 import { actorIdOf } from '../../src/gateway/inspect-serialize.js';
 import { startStatelyBridge, type StatelyBridgeOptions } from '../../src/gateway/stately-bridge.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { defineTool } from '../../src/tools/index.js';
-import { engineFixture, holdTool, until } from '../engine/fixtures.js';
+import { engineFixture, look, holdTool, until } from '../engine/fixtures.js';
 
 const engineOf = engineFixture();
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const look = defineTool({
-  name: 'look',
-  description: 'A read-only no-op.',
-  input: z.object({ n: z.number() }),
-  readOnly: true,
-  execute: async ({ n }) => ({ seen: n }),
 });
 
 const SECRET = 'sk-abcdefghijklmnopqrstuvwx';

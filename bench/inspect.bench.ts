@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { createEngine } from '../src/engine/index.js';
-import { InspectFanout } from '../src/gateway/inspect-fanout.js';
+import { InspectFanout } from '../src/gateway/inspection/inspect-fanout.js';
 import { scriptedModel } from '../src/model/index.js';
 import { defineTool } from '../src/tools/index.js';
 import type { BenchFigure, Benchmark } from './types.js';

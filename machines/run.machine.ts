@@ -61,7 +61,7 @@ export interface RunContext extends RunInput {
   outcome: RunOutcome | undefined;
 }
 
-export type RunEvent =
+export type RunChartEvent =
   | { type: 'GRANTED' }
   | { type: 'STEER'; steer: PendingSteer }
   | { type: 'CANCEL'; reason: string }
@@ -108,7 +108,7 @@ function closeReasonOf(event: { type: string; reason?: unknown }): BatchCloseRea
 const runSetup = setup({
   types: {
     context: {} as RunContext,
-    events: {} as RunEvent,
+    events: {} as RunChartEvent,
     input: {} as RunInput,
   },
   actors: {

@@ -1,13 +1,13 @@
 /*
- * `switchyard inspect --export DIR`: writes one SVG per statechart (supervisor, session, run,
+ * `switchyard inspect --export DIR`: writes one SVG per statechart (limiter, session, run,
  * act, tool-call), drawn from machines/ — the pictures the README embeds.
  */
-import { exportStatecharts } from '../inspect/export.js';
+import { exportStatecharts } from '../diagrams/export.js';
 import { parseCommandArgs, UsageError, type CliIo } from './cli-args.js';
 
 export const INSPECT_USAGE = `usage: switchyard inspect --export DIR
 
-  Writes one SVG per statechart (supervisor, session, run, act, tool-call) into DIR.
+  Writes one SVG per statechart (limiter, session, run, act, tool-call) into DIR.
   The live inspector is served by "switchyard serve" at http://HOST:PORT/inspect?token=…
 `;
 

@@ -12,7 +12,7 @@ import type { SubmitResult } from '../core/submit-result.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunEvent, StreamEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
-import type { SerializedInspectionEvent } from '../gateway/inspect-serialize.js';
+import type { SerializedInspectionEvent } from '../gateway/inspection/inspect-serialize.js';
 import type { ApprovalDecision, MethodName, MethodParams, MethodResults, Notifications } from '../gateway/methods.js';
 import { parseJsonText, type RpcErrorBody } from '../gateway/protocol.js';
 import { ClientError, CONNECTION_CLOSED } from './client-error.js';

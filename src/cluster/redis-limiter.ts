@@ -1,6 +1,6 @@
 /*
  * The cluster's limiter: `max_runs_global` and `max_runs_per_agent` held in Redis for every
- * process at once (docs/cluster.md, "Permits"). It keeps the supervisor's rules — waiters are
+ * process at once (docs/cluster.md, "Permits"). It keeps the limiter chart's rules — waiters are
  * granted in arrival order (arrival at Redis, by Redis's clock), skipping a waiter whose agent
  * is at its cap; lowering a limit preempts nothing — and adds one: a permit (or a place in the
  * queue) belongs to its run's session under the session's fencing token, so permits expire
@@ -15,7 +15,7 @@
  * client-side timestamp rather than with the session's owner.
  */
 import type { Redis } from 'ioredis';
-import type { Limiter, LimiterFigures, SupervisorHandlers } from '../engine/index.js';
+import type { Limiter, LimiterFigures, LimiterHandlers } from '../engine/index.js';
 import type { ClusterKeys } from './cluster-keys.js';
 
 /**
@@ -110,7 +110,7 @@ export interface RedisLimiterOptions {
   client: Redis;
   keys: ClusterKeys;
   nodeId: string;
-  handlers: SupervisorHandlers;
+  handlers: LimiterHandlers;
   limits: { maxGlobal: number; maxPerAgent: number };
   /** The session of a run the engine knows. */
   sessionOf: (runId: string) => string | undefined;

@@ -70,7 +70,7 @@ export class Admission {
       // Checked again after the awaits: another submit may have taken the id meanwhile.
       this.assertFreeId(request.runId);
       this.decide(request);
-      // A limiter that answers later (a cluster's) is waited for; the supervisor answered already.
+      // A limiter that answers later (a cluster's) is waited for; the limiter host answered already.
       answer = this.deps.limiter.answered?.(request.runId);
       if (!answer) decided = this.decisionOf(request.runId, request.sessionId);
     } finally {

@@ -53,7 +53,7 @@ export interface EngineOptions {
    * [approval] timeout_seconds, then is denied.
    */
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
-  /** Receives XState inspection events of every actor (supervisor, sessions, runs). */
+  /** Receives XState inspection events of every actor (limiter, sessions, runs). */
   inspect?: (event: InspectionEvent) => void;
   /** Where unexpected errors go (default: console.error). */
   onError?: (error: unknown) => void;

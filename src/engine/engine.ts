@@ -36,7 +36,7 @@ import { RunTable, type WaitOptions } from './run-table.js';
 import { SessionHandover } from './session-handover.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
-import { SupervisorHost } from './supervisor.host.js';
+import { LimiterHost } from './limiter.host.js';
 
 export type { EngineSnapshot, SubmitResult };
 
@@ -95,13 +95,13 @@ export class Engine {
     this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
     const config = () => this.config;
     const observer: EngineObserver = { ...NO_OBSERVER, ...deps.observer };
-    const write = (result: void | Promise<void>) => this.ledger.write(result);
+    const settleInBackground = (result: void | Promise<void>) => this.ledger.settleInBackground(result);
     this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
     this.log = new EventLog(this.store, this.clock, this.onError);
     const conversations = new Conversations(this.store);
     const ownership = deps.ownership;
     this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root);
-    this.grants = new SessionGrants({ onChange: (sessionId, fingerprints) => write(this.store.saveGrants?.(sessionId, fingerprints)) });
+    this.grants = new SessionGrants({ onChange: (sessionId, fingerprints) => settleInBackground(this.store.saveGrants?.(sessionId, fingerprints)) });
     const ledger = () => this.ledger;
     this.approvals = approvalGateFor({ clock: this.clock, config, grants: this.grants, table: this.table, ledger, ...(deps.approver ? { approver: deps.approver } : {}) });
     this.ledger = new RunLedger({
@@ -134,14 +134,14 @@ export class Engine {
       released: (runId: string) => this.table.running.delete(runId) && this.log.engineEvent('engine.running', { running: [...this.table.running] }),
     };
     const sessionOf = (runId: string) => this.table.get(runId)?.status.sessionId;
-    this.limiter = ownership ? ownership.limiter(limiterHandlers, limits, sessionOf) : new SupervisorHost(limits, this.clock, this.inspection, limiterHandlers);
+    this.limiter = ownership ? ownership.limiter(limiterHandlers, limits, sessionOf) : new LimiterHost(limits, this.clock, this.inspection, limiterHandlers);
     this.sessions = new SessionHost({
       clock: this.clock,
       store: this.store,
       log: this.log,
       inspection: this.inspection,
       config,
-      write,
+      settleInBackground,
       handlers: {
         admit: (runId, extra) => {
           this.busy.admitting(runId, extra);
@@ -157,7 +157,7 @@ export class Engine {
         dropped: (runId, reason) => this.ledger.endQueued(runId, reason),
       },
     });
-    this.steers = new Steers({ table: this.table, sessions: this.sessions, store: this.store, clock: this.clock, write, closing: () => this.closed });
+    this.steers = new Steers({ table: this.table, sessions: this.sessions, store: this.store, clock: this.clock, settleInBackground, closing: () => this.closed });
     this.busy = new BusyMessages({ table: this.table, ledger: this.ledger, steers: this.steers, store: this.store });
     this.runHost = new RunHost({
       table: this.table,

@@ -16,5 +16,5 @@ export type { EventStream, EventStreamFilter } from './event-stream.js';
 export type { WaitOptions } from './run-table.js';
 export type { Limiter, SessionOwnership } from './ownership.js';
 export { OWNER_LOST } from './ownership.js';
-export type { LimiterFigures, SupervisorHandlers } from './supervisor.host.js';
+export type { LimiterFigures, LimiterHandlers } from './limiter.host.js';
 export type { Recovered } from './recovery.js';

@@ -25,7 +25,7 @@ export class InspectionHub {
   };
 
   constructor(
-    /** The root actors alive right now (supervisor, sessions, runs). */
+    /** The root actors alive right now (limiter, sessions, runs). */
     private readonly liveRoots: () => Iterable<AnyActorRef>,
     permanent?: InspectionListener,
   ) {

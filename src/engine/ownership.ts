@@ -1,19 +1,19 @@
 /*
  * The port through which an engine shares its sessions and its permits with other processes
  * (the cluster in src/cluster/, docs/cluster.md). An engine alone has none: every session is
- * its own, the limiter is the supervisor actor, a delegated run is submitted to itself — the
+ * its own, the limiter is the limiter actor, a delegated run is submitted to itself — the
  * behaviour of a single process. With one, the cluster decides which process owns a session
  * and holds the permits in Redis; the engine asks it only the questions below.
  */
 import type { AnyActorRef } from 'xstate';
-import type { Priority, PriorityWeights } from '../../machines/supervisor.machine.js';
+import type { Priority, PriorityWeights } from '../../machines/limiter.machine.js';
 import { ToolError } from '../core/errors.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
 import type { AnyTool } from '../tools/tool.js';
-import type { LimiterFigures, SupervisorHandlers } from './supervisor.host.js';
+import type { LimiterFigures, LimiterHandlers } from './limiter.host.js';
 
-/** What the engine asks of a limiter; the supervisor host is the one of a single process. */
+/** What the engine asks of a limiter; the limiter host is the one of a single process. */
 export interface Limiter {
   /**
    * Asks for a global and a per-agent permit; the answer comes through the handlers. A limiter
@@ -28,7 +28,7 @@ export interface Limiter {
   readonly ref?: AnyActorRef;
   /**
    * Resolves once acquire(runId) was answered (granted or waiting) when the answer comes later;
-   * undefined when acquire answers before it returns, as the supervisor does.
+   * undefined when acquire answers before it returns, as the limiter host does.
    */
   answered?(runId: string): Promise<void> | undefined;
 }
@@ -37,7 +37,7 @@ export interface SessionOwnership {
   /** This process's name; `run.started` carries it as `node`. */
   readonly nodeId: string;
   /** Builds the engine's limiter. `sessionOf` names the session of a run the engine knows. */
-  limiter(handlers: SupervisorHandlers, limits: { maxGlobal: number; maxPerAgent: number }, sessionOf: (runId: string) => string | undefined): Limiter;
+  limiter(handlers: LimiterHandlers, limits: { maxGlobal: number; maxPerAgent: number }, sessionOf: (runId: string) => string | undefined): Limiter;
   /**
    * Whether this process may still act for the session: false once its lease ran out (a long
    * pause), so a run stops before its next model turn or tool call instead of acting twice.

@@ -86,7 +86,7 @@ async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers:
     log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, 0);
     const terminal = events.findLast(isTerminalEvent);
     if (terminal && !isTerminalState(record.state)) {
-      ledger.write(store.saveRun(recordFromTerminalEvent(record, terminal)));
+      ledger.settleInBackground(store.saveRun(recordFromTerminalEvent(record, terminal)));
       result.repaired.push(record.runId);
       continue;
     }

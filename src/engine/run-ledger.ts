@@ -44,12 +44,12 @@ export class RunLedger {
   }
 
   /** Starts a store write whose completion nobody waits for; a failure is reported. */
-  write(result: void | Promise<void>): void {
+  settleInBackground(result: void | Promise<void>): void {
     if (result) result.catch(this.deps.onError);
   }
 
   save(handle: RunHandle): void {
-    this.write(this.deps.store.saveRun(recordOf(handle)));
+    this.settleInBackground(this.deps.store.saveRun(recordOf(handle)));
   }
 
   markQueued(runId: string, position: number, reason: 'session_busy' | 'limits'): void {

@@ -6,7 +6,7 @@
  */
 import { assign, createActor } from 'xstate';
 import type { ActOutput } from '../../machines/act.machine.js';
-import type { ModelReply, ModelTurnInput, RunEvent } from '../../machines/run.machine.js';
+import type { ModelReply, ModelTurnInput, RunChartEvent } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { ApprovalGate } from '../approval/index.js';
 import type { ClaimRegistry } from '../concurrency/index.js';
@@ -216,12 +216,12 @@ export class RunHost {
   }
 
   /** Runs the turn; its answer goes to the run unless the run left `thinking` meanwhile (abandonReply aborted it). */
-  private requestReply(run: { send(event: RunEvent): void }, turn: ModelTurnInput): void {
+  private requestReply(run: { send(event: RunChartEvent): void }, turn: ModelTurnInput): void {
     const controller = new AbortController();
     this.turns.set(turn.runId, controller);
     // A settled turn leaves the map first, so abandonReply aborts only a turn still running
     // (an abort builds a DOMException with a stack: not free on every turn).
-    const answer = (event: RunEvent) => {
+    const answer = (event: RunChartEvent) => {
       if (controller.signal.aborted) return;
       if (this.turns.get(turn.runId) === controller) this.turns.delete(turn.runId);
       run.send(event);

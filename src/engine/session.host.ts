@@ -44,13 +44,13 @@ export interface SessionHostDeps {
   inspection: InspectionHub;
   config: () => Config;
   /** Contract: must not throw; reports a failed background write. */
-  write: (result: void | Promise<void>) => void;
+  settleInBackground: (result: void | Promise<void>) => void;
   handlers: SessionHandlers;
 }
 
 /**
  * @example
- * const sessions = new SessionHost({ clock, store, log, inspection, config, write, handlers });
+ * const sessions = new SessionHost({ clock, store, log, inspection, config, settleInBackground, handlers });
  * await sessions.loadSeq('alice');
  * sessions.submit('alice', { runId, policy: 'steer', plainText: true }); // handlers.admit / steer / queued / rejected
  */
@@ -274,6 +274,6 @@ export class SessionHost {
 
   private persistLane(sessionId: string, session: SessionActor): void {
     const lane = session.getSnapshot().context.lane.map((e) => ({ runId: e.runId, viaInterrupt: e.viaInterrupt }));
-    this.deps.write(this.deps.store.saveLane(sessionId, lane));
+    this.deps.settleInBackground(this.deps.store.saveLane(sessionId, lane));
   }
 }

@@ -26,7 +26,7 @@ export interface SteersDeps {
   store: Store;
   clock: Clock;
   /** Contract: must not throw; reports a failed background write. */
-  write: (result: void | Promise<void>) => void;
+  settleInBackground: (result: void | Promise<void>) => void;
   /** True once the engine is closing: nothing is handed over any more. */
   closing: () => boolean;
 }
@@ -183,12 +183,12 @@ export class Steers {
     if (!steer) return;
     const settled = { ...steer, ...change };
     this.keep(settled);
-    this.deps.write(this.deps.store.durable().then(() => this.deps.store.saveSteer(settled)));
+    this.deps.settleInBackground(this.deps.store.durable().then(() => this.deps.store.saveSteer(settled)));
   }
 
   private save(steer: SteerRecord): void {
     this.keep(steer);
-    this.deps.write(this.deps.store.saveSteer(steer));
+    this.deps.settleInBackground(this.deps.store.saveSteer(steer));
   }
 
   private keep(steer: SteerRecord): void {

@@ -8,7 +8,7 @@ import type { EventStream, EventStreamFilter } from '../engine/index.js';
 import { BoundedSender } from './bounded-sender.js';
 import { GatewayCloseCode } from './close-codes.js';
 import { eventFrame } from './event-frames.js';
-import type { InspectFanout } from './inspect-fanout.js';
+import type { InspectFanout } from './inspection/inspect-fanout.js';
 import type { GatewayLogger } from './logger.js';
 import type { CallScope, GatewayEngine } from './method-handlers.js';
 import type { NotificationName } from './methods.js';

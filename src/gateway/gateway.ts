@@ -13,7 +13,7 @@ import { GatewayCloseCode } from './close-codes.js';
 import { ConnectionRegistry, type GatewayStats } from './connection-registry.js';
 import { startHeartbeat } from './heartbeat.js';
 import { httpRoutes, type HttpRouteHandler } from './http-routes.js';
-import { InspectFanout } from './inspect-fanout.js';
+import { InspectFanout } from './inspection/inspect-fanout.js';
 import { consoleLogger, type GatewayLogger } from './logger.js';
 import type { GatewayEngine } from './method-handlers.js';
 import type { NodeRegistry } from './nodes/node-registry.js';

@@ -11,7 +11,7 @@ import type { RunResult, RunStatus } from '../core/run-status.js';
 import { RUN_QUERY_MAX_LIMIT } from '../store/run-summary.js';
 import type { RunPage } from '../store/types.js';
 import { IdSchema, RunRequestSchema } from '../core/run-request.js';
-import type { SerializedInspectionEvent } from './inspect-serialize.js';
+import type { SerializedInspectionEvent } from './inspection/inspect-serialize.js';
 import type { NodeInfo } from './nodes/node-registry.js';
 
 const Id = IdSchema;

@@ -73,7 +73,7 @@ const ENGINE_RANK: Record<string, number> = {
   'run-ledger.ts': 7,
   'ownership.ts': 7,
   'session.host.ts': 8,
-  'supervisor.host.ts': 8,
+  'limiter.host.ts': 8,
   'run-lookup.ts': 3,
   'run-table.ts': 9,
   'admission-order.ts': 9,

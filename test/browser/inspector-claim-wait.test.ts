@@ -16,7 +16,7 @@ import { Claims } from '../../src/concurrency/index.js';
 import { sleep, systemClock } from '../../src/core/clock.js';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { startGateway, type Gateway } from '../../src/gateway/index.js';
-import { inspectorRoutes } from '../../src/gateway/inspector/index.js';
+import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel } from '../../src/model/scripted.js';
 import { defineTool } from '../../src/tools/tool.js';
 

@@ -14,7 +14,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/index.js';
 import { startGateway, type Gateway } from '../../src/gateway/index.js';
-import { inspectorRoutes } from '../../src/gateway/inspector/index.js';
+import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel } from '../../src/model/scripted.js';
 import { LowdbStore } from '../../src/store/index.js';
 import { playBusyScenario, scenarioScript, scenarioTools, STEER_TEXT, type ScenarioRuns } from './busy-scenario.js';

@@ -1,6 +1,6 @@
 /*
  * The cluster's limiter script on a real Redis, with two limiters standing for two processes:
- * the supervisor's rules (arrival order across processes, skipping a waiter whose agent is at
+ * the limiter chart's rules (arrival order across processes, skipping a waiter whose agent is at
  * its cap, raising admits, lowering preempts nothing) and the cluster's (a waiter of a session
  * with a newer owner is dropped; a permit held under an old fence is freed by the new owner
  * once it has ended that run; a grant a process was not told about is found by polling).

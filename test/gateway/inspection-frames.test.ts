@@ -8,9 +8,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { assign, createActor, setup, type InspectionEvent } from 'xstate';
 import type { Engine } from '../../src/engine/index.js';
-import { InspectFanout } from '../../src/gateway/inspect-fanout.js';
-import type { SerializedInspectionEvent } from '../../src/gateway/inspect-serialize.js';
-import { InspectionFrames } from '../../src/gateway/inspection-frames.js';
+import { InspectFanout } from '../../src/gateway/inspection/inspect-fanout.js';
+import type { SerializedInspectionEvent } from '../../src/gateway/inspection/inspect-serialize.js';
+import { InspectionFrames } from '../../src/gateway/inspection/inspection-frames.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { engineFixture, look } from '../engine/fixtures.js';
 
@@ -131,7 +131,7 @@ describe('inspection frames', () => {
     }
     for (const id of ids) await engine.wait(id);
     compare();
-    // The supervisor, three sessions and the runs alive at each look.
+    // The limiter, three sessions and the runs alive at each look.
     expect(compared).toBeGreaterThan(4 * 4);
     stopLate();
     stopEarly();

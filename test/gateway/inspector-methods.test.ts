@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ClientError } from '../../src/client/index.js';
-import type { SerializedInspectionEvent } from '../../src/gateway/inspect-serialize.js';
+import type { SerializedInspectionEvent } from '../../src/gateway/inspection/inspect-serialize.js';
 import { RpcErrorCode } from '../../src/gateway/index.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/index.js';
 import { until } from '../engine/fixtures.js';
@@ -85,7 +85,7 @@ describe('inspect.subscribe', () => {
 
     const firstLive = seen.findIndex((e) => e.event?.type !== 'inspect.current');
     const current = seen.slice(0, firstLive);
-    expect(current.map((e) => e.actorId)).toEqual(expect.arrayContaining(['supervisor', 'session:alice', `run:${runId}`]));
+    expect(current.map((e) => e.actorId)).toEqual(expect.arrayContaining(['limiter', 'session:alice', `run:${runId}`]));
     expect(current.find((e) => e.actorId === `run:${runId}`)).toMatchObject({
       type: '@xstate.snapshot',
       machineId: 'run',

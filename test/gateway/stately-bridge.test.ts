@@ -12,8 +12,8 @@ import type { StatelyInspectionEvent } from '@statelyai/inspect';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { createInspectorServer } from '@statelyai/inspect/server';
 import type { Engine } from '../../src/engine/index.js';
-import { actorIdOf } from '../../src/gateway/inspect-serialize.js';
-import { startStatelyBridge, type StatelyBridgeOptions } from '../../src/gateway/stately-bridge.js';
+import { actorIdOf } from '../../src/gateway/inspection/inspect-serialize.js';
+import { startStatelyBridge, type StatelyBridgeOptions } from '../../src/gateway/inspection/stately-bridge.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { engineFixture, look, holdTool, until } from '../engine/fixtures.js';
 
@@ -114,7 +114,7 @@ describe('the Stately bridge', () => {
       expect(actor!.rootId, actorId).toBe(actorId.split('/')[0]);
       expect(actor!._version).toBe('0.7.2');
     };
-    expectActor('supervisor', 'supervisor', undefined);
+    expectActor('limiter', 'limiter', undefined);
     expectActor('session:s', 'session', undefined);
     expectActor(run, 'run', undefined);
     expectActor(`${run}/act`, 'act', run);

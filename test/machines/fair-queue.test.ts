@@ -8,14 +8,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { grantWaiters, PRIORITIES, queuePosition, supervisorMachine, waitersOf, waitingCount } from '../../machines/supervisor.machine.js';
-import type { Priority, PriorityWeights, SupervisorEmitted, SupervisorInput } from '../../machines/supervisor.machine.js';
+import { grantWaiters, PRIORITIES, queuePosition, limiterMachine, waitersOf, waitingCount } from '../../machines/limiter.machine.js';
+import type { Priority, PriorityWeights, LimiterEmitted, LimiterInput } from '../../machines/limiter.machine.js';
 
-function limiter(input: SupervisorInput) {
-  const actor = createActor(supervisorMachine, { input });
+function limiter(input: LimiterInput) {
+  const actor = createActor(limiterMachine, { input });
   const granted: string[] = [];
   const positions = new Map<string, number>();
-  actor.on('*', (event: SupervisorEmitted) => {
+  actor.on('*', (event: LimiterEmitted) => {
     if (event.type === 'granted') granted.push(event.runId);
     if (event.type === 'waiting') positions.set(event.runId, event.position);
   });

@@ -10,7 +10,7 @@ import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import type { StatePath } from 'xstate/graph';
 import { runMachine } from '../../machines/run.machine.js';
 import type { ActInput, ActOutput, actMachine } from '../../machines/act.machine.js';
-import type { ModelReply, ModelTurnInput, PendingSteer, RunEvent, RunInput, RunOutcome } from '../../machines/run.machine.js';
+import type { ModelReply, ModelTurnInput, PendingSteer, RunChartEvent, RunInput, RunOutcome } from '../../machines/run.machine.js';
 
 const input: RunInput = { runId: 'r1', sessionId: 's1', agentId: 'main', timeoutMs: 60_000, maxIterations: 2 };
 
@@ -48,7 +48,7 @@ interface Recorded {
 
 /** XState-internal events (done/error of invocations, the delayed deadline) the machine accepts at runtime. */
 type InternalEvent = { type: string; output?: unknown; error?: unknown };
-type ExploredEvent = RunEvent | InternalEvent;
+type ExploredEvent = RunChartEvent | InternalEvent;
 
 function harness(runInput: RunInput = input) {
   const log: Recorded[] = [];
@@ -103,27 +103,27 @@ function harness(runInput: RunInput = input) {
     },
   });
   actor.start();
-  // Test-only: done/error/after events are not part of RunEvent's public type.
-  const send = (event: ExploredEvent) => actor.send(event as RunEvent);
+  // Test-only: done/error/after events are not part of RunChartEvent's public type.
+  const send = (event: ExploredEvent) => actor.send(event as RunChartEvent);
   const names = () => log.map((entry) => entry.name);
   const paramsOf = (name: string) => log.filter((entry) => entry.name === name).map((entry) => entry.params);
   return { actor, clock, log, names, paramsOf, modelCalls, batches, childEvents, send };
 }
 
-const reply = (text: string, toolCalls: ModelReply['toolCalls'] = []): RunEvent => ({ type: 'MODEL_REPLY', reply: { text, toolCalls } });
+const reply = (text: string, toolCalls: ModelReply['toolCalls'] = []): RunChartEvent => ({ type: 'MODEL_REPLY', reply: { text, toolCalls } });
 const withTools = reply('', [{ id: 'c1', name: 'read_file', args: { path: 'a.ts' } }]);
 const answer = reply('done');
-const modelError = (error: unknown): RunEvent => ({ type: 'MODEL_FAILED', error });
+const modelError = (error: unknown): RunChartEvent => ({ type: 'MODEL_FAILED', error });
 const toolsDone: InternalEvent = { type: `xstate.done.actor.${actingId}`, output: { results: [{ ok: true, output: 'x' }] } satisfies ActOutput };
 const toolsFatal: InternalEvent = {
   type: `xstate.done.actor.${actingId}`,
   output: { results: [{ ok: false, error: { code: 'sandbox_unavailable', message: 'no sandbox' } }], fatal: { code: 'sandbox_unavailable', message: 'no sandbox' } } satisfies ActOutput,
 };
 const toolsError = (error: unknown): InternalEvent => ({ type: `xstate.error.actor.${actingId}`, error });
-const steer = (steerId: string, text = steerId): RunEvent => ({ type: 'STEER', steer: { steerId, text } });
+const steer = (steerId: string, text = steerId): RunChartEvent => ({ type: 'STEER', steer: { steerId, text } });
 /** Longer than the clock ever moves in a path (one run deadline at most): in a walk, only the explicit event fires it. */
 const STEER_DEADLINE_MS = 3 * input.timeoutMs;
-const steerWithDeadline = (steerId: string, escalation: 'interrupt' | 'queue', deadlineMs = STEER_DEADLINE_MS): RunEvent => ({
+const steerWithDeadline = (steerId: string, escalation: 'interrupt' | 'queue', deadlineMs = STEER_DEADLINE_MS): RunChartEvent => ({
   type: 'STEER',
   steer: { steerId, text: steerId, deadlineMs, escalation },
 });
@@ -163,13 +163,13 @@ function serializeRun(snapshot: RunSnapshot): string {
 const traversal = {
   input,
   // Test-only: the alphabet holds XState-internal events, see InternalEvent.
-  events: alphabet as RunEvent[],
+  events: alphabet as RunChartEvent[],
   serializeState: serializeRun,
   // At most one unconsumed steer keeps the graph finite; the cap (2 turns) bounds the rest.
   // A deadline of a steer that is not there, or of a start already made, changes nothing: left out.
   // Steers with a deadline arrive while queued or during the first batch only (a long tool call: what
   // they are for), which covers their rules and keeps the walk small.
-  filterEvents: (snapshot: RunSnapshot, event: RunEvent) =>
+  filterEvents: (snapshot: RunSnapshot, event: RunChartEvent) =>
     event.type === 'STEER'
       ? snapshot.context.pendingSteers.length < 1 &&
         (event.steer.deadlineMs === undefined || (snapshot.context.turn === 0 && (snapshot.matches({ live: 'queued' }) || snapshot.matches({ live: { running: 'acting' } }))))
@@ -187,14 +187,14 @@ const outcomeLabel = (outcome: RunOutcome | undefined) =>
 const isTerminal = (value: unknown): value is (typeof terminalStates)[number] =>
   typeof value === 'string' && (terminalStates as readonly string[]).includes(value);
 
-function describePath(path: StatePath<RunSnapshot, RunEvent>): string {
+function describePath(path: StatePath<RunSnapshot, RunChartEvent>): string {
   const events = path.steps.slice(1).map(({ event }) => labels.get(event) ?? event.type);
   const end = isTerminal(path.state.value) ? outcomeLabel(path.state.context.outcome) : JSON.stringify(path.state.value);
   return `${events.join(' → ') || '(start)'} ⇒ ${end}`;
 }
 
 /** Replays a path on a real actor; checks each step lands where the graph said it would. */
-function replay(path: StatePath<RunSnapshot, RunEvent>) {
+function replay(path: StatePath<RunSnapshot, RunChartEvent>) {
   const h = harness();
   const sentSteers: PendingSteer[] = [];
   path.steps.forEach(({ event, state }, index) => {
@@ -362,7 +362,7 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
   it.each([
     { how: 'answered', event: answer },
     { how: 'failed', event: modelError(new Error('provider down')) },
-    { how: 'cancelled', event: { type: 'CANCEL', reason: 'user' } as RunEvent },
+    { how: 'cancelled', event: { type: 'CANCEL', reason: 'user' } as RunChartEvent },
     { how: 'out of time', event: { type: deadlineEvent } },
   ])('every turn it asks for is abandoned once it leaves thinking ($how), before the run ends', ({ event }) => {
     const h = harness();

@@ -9,18 +9,18 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { emptyFairQueue, grantWaiters, queuePosition, releaseRun, supervisorMachine, waitersOf, DEFAULT_WEIGHTS } from '../../machines/supervisor.machine.js';
+import { emptyFairQueue, grantWaiters, queuePosition, releaseRun, limiterMachine, waitersOf, DEFAULT_WEIGHTS } from '../../machines/limiter.machine.js';
 import { emptyQueue, itemsOf, pushed, type WaitQueue } from '../../machines/wait-queue.js';
-import type { PermitWaiter, SupervisorContext, SupervisorEmitted, SupervisorEvent, SupervisorInput } from '../../machines/supervisor.machine.js';
+import type { PermitWaiter, LimiterContext, LimiterEmitted, LimiterEvent, LimiterInput } from '../../machines/limiter.machine.js';
 
 const queueOf = (...waiters: PermitWaiter[]): WaitQueue<PermitWaiter> => waiters.reduce(pushed, emptyQueue<PermitWaiter>());
 
-function limiter(input: SupervisorInput) {
-  const actor = createActor(supervisorMachine, { input });
-  const emitted: SupervisorEmitted[] = [];
+function limiter(input: LimiterInput) {
+  const actor = createActor(limiterMachine, { input });
+  const emitted: LimiterEmitted[] = [];
   actor.on('*', (event) => emitted.push(event));
   actor.start();
-  const send = (event: SupervisorEvent): SupervisorEmitted[] => {
+  const send = (event: LimiterEvent): LimiterEmitted[] => {
     const mark = emitted.length;
     actor.send(event);
     return emitted.slice(mark);
@@ -29,10 +29,10 @@ function limiter(input: SupervisorInput) {
   return { actor, send, context };
 }
 
-const acquire = (runId: string, agentId: string): SupervisorEvent => ({ type: 'ACQUIRE', runId, agentId });
-const release = (runId: string): SupervisorEvent => ({ type: 'RELEASE', runId });
-const granted = (runId: string): SupervisorEmitted => ({ type: 'granted', runId });
-const waiting = (runId: string, position: number): SupervisorEmitted => ({ type: 'waiting', runId, position });
+const acquire = (runId: string, agentId: string): LimiterEvent => ({ type: 'ACQUIRE', runId, agentId });
+const release = (runId: string): LimiterEvent => ({ type: 'RELEASE', runId });
+const granted = (runId: string): LimiterEmitted => ({ type: 'granted', runId });
+const waiting = (runId: string, position: number): LimiterEmitted => ({ type: 'waiting', runId, position });
 
 describe('limiter, by example', () => {
   it('grants while permits are free, then makes runs wait with their position', () => {
@@ -50,7 +50,7 @@ describe('limiter, by example', () => {
   /** Rows: limits, the arrivals in order, which are granted at once; then one release and who gets in. */
   const orderRows: {
     case: string;
-    limits: SupervisorInput;
+    limits: LimiterInput;
     arrivals: [runId: string, agentId: string][];
     grantedAtOnce: string[];
     releaseOf: string;
@@ -166,7 +166,7 @@ describe('limiter, by example', () => {
   });
 
   it('grantWaiters is pure: it returns a new context and leaves its argument alone', () => {
-    const context: SupervisorContext = {
+    const context: LimiterContext = {
       maxGlobal: 2,
       maxPerAgent: 1,
       weights: DEFAULT_WEIGHTS,
@@ -214,7 +214,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   },
 );
 
-const limits: fc.Arbitrary<SupervisorInput> = fc.record({ maxGlobal: fc.integer({ min: 1, max: 4 }), maxPerAgent: fc.integer({ min: 1, max: 3 }) });
+const limits: fc.Arbitrary<LimiterInput> = fc.record({ maxGlobal: fc.integer({ min: 1, max: 4 }), maxPerAgent: fc.integer({ min: 1, max: 3 }) });
 
 function fail(message: string): never {
   throw new Error(message);
@@ -224,7 +224,7 @@ function holds(condition: boolean, message: () => string): void {
 }
 
 /** Bookkeeping must describe exactly the holders: counts derived, nothing stale. */
-function checkBookkeeping(context: SupervisorContext): void {
+function checkBookkeeping(context: LimiterContext): void {
   const holders = Object.entries(context.holders);
   holds(context.inUse === holders.length, () => `inUse ${context.inUse} but ${holders.length} holders`);
   const perAgent: Record<string, number> = {};
@@ -250,14 +250,14 @@ function checkBookkeeping(context: SupervisorContext): void {
  * each agent's waiters in arrival order, none left eligible and waiting; unknown releases change
  * nothing; lowering limits releases nobody. Returns the limiter and what each run experienced.
  */
-function simulate(input: SupervisorInput, commands: Command[]) {
+function simulate(input: LimiterInput, commands: Command[]) {
   const l = limiter(input);
   const grantedRuns = new Set<string>();
   const withdrawn = new Set<string>();
   const acquired: string[] = [];
   let next = 0;
 
-  const step = (event: SupervisorEvent) => {
+  const step = (event: LimiterEvent) => {
     const before = l.context();
     const out = l.send(event);
     const after = l.context();

@@ -1,11 +1,11 @@
 /*
- * The run replay's state table (src/gateway/inspector/assets/run-replay.js): where the run
+ * The run replay's state table (src/gateway/inspector-page/assets/run-replay.js): where the run
  * statechart was after each event of a log, as rows of event sequences and the states they
  * pass through; and every state the table names is a state of machines/run.machine.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { runMachine } from '../../machines/run.machine.js';
-import { machineGraph } from '../../src/inspect/index.js';
+import { machineGraph } from '../../src/diagrams/index.js';
 import { loadInspectorScripts } from './inspector-scripts.js';
 
 interface RunReplay {

@@ -6,12 +6,12 @@
  *     type:      '@xstate.actor' | '@xstate.event' | '@xstate.snapshot'
  *              | '@xstate.microstep' | '@xstate.transition' | '@xstate.action',
  *     actorId:   string,   // unique in the engine: the path of actor ids from the root,
- *                          //   e.g. "supervisor", "session:alice", "run:<runId>",
+ *                          //   e.g. "limiter", "session:alice", "run:<runId>",
  *                          //   "run:<runId>/act", "run:<runId>/act/<tool-call child id>"
- *     rootId:    string,   // the root's actorId ("supervisor" | "session:…" | "run:…")
+ *     rootId:    string,   // the root's actorId ("limiter" | "session:…" | "run:…")
  *     parentId?: string,   // the parent's actorId (absent for roots)
  *     sessionId: string,   // XState's actorRef.sessionId (unique only within its root)
- *     machineId?: string,  // which statechart: 'supervisor' | 'session' | 'run' | 'act'
+ *     machineId?: string,  // which statechart: 'limiter' | 'session' | 'run' | 'act'
  *                          //   | 'toolCall'; absent for promise actors (model turn, tool)
  *     sourceId?: string,   // '@xstate.event', '@xstate.transition': the sending actor's
  *                          //   actorId, if an actor sent the event
@@ -46,7 +46,7 @@
  * in inspection-frames.ts; this file says what is in them and makes their parts.
  */
 import type { InspectionEvent } from 'xstate';
-import { jsonSafe, jsonSafeText, type JsonSafeLimits } from './json-safe.js';
+import { jsonSafe, jsonSafeText, type JsonSafeLimits } from '../json-safe.js';
 
 export type InspectionEventType = InspectionEvent['type'];
 

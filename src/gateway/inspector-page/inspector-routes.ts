@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { statechartCatalog } from '../../inspect/catalog.js';
+import { statechartCatalog } from '../../diagrams/catalog.js';
 import { INSPECTOR_COOKIE, tokenOf } from '../request-guard.js';
 
 export type InspectorRouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;

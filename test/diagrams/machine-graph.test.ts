@@ -8,10 +8,10 @@ import { readFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateNode } from 'xstate';
 import { runMachine } from '../../machines/run.machine.js';
-import { statechartCatalog, type StatechartEntry } from '../../src/inspect/catalog.js';
-import { layoutMachineGraphs, type StatechartLayout } from '../../src/inspect/layout.js';
-import { machineGraph, type MachineGraph } from '../../src/inspect/machine-graph.js';
-import { inspectedMachines } from '../../src/inspect/machines.js';
+import { statechartCatalog, type StatechartEntry } from '../../src/diagrams/catalog.js';
+import { layoutMachineGraphs, type StatechartLayout } from '../../src/diagrams/layout.js';
+import { machineGraph, type MachineGraph } from '../../src/diagrams/machine-graph.js';
+import { inspectedMachines } from '../../src/diagrams/machines.js';
 
 describe('machineGraph(runMachine)', () => {
   const graph = machineGraph(runMachine);
@@ -114,7 +114,7 @@ describe('every machine', () => {
   });
 
   it('draws each machine as a self-contained SVG with a data-state-id per state', () => {
-    expect(catalog.map((c) => c.name)).toEqual(['supervisor', 'session', 'run', 'act', 'tool-call']);
+    expect(catalog.map((c) => c.name)).toEqual(['limiter', 'session', 'run', 'act', 'tool-call']);
     catalog.forEach((entry, i) => {
       const graph = graphs[i]!;
       expect(entry.machineId).toBe(graph.machineId);

@@ -9,7 +9,7 @@ import { inspectedMachines } from './machines.js';
 import { renderStatechartSvg } from './svg.js';
 
 export interface StatechartEntry {
-  /** File and display name: 'supervisor' | 'session' | 'run' | 'act' | 'tool-call'. */
+  /** File and display name: 'limiter' | 'session' | 'run' | 'act' | 'tool-call'. */
   name: string;
   /** The machine's id, as inspection events carry it ('toolCall' for tool-call). */
   machineId: string;

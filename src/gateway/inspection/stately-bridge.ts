@@ -18,10 +18,10 @@
  */
 import type { AnyActorRef, InspectionEvent, Snapshot } from 'xstate';
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
-import { redactValue } from '../approval/redact.js';
+import { redactValue } from '../../approval/redact.js';
 import { actorIdOf, contextCopy, eventCopy, machineIdOf, rootOf, type ActorShape } from './inspect-serialize.js';
 import { InspectionTransitions } from './inspection-transitions.js';
-import type { GatewayEngine } from './method-handlers.js';
+import type { GatewayEngine } from '../method-handlers.js';
 import { StatelySocket, type StatelySocketStats } from './stately-socket.js';
 
 export interface StatelyBridgeOptions {

@@ -1,5 +1,5 @@
 /*
- * `switchyard inspect --export DIR`: one SVG per machine (supervisor, session, run, act,
+ * `switchyard inspect --export DIR`: one SVG per machine (limiter, session, run, act,
  * tool-call), drawn from the machine definitions; the README embeds them from docs/statecharts/.
  */
 import { mkdir, writeFile } from 'node:fs/promises';

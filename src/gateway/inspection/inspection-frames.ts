@@ -27,7 +27,7 @@ import {
   type ActorShape,
 } from './inspect-serialize.js';
 import { InspectionTransitions, type TransitionRecord } from './inspection-transitions.js';
-import { quoteName } from './json-safe.js';
+import { quoteName } from '../json-safe.js';
 
 type Context = Record<string, unknown>;
 

@@ -1,16 +1,16 @@
 /*
- * Hosts machines/supervisor.machine.ts: the limiter actor that grants run permits. It owns
+ * Hosts machines/limiter.machine.ts: the limiter actor that grants run permits. It owns
  * the actor and forwards what the limiter announces to a handler table the engine supplies.
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
-import type { Priority, PriorityWeights, SupervisorEmitted } from '../../machines/supervisor.machine.js';
-import { waitingCount } from '../../machines/supervisor.machine.js';
-import { supervisorMachine } from '../../machines/supervisor.machine.js';
+import type { Priority, PriorityWeights, LimiterEmitted } from '../../machines/limiter.machine.js';
+import { waitingCount } from '../../machines/limiter.machine.js';
+import { limiterMachine } from '../../machines/limiter.machine.js';
 import type { Clock } from '../core/clock.js';
 import type { InspectionHub } from './inspection.js';
 
 /** What the engine does with the limiter's announcements. Contract: none may throw. */
-export interface SupervisorHandlers {
+export interface LimiterHandlers {
   /** The run holds its permits now: start it. */
   granted(runId: string): void;
   /** The run waits for permits at this 1-based position in the limiter's service order. */
@@ -28,21 +28,21 @@ export interface LimiterFigures {
 
 /**
  * @example
- * const limiter = new SupervisorHost({ maxGlobal: 8, maxPerAgent: 3 }, clock, inspection, handlers);
+ * const limiter = new LimiterHost({ maxGlobal: 8, maxPerAgent: 3 }, clock, inspection, handlers);
  * limiter.acquire('run-1', 'main', 'interactive'); // handlers.granted('run-1') or handlers.waiting('run-1', n)
  */
-export class SupervisorHost {
-  private readonly actor: Actor<typeof supervisorMachine>;
+export class LimiterHost {
+  private readonly actor: Actor<typeof limiterMachine>;
 
   constructor(
     limits: { maxGlobal: number; maxPerAgent: number; weights?: PriorityWeights },
     clock: Clock,
     inspection: InspectionHub,
-    handlers: SupervisorHandlers,
+    handlers: LimiterHandlers,
   ) {
-    this.actor = createActor(supervisorMachine, { input: limits, clock, inspect: inspection.option, id: 'supervisor' });
+    this.actor = createActor(limiterMachine, { input: limits, clock, inspect: inspection.option, id: 'limiter' });
     this.actor.on('*', (emitted) => {
-      const event = emitted as SupervisorEmitted;
+      const event = emitted as LimiterEmitted;
       if (event.type === 'granted') handlers.granted(event.runId);
       else if (event.type === 'waiting') handlers.waiting(event.runId, event.position);
       else handlers.released(event.runId);

@@ -40,7 +40,7 @@ export interface FairQueue {
   agentNow: Record<Priority, number>;
 }
 
-export interface SupervisorContext {
+export interface LimiterContext {
   maxGlobal: number;
   maxPerAgent: number;
   weights: PriorityWeights;
@@ -68,29 +68,29 @@ function withQueue(queues: WaitQueues, priority: Priority, agentId: string, queu
 }
 
 /** Every waiter, in arrival order. */
-export function waitersOf(context: Pick<SupervisorContext, 'queues'>): PermitWaiter[] {
+export function waitersOf(context: Pick<LimiterContext, 'queues'>): PermitWaiter[] {
   const all: PermitWaiter[] = [];
   for (const priority of PRIORITIES) for (const agentId in context.queues[priority]) all.push(...itemsOf(context.queues[priority][agentId]!));
   return all.sort((a, b) => a.order - b.order);
 }
 
-export function waitingCount(context: Pick<SupervisorContext, 'queues'>): number {
+export function waitingCount(context: Pick<LimiterContext, 'queues'>): number {
   let count = 0;
   for (const priority of PRIORITIES) for (const agentId in context.queues[priority]) count += sizeOf(context.queues[priority][agentId]!);
   return count;
 }
 
-export type SupervisorEvent =
+export type LimiterEvent =
   | { type: 'ACQUIRE'; runId: string; agentId: string; priority?: Priority }
   | { type: 'RELEASE'; runId: string }
   | { type: 'RECONFIGURE'; maxGlobal: number; maxPerAgent: number; weights?: PriorityWeights };
 
-export type SupervisorEmitted =
+export type LimiterEmitted =
   | { type: 'granted'; runId: string }
   | { type: 'waiting'; runId: string; position: number }
   | { type: 'released'; runId: string };
 
-export interface SupervisorInput {
+export interface LimiterInput {
   maxGlobal: number;
   maxPerAgent: number;
   weights?: PriorityWeights;
@@ -174,7 +174,7 @@ function nextWaiter(queues: WaitQueues, fair: FairQueue, weights: PriorityWeight
 }
 
 /** Grants waiters while permits are free, in fair-queueing order, skipping agents at their cap; pure. */
-export function grantWaiters(context: SupervisorContext): { next: SupervisorContext; granted: string[] } {
+export function grantWaiters(context: LimiterContext): { next: LimiterContext; granted: string[] } {
   if (context.inUse >= context.maxGlobal) return { next: context, granted: [] };
   const perAgent = { ...context.perAgent };
   const underCap = (agentId: string) => (perAgent[agentId] ?? 0) < context.maxPerAgent;
@@ -214,7 +214,7 @@ function forgetCaughtUp(fair: FairQueue): FairQueue {
  * at which each is served form arithmetic runs, so the grants ahead of the waiter can be
  * counted. Pure.
  */
-export function queuePosition(context: SupervisorContext, runId: string): number {
+export function queuePosition(context: LimiterContext, runId: string): number {
   const newest = newestWaiter(context);
   if (newest?.runId === runId) return positionOfNewest(context, newest);
   const { fair } = context;
@@ -251,7 +251,7 @@ export function queuePosition(context: SupervisorContext, runId: string): number
  * The 1-based place of a waiter with `aheadInClass` of its own class before it: class d is
  * served at its pass, pass + stride, …, ties in the order of PRIORITIES; `waiting` counts each class.
  */
-function positionAcrossClasses(context: SupervisorContext, priority: Priority, aheadInClass: number, waiting: Record<Priority, number>): number {
+function positionAcrossClasses(context: LimiterContext, priority: Priority, aheadInClass: number, waiting: Record<Priority, number>): number {
   const { fair, weights } = context;
   const at = classPass(fair, weights, priority) + aheadInClass * strideOf(fair, weights, priority);
   let ahead = aheadInClass;
@@ -268,7 +268,7 @@ function positionAcrossClasses(context: SupervisorContext, priority: Priority, a
 }
 
 /** The waiter that came last, if it still waits: the back of one agent's queue. */
-function newestWaiter(context: SupervisorContext): PermitWaiter | undefined {
+function newestWaiter(context: LimiterContext): PermitWaiter | undefined {
   for (const priority of PRIORITIES) {
     for (const agentId in context.queues[priority]) {
       const back = backOf(context.queues[priority][agentId]!)!;
@@ -283,7 +283,7 @@ function newestWaiter(context: SupervisorContext): PermitWaiter | undefined {
  * every other waiter came earlier, so in its class each agent's waiters with a key up to the
  * newest one's go first — `min(count, key - pass + 1)` of them — and its own agent's all do.
  */
-function positionOfNewest(context: SupervisorContext, target: PermitWaiter): number {
+function positionOfNewest(context: LimiterContext, target: PermitWaiter): number {
   const { fair, queues } = context;
   const ofClass = queues[target.priority];
   const nth = sizeOf(ofClass[target.agentId]!) - 1;
@@ -300,7 +300,7 @@ function positionOfNewest(context: SupervisorContext, target: PermitWaiter): num
 }
 
 /** Returns the permits of a holder, or drops a waiter; a no-op for unknown runs. */
-export function releaseRun(context: SupervisorContext, runId: string): SupervisorContext {
+export function releaseRun(context: LimiterContext, runId: string): LimiterContext {
   const agentId = context.holders[runId];
   if (agentId === undefined) {
     for (const priority of PRIORITIES) {
@@ -321,12 +321,12 @@ export function releaseRun(context: SupervisorContext, runId: string): Superviso
   return { ...context, holders, perAgent, inUse: context.inUse - 1 };
 }
 
-export const supervisorMachine = setup({
+export const limiterMachine = setup({
   types: {
-    context: {} as SupervisorContext,
-    events: {} as SupervisorEvent,
-    input: {} as SupervisorInput,
-    emitted: {} as SupervisorEmitted,
+    context: {} as LimiterContext,
+    events: {} as LimiterEvent,
+    input: {} as LimiterInput,
+    emitted: {} as LimiterEmitted,
   },
   actions: {
     enlist: assign(({ context, event }) => {
@@ -363,7 +363,7 @@ export const supervisorMachine = setup({
     }),
   },
 }).createMachine({
-  id: 'supervisor',
+  id: 'limiter',
   context: ({ input }) => ({
     maxGlobal: input.maxGlobal,
     maxPerAgent: input.maxPerAgent,

@@ -1,5 +1,5 @@
 /*
- * A busy session's story (src/gateway/inspector/assets/session-story.js), first as rows of
+ * A busy session's story (src/gateway/inspector-page/assets/session-story.js), first as rows of
  * event logs and what they tell, then on the log a real engine writes for a steer, a queued
  * message and a burst of interrupts: the story must name the run each steer went into and
  * at which turn, when the queued message ran, and who interrupted or superseded whom.

@@ -8,7 +8,7 @@
  * gets the live actors as they are (current()), so a page opened mid-run shows them at once.
  */
 import type { InspectionEvent } from 'xstate';
-import type { GatewayEngine } from './method-handlers.js';
+import type { GatewayEngine } from '../method-handlers.js';
 import { InspectionFrames } from './inspection-frames.js';
 
 export type InspectSubscriber = (eventJson: string) => void;

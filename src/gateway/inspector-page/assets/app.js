@@ -342,7 +342,7 @@
 
   function actorLabel(actor) {
     const own = actor.id.split('/').pop();
-    if (actor.machineId === 'supervisor') return { name: 'supervisor', kind: 'limiter' };
+    if (actor.machineId === 'limiter') return { name: 'limiter', kind: 'limiter' };
     if (actor.machineId === 'session') return { name: actor.id.replace(/^session:/, ''), kind: 'session' };
     if (actor.machineId === 'run') return { name: shortId(actor.id.replace(/^run:/, '')), kind: 'run' };
     if (actor.machineId === 'act') {
@@ -383,7 +383,7 @@
       const parent = logicalParent(actor);
       if (parent && !state.actors.has(parent) && parent.startsWith('session:')) ensureActor(parent, { machineId: 'session' });
     }
-    if (!state.actors.has('supervisor')) ensureActor('supervisor', { machineId: 'supervisor', value: 'limiting' });
+    if (!state.actors.has('limiter')) ensureActor('limiter', { machineId: 'limiter', value: 'limiting' });
     for (const actor of state.actors.values()) {
       const parent = logicalParent(actor);
       if (parent && state.actors.has(parent)) {
@@ -393,7 +393,7 @@
         roots.push(actor);
       }
     }
-    const rank = { supervisor: 0, session: 1, run: 2 };
+    const rank = { limiter: 0, session: 1, run: 2 };
     const sort = (actors) =>
       actors.sort((a, b) => (rank[a.machineId] ?? 3) - (rank[b.machineId] ?? 3) || a.order - b.order);
     const rows = [];
@@ -442,7 +442,7 @@
 
   function selectedActor() {
     if (state.view === 'run') return replay.actor();
-    const id = state.selectedActorId || (latestRunId() ? `run:${latestRunId()}` : 'supervisor');
+    const id = state.selectedActorId || (latestRunId() ? `run:${latestRunId()}` : 'limiter');
     return state.actors.get(id);
   }
 

@@ -1,5 +1,5 @@
 /*
- * Loads scripts of the inspector page (src/gateway/inspector/assets/) into a fresh V8 context,
+ * Loads scripts of the inspector page (src/gateway/inspector-page/assets/) into a fresh V8 context,
  * as the browser runs them — plain scripts that add to `globalThis.SwitchyardInspector` — so
  * their pure parts are tested here as they ship, with no build step in between.
  */
@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createContext, runInContext } from 'node:vm';
 
-const assets = (file: string) => fileURLToPath(new URL(`../../src/gateway/inspector/assets/${file}`, import.meta.url));
+const assets = (file: string) => fileURLToPath(new URL(`../../src/gateway/inspector-page/assets/${file}`, import.meta.url));
 
 /** Runs the files in order in one new context and returns what they put on the page's namespace. */
 export function loadInspectorScripts<T>(...files: string[]): T {

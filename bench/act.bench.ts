@@ -87,13 +87,22 @@ async function runBatch(batch: WorkArgs[], scheduling: 'groups' | 'dag'): Promis
   spans.clear();
   const engine = await createEngine({
     tools: [work],
-    models: { scripted: scriptedModel([{ toolCalls: batch.map((args, n) => ({ name: 'work', args: { ...args, n } })) }, { text: 'done' }]) },
-    config: { tool_service: { parallel_tool_concurrency: CAP, scheduling }, sandbox: { workspace_root: '/tmp/switchyard-bench' } },
+    models: {
+      scripted: scriptedModel([
+        { toolCalls: batch.map((args, n) => ({ name: 'work', args: { ...args, n } })) },
+        { text: 'done' },
+      ]),
+    },
+    config: {
+      tool_service: { parallel_tool_concurrency: CAP, scheduling },
+      sandbox: { workspace_root: '/tmp/switchyard-bench' },
+    },
   });
   const stamps: number[] = [];
   const stream = engine.events({});
   const listening = (async () => {
-    for await (const event of stream) if (event.type === 'tool.started' || event.type === 'tool.finished') stamps.push(performance.now());
+    for await (const event of stream)
+      if (event.type === 'tool.started' || event.type === 'tool.finished') stamps.push(performance.now());
   })();
   const { runId } = await engine.submit({ sessionId: 'bench', input: 'go' });
   await engine.wait(runId);
@@ -101,14 +110,19 @@ async function runBatch(batch: WorkArgs[], scheduling: 'groups' | 'dag'): Promis
   stream.close();
   await listening;
   await engine.close();
-  const scheduled = history.find((e): e is Extract<RunEvent, { type: 'tool.scheduled' }> => e.type === 'tool.scheduled');
+  const scheduled = history.find(
+    (e): e is Extract<RunEvent, { type: 'tool.scheduled' }> => e.type === 'tool.scheduled',
+  );
   const groups = scheduled?.groups ?? [];
-  const boundaries = scheduling === 'dag' ? [] : groups.slice(1).map(([start, end], g) => {
-    const [previousStart, previousEnd] = groups[g]!;
-    const lastEnded = Math.max(...range(previousStart, previousEnd).map((n) => spans.get(n)?.[1] ?? NaN));
-    const firstBegan = Math.min(...range(start, end).map((n) => spans.get(n)?.[0] ?? NaN));
-    return firstBegan - lastEnded;
-  });
+  const boundaries =
+    scheduling === 'dag'
+      ? []
+      : groups.slice(1).map(([start, end], g) => {
+          const [previousStart, previousEnd] = groups[g]!;
+          const lastEnded = Math.max(...range(previousStart, previousEnd).map((n) => spans.get(n)?.[1] ?? NaN));
+          const firstBegan = Math.min(...range(start, end).map((n) => spans.get(n)?.[0] ?? NaN));
+          return firstBegan - lastEnded;
+        });
   return { makespan: Math.max(...stamps) - Math.min(...stamps), groups, boundaries };
 }
 
@@ -178,7 +192,9 @@ async function commandBatchMakespan(derived: boolean): Promise<number> {
   await engine.wait(runId);
   const history = await engine.history(runId);
   await engine.close();
-  const stamps = history.filter((e) => e.type === 'tool.started' || e.type === 'tool.finished').map((e) => Date.parse(e.at));
+  const stamps = history
+    .filter((e) => e.type === 'tool.started' || e.type === 'tool.finished')
+    .map((e) => Date.parse(e.at));
   return Math.max(...stamps) - Math.min(...stamps);
 }
 
@@ -189,8 +205,13 @@ async function dispatchOverhead(): Promise<{ engineUs: number; baselineUs: numbe
   for (let round = 0; round < 3; round++) {
     const engine = await createEngine({
       tools: [work],
-      models: { scripted: scriptedModel([{ toolCalls: batch.map((args) => ({ name: 'work', args })) }, { text: 'done' }]) },
-      config: { tool_service: { parallel_tool_concurrency: CAP }, sandbox: { workspace_root: '/tmp/switchyard-bench' } },
+      models: {
+        scripted: scriptedModel([{ toolCalls: batch.map((args) => ({ name: 'work', args })) }, { text: 'done' }]),
+      },
+      config: {
+        tool_service: { parallel_tool_concurrency: CAP },
+        sandbox: { workspace_root: '/tmp/switchyard-bench' },
+      },
     });
     const { runId } = await engine.submit({ sessionId: 'overhead', input: 'go' });
     await engine.wait(runId);
@@ -203,7 +224,17 @@ async function dispatchOverhead(): Promise<{ engineUs: number; baselineUs: numbe
   let baselineBest = Infinity;
   for (let round = 0; round < 3; round++) {
     const started = performance.now();
-    await Promise.all(batch.map((args) => work.execute(args, { signal: new AbortController().signal, workspace: '/tmp', callId: 'c', runId: 'r', sessionId: 's' })));
+    await Promise.all(
+      batch.map((args) =>
+        work.execute(args, {
+          signal: new AbortController().signal,
+          workspace: '/tmp',
+          callId: 'c',
+          runId: 'r',
+          sessionId: 's',
+        }),
+      ),
+    );
     baselineBest = Math.min(baselineBest, performance.now() - started);
   }
   return { engineUs: (engineBest / calls) * 1000, baselineUs: (baselineBest / calls) * 1000 };
@@ -241,7 +272,7 @@ const benchmark: Benchmark = async () => {
       note: 'lower bound: sum over groups of ceil(size / cap) waves, each as long as its longest call really took',
     },
     {
-      figure: 'act: group boundary, end of a group\'s last execution to the start of the next group\'s first (median)',
+      figure: "act: group boundary, end of a group's last execution to the start of the next group's first (median)",
       value: median(boundaries) * 1000,
       unit: 'µs',
       target: '< 200 µs',

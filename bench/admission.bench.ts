@@ -23,7 +23,9 @@ async function engineMakespan(store: 'memory' | 'file' = 'memory'): Promise<numb
   const engine = await createEngine({
     store: dir === undefined ? 'memory' : { dir },
     models: { scripted: scriptedModel([{ text: 'ok' }]) },
-    config: { execution: { max_runs_global: 8, max_runs_per_agent: 8, wait_lane_capacity: RUNS, busy_policy: 'queue' } },
+    config: {
+      execution: { max_runs_global: 8, max_runs_per_agent: 8, wait_lane_capacity: RUNS, busy_policy: 'queue' },
+    },
   } satisfies EngineOptions);
   const started = performance.now();
   const submitted = [];
@@ -41,7 +43,8 @@ async function baselineMakespan(): Promise<number> {
   const baseline = handRolledEngine({ maxGlobal: 8, maxPerAgent: 8, laneCapacity: RUNS, timeoutMs: 172_800_000 });
   const started = performance.now();
   const done = [];
-  for (let i = 0; i < RUNS; i++) done.push(baseline.submit({ sessionId: `s${i % SESSIONS}`, agentId: `a${i % 4}`, input: `message ${i}` }));
+  for (let i = 0; i < RUNS; i++)
+    done.push(baseline.submit({ sessionId: `s${i % SESSIONS}`, agentId: `a${i % 4}`, input: `message ${i}` }));
   await Promise.all(done);
   return performance.now() - started;
 }
@@ -66,7 +69,8 @@ async function startLatencies(): Promise<number[]> {
   return latencies.sort((a, b) => a - b);
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 
 const benchmark: Benchmark = async () => {
   await engineMakespan();
@@ -108,7 +112,11 @@ const benchmark: Benchmark = async () => {
       target: '>= 0.4',
       note: 'file store (lowdb) in a temp directory, fsync off; every answer after its journal write',
     },
-    { figure: 'admission: submit -> run.started p50 (1,000 runs over 200 sessions)', value: percentile(latencies, 0.5) * 1000, unit: 'µs' },
+    {
+      figure: 'admission: submit -> run.started p50 (1,000 runs over 200 sessions)',
+      value: percentile(latencies, 0.5) * 1000,
+      unit: 'µs',
+    },
     {
       figure: 'admission: submit -> run.started p99 (1,000 runs over 200 sessions)',
       value: percentile(latencies, 0.99) * 1000,

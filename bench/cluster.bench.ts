@@ -14,7 +14,12 @@ import { LowdbStore, type Store } from '../src/store/index.js';
 import { connectRedis } from '../src/store/redis-client.js';
 import { RedisStore } from '../src/store/redis-store.js';
 import { redisUnavailable, startRedisServer, type RedisServer } from '../test/cluster/redis-server.js';
-import { startServeProcess, stopServeProcess, type ClusterLayout, type ServeProcess } from '../test/cluster/serve-process.js';
+import {
+  startServeProcess,
+  stopServeProcess,
+  type ClusterLayout,
+  type ServeProcess,
+} from '../test/cluster/serve-process.js';
 import type { BenchFigure, Benchmark } from './types.js';
 
 const RUNS = 600;
@@ -22,7 +27,8 @@ const SESSIONS = 120;
 const IN_FLIGHT = 32;
 const LATENCY_SAMPLES = 150;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 
 interface ClusterFigures {
   runsPerSecond: number;
@@ -37,9 +43,17 @@ async function measureCluster(redis: RedisServer, root: string, processes: numbe
     keyPrefix: `bench${processes}:`,
     token: randomBytes(32).toString('base64url'),
     leaseSeconds: 10,
-    extraToml: ['[execution]', 'max_runs_global = 8', 'max_runs_per_agent = 8', `wait_lane_capacity = ${RUNS}`, 'busy_policy = "queue"'].join('\n'),
+    extraToml: [
+      '[execution]',
+      'max_runs_global = 8',
+      'max_runs_per_agent = 8',
+      `wait_lane_capacity = ${RUNS}`,
+      'busy_policy = "queue"',
+    ].join('\n'),
   };
-  const nodes: ServeProcess[] = await Promise.all(Array.from({ length: processes }, (_, i) => startServeProcess(layout, `n${i + 1}`)));
+  const nodes: ServeProcess[] = await Promise.all(
+    Array.from({ length: processes }, (_, i) => startServeProcess(layout, `n${i + 1}`)),
+  );
   try {
     const feed = nodes[0]!.client.subscribe({});
     await feed.ready;
@@ -61,7 +75,11 @@ async function measureCluster(redis: RedisServer, root: string, processes: numbe
     await Promise.all(
       Array.from({ length: IN_FLIGHT }, async () => {
         for (let i = next++; i < RUNS; i = next++) {
-          await nodes[i % processes]!.client.submit({ sessionId: `s${i % SESSIONS}`, agentId: `a${i % 4}`, input: `message ${i}` });
+          await nodes[i % processes]!.client.submit({
+            sessionId: `s${i % SESSIONS}`,
+            agentId: `a${i % 4}`,
+            input: `message ${i}`,
+          });
         }
       }),
     );
@@ -111,7 +129,10 @@ function appender(store: Store) {
 }
 
 /** µs/event for each store, over rounds alternating between them. */
-async function appendCost(redisUrl: string, root: string): Promise<{ awaited: [number, number]; bursts: [number, number] }> {
+async function appendCost(
+  redisUrl: string,
+  root: string,
+): Promise<{ awaited: [number, number]; bursts: [number, number] }> {
   const client = await connectRedis(redisUrl);
   const redisStore = await RedisStore.open({ client, keyPrefix: 'bench-append:' });
   const lowdb = await LowdbStore.open(join(root, 'lowdb'));
@@ -172,8 +193,16 @@ const benchmark: Benchmark = async () => {
         ...(i === 0 ? { note } : {}),
       })),
       ...byProcesses.flatMap((f, i): BenchFigure[] => [
-        { figure: `cluster: submit -> run.started p50, ${i + 1} process${i === 0 ? '' : 'es'}`, value: f.p50 * 1000, unit: 'µs' },
-        { figure: `cluster: submit -> run.started p99, ${i + 1} process${i === 0 ? '' : 'es'}`, value: f.p99 * 1000, unit: 'µs' },
+        {
+          figure: `cluster: submit -> run.started p50, ${i + 1} process${i === 0 ? '' : 'es'}`,
+          value: f.p50 * 1000,
+          unit: 'µs',
+        },
+        {
+          figure: `cluster: submit -> run.started p99, ${i + 1} process${i === 0 ? '' : 'es'}`,
+          value: f.p99 * 1000,
+          unit: 'µs',
+        },
       ]),
       {
         figure: 'cluster: event append on Redis, awaited one at a time (baseline: lowdb file store)',

@@ -48,7 +48,11 @@ async function makespan(store: 'memory' | 'file' | 'file+fsync'): Promise<{ ms: 
 }
 
 const benchmark: Benchmark = async () => {
-  const best = { memory: { ms: Infinity, answerP50: 0 }, file: { ms: Infinity, answerP50: 0 }, 'file+fsync': { ms: Infinity, answerP50: 0 } };
+  const best = {
+    memory: { ms: Infinity, answerP50: 0 },
+    file: { ms: Infinity, answerP50: 0 },
+    'file+fsync': { ms: Infinity, answerP50: 0 },
+  };
   for (let round = 0; round <= ROUNDS; round++) {
     for (const store of ['memory', 'file', 'file+fsync'] as const) {
       const measured = await makespan(store);

@@ -43,7 +43,10 @@ async function microsPerRead(read: () => Promise<unknown>, calls: number): Promi
 }
 
 /** Reads through the swapped path `d/t` while the swapper runs; how many returned the secret. */
-async function raceWins(workspace: string, read: (workspace: string, path: string) => Promise<Buffer>): Promise<number> {
+async function raceWins(
+  workspace: string,
+  read: (workspace: string, path: string) => Promise<Buffer>,
+): Promise<number> {
   let wins = 0;
   for (let i = 0; i < RACE_ATTEMPTS; i++) {
     const bytes = await read(workspace, 'd/t').catch(() => undefined);
@@ -64,7 +67,16 @@ const fileScopeBenchmark: Benchmark = async () => {
     const walk = await microsPerRead(() => readByDescriptor(workspace, deep), 2_000);
     const check = await microsPerRead(() => checkThenRead(workspace, deep), 2_000);
     const sandboxed = await microsPerRead(
-      () => runCommand({ command: `cat ${deep}`, cwd: workspace, workspace, timeoutMs: 10_000, maxOutputBytes: 1 << 20, network: false, backend: 'bwrap' }),
+      () =>
+        runCommand({
+          command: `cat ${deep}`,
+          cwd: workspace,
+          workspace,
+          timeoutMs: 10_000,
+          maxOutputBytes: 1 << 20,
+          network: false,
+          backend: 'bwrap',
+        }),
       10,
     );
 
@@ -75,15 +87,30 @@ const fileScopeBenchmark: Benchmark = async () => {
     writeFileSync(join(workspace, 'd.real', 't'), 'inside\n');
     writeFileSync(join(outside, 't'), `${SECRET}\n`);
     symlinkSync(outside, join(workspace, 'd.link'));
-    const swapper = spawn(process.execPath, [fileURLToPath(new URL('../test/sandbox/fixtures/symlink-swapper.mjs', import.meta.url)), workspace]);
+    const swapper = spawn(process.execPath, [
+      fileURLToPath(new URL('../test/sandbox/fixtures/symlink-swapper.mjs', import.meta.url)),
+      workspace,
+    ]);
     await new Promise<void>((ready) => swapper.stdout.once('data', () => ready()));
     setPriority(swapper.pid ?? 0, 19);
     const oldWins = await raceWins(workspace, checkThenRead);
     const newWins = await raceWins(workspace, readByDescriptor);
     swapper.kill('SIGKILL');
     return [
-      { figure: 'file tools: read 3 dirs deep, descriptor walk (baseline: check then read by path)', value: walk, unit: 'µs/call', baseline: check, ratio: walk / check },
-      { figure: 'file tools: read in a bubblewrap sandbox per call (baseline: descriptor walk)', value: sandboxed, unit: 'µs/call', baseline: walk, ratio: sandboxed / walk },
+      {
+        figure: 'file tools: read 3 dirs deep, descriptor walk (baseline: check then read by path)',
+        value: walk,
+        unit: 'µs/call',
+        baseline: check,
+        ratio: walk / check,
+      },
+      {
+        figure: 'file tools: read in a bubblewrap sandbox per call (baseline: descriptor walk)',
+        value: sandboxed,
+        unit: 'µs/call',
+        baseline: walk,
+        ratio: sandboxed / walk,
+      },
       {
         figure: `file tools: secret reads out of ${RACE_ATTEMPTS} against the symlink swapper, descriptor walk (baseline: check then read)`,
         value: newWins,

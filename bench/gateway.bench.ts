@@ -34,7 +34,10 @@ class CountingClient {
 
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer) => {
-      if (data.length >= EVENT_PREFIX.length && data.compare(EVENT_PREFIX, 0, EVENT_PREFIX.length, 0, EVENT_PREFIX.length) === 0) {
+      if (
+        data.length >= EVENT_PREFIX.length &&
+        data.compare(EVENT_PREFIX, 0, EVENT_PREFIX.length, 0, EVENT_PREFIX.length) === 0
+      ) {
         this.count += 1;
         this.lastAt = performance.now();
       }
@@ -54,7 +57,9 @@ class CountingClient {
 function engineOf(): Promise<Engine> {
   return createEngine({
     models: { scripted: scriptedModel([{ text: 'ok' }]) },
-    config: { execution: { max_runs_global: 8, max_runs_per_agent: 8, wait_lane_capacity: RUNS, busy_policy: 'queue' } },
+    config: {
+      execution: { max_runs_global: 8, max_runs_per_agent: 8, wait_lane_capacity: RUNS, busy_policy: 'queue' },
+    },
   });
 }
 
@@ -67,7 +72,8 @@ async function publish(engine: Engine, clients: CountingClient[]): Promise<Round
   })();
   const started = performance.now();
   const submitted = [];
-  for (let i = 0; i < RUNS; i++) submitted.push(await engine.submit({ sessionId: `s${i % SESSIONS}`, input: `message ${i}` }));
+  for (let i = 0; i < RUNS; i++)
+    submitted.push(await engine.submit({ sessionId: `s${i % SESSIONS}`, input: `message ${i}` }));
   await Promise.all(submitted.map((s) => engine.wait(s.runId)));
   // Every event is out once each client holds as many as the engine streamed, and that stays so.
   let stableSince = performance.now();
@@ -89,7 +95,11 @@ async function gatewayRound(): Promise<Round> {
   const dataDir = await mkdtemp(join(tmpdir(), 'switchyard-bench-gateway-'));
   const engine = await engineOf();
   const gateway = await startGateway({ engine, port: 0, dataDir, heartbeatMs: 0, logger: { warn: () => {} } });
-  const clients = await Promise.all(Array.from({ length: CLIENTS }, () => CountingClient.open(gateway.url, { Authorization: `Bearer ${gateway.token}` })));
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, () =>
+      CountingClient.open(gateway.url, { Authorization: `Bearer ${gateway.token}` }),
+    ),
+  );
   await Promise.all(
     clients.map(
       (client, i) =>
@@ -119,7 +129,9 @@ async function rawRound(): Promise<Round> {
   const sockets: WebSocket[] = [];
   wss.on('connection', (ws) => sockets.push(ws));
   const { port } = wss.address() as { port: number };
-  const clients = await Promise.all(Array.from({ length: CLIENTS }, () => CountingClient.open(`ws://127.0.0.1:${port}`)));
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, () => CountingClient.open(`ws://127.0.0.1:${port}`)),
+  );
   while (sockets.length < CLIENTS) await new Promise((resolve) => setImmediate(resolve));
   const source = engine.events({});
   const broadcasting = (async () => {

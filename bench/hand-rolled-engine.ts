@@ -41,7 +41,12 @@ async function* instantModel(signal: AbortSignal): AsyncIterable<{ type: 'delta'
   yield { type: 'message', text: 'ok' };
 }
 
-export function handRolledEngine(limits: { maxGlobal: number; maxPerAgent: number; laneCapacity: number; timeoutMs: number }) {
+export function handRolledEngine(limits: {
+  maxGlobal: number;
+  maxPerAgent: number;
+  laneCapacity: number;
+  timeoutMs: number;
+}) {
   const sessionTails = new Map<string, { tail: Promise<void>; waiting: number }>();
   const global = new Semaphore(limits.maxGlobal);
   const perAgent = new Map<string, Semaphore>();
@@ -55,7 +60,15 @@ export function handRolledEngine(limits: { maxGlobal: number; maxPerAgent: numbe
     const emit = (type: string, data: Record<string, unknown> = {}) => {
       const next = (sessionSeq.get(sessionId) ?? 0) + 1;
       sessionSeq.set(sessionId, next);
-      const event: LoggedEvent = { type, runId, sessionId, seq: ++seq, sessionSeq: next, at: new Date().toISOString(), ...data };
+      const event: LoggedEvent = {
+        type,
+        runId,
+        sessionId,
+        seq: ++seq,
+        sessionSeq: next,
+        at: new Date().toISOString(),
+        ...data,
+      };
       log.push(event);
       for (const listener of listeners) listener(event);
     };

@@ -28,7 +28,10 @@ async function runsPerSecond(inspected: boolean): Promise<{ rate: number; events
     models: {
       scripted: scriptedModel([{ toolCalls: [0, 1, 2].map((n) => ({ name: 'look', args: { n } })) }, { text: 'ok' }]),
     },
-    config: { execution: { busy_policy: 'queue', wait_lane_capacity: RUNS }, sandbox: { workspace_root: '/tmp/switchyard-bench' } },
+    config: {
+      execution: { busy_policy: 'queue', wait_lane_capacity: RUNS },
+      sandbox: { workspace_root: '/tmp/switchyard-bench' },
+    },
   });
   let events = 0;
   let chars = 0;
@@ -43,7 +46,8 @@ async function runsPerSecond(inspected: boolean): Promise<{ rate: number; events
     : () => {};
   const started = performance.now();
   const ids = [];
-  for (let i = 0; i < RUNS; i++) ids.push((await engine.submit({ sessionId: `s${i % SESSIONS}`, input: `m${i}` })).runId);
+  for (let i = 0; i < RUNS; i++)
+    ids.push((await engine.submit({ sessionId: `s${i % SESSIONS}`, input: `m${i}` })).runId);
   for (const id of ids) await engine.wait(id);
   const elapsed = performance.now() - started;
   stop();

@@ -37,7 +37,8 @@ async function idleSessionBytes(store: () => Store): Promise<number> {
   engine = await createEngine({ store: store(), models: { scripted: scriptedModel([{ text: 'ok' }]) } });
   const grown = await heapAfter(async () => {
     const ids = [];
-    for (let i = 0; i < SESSIONS; i++) ids.push((await engine!.submit({ sessionId: `idle-${i}`, input: 'hello' })).runId);
+    for (let i = 0; i < SESSIONS; i++)
+      ids.push((await engine!.submit({ sessionId: `idle-${i}`, input: 'hello' })).runId);
     for (const id of ids) await engine!.wait(id);
   });
   await engine.close();
@@ -48,7 +49,9 @@ async function queuedRunBytes(): Promise<number> {
   const engine = await createEngine({
     store: new DiscardingStore(),
     models: { scripted: scriptedModel([{ text: 'slow', delayMs: 60_000 }]) },
-    config: { execution: { wait_lane_capacity: QUEUED, busy_policy: 'queue', max_runs_global: 100, max_runs_per_agent: 100 } },
+    config: {
+      execution: { wait_lane_capacity: QUEUED, busy_policy: 'queue', max_runs_global: 100, max_runs_per_agent: 100 },
+    },
   });
   const sessions = 20;
   for (let s = 0; s < sessions; s++) await engine.submit({ sessionId: `busy-${s}`, input: 'occupy' });
@@ -65,8 +68,17 @@ const benchmark: Benchmark = async () => {
   const idleWithHistory = await idleSessionBytes(() => new MemoryStore());
   const queued = await queuedRunBytes();
   const figures: BenchFigure[] = [
-    { figure: 'memory: heap per idle session (engine, store on disk)', value: idleEngineOnly / 1024, unit: 'KiB', target: '<= 8' },
-    { figure: 'memory: heap per idle session incl. in-memory store history', value: idleWithHistory / 1024, unit: 'KiB' },
+    {
+      figure: 'memory: heap per idle session (engine, store on disk)',
+      value: idleEngineOnly / 1024,
+      unit: 'KiB',
+      target: '<= 8',
+    },
+    {
+      figure: 'memory: heap per idle session incl. in-memory store history',
+      value: idleWithHistory / 1024,
+      unit: 'KiB',
+    },
     { figure: 'memory: heap per queued run', value: queued / 1024, unit: 'KiB' },
   ];
   return figures;

@@ -93,7 +93,8 @@ function figureFor(label: string, batches: Claim[][]): BenchFigure & { baseline:
 const partitionBenchmark: Benchmark = async () => {
   const random = seededRandom(0x5eed);
   // Many different batches per size, so the figure is not one lucky batch.
-  const mixed = (size: number): Claim[][] => Array.from({ length: Math.max(4, 2048 / size) }, () => mixedBatch(size, random));
+  const mixed = (size: number): Claim[][] =>
+    Array.from({ length: Math.max(4, 2048 / size) }, () => mixedBatch(size, random));
   const sizes = [8, 64, 512];
   const perSize = sizes.map((size) => figureFor(`partition mixed batch of ${size}`, mixed(size)));
   const wide = {

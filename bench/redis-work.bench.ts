@@ -31,14 +31,30 @@ interface Kind {
   cpuTargetMs?: number;
 }
 
-const lookup = defineTool({ name: 'lookup', description: 'Looks a key up.', input: z.object({ key: z.string() }), readOnly: true, idempotent: true, execute: async ({ key }) => `value of ${key}` });
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks a key up.',
+  input: z.object({ key: z.string() }),
+  readOnly: true,
+  idempotent: true,
+  execute: async ({ key }) => `value of ${key}`,
+});
 
 const KINDS: Kind[] = [
-  { name: 'instant run', script: () => ({ text: 'done' }), perSession: 5, queued: false, commandTarget: 25, cpuTargetMs: 0.1 },
+  {
+    name: 'instant run',
+    script: () => ({ text: 'done' }),
+    perSession: 5,
+    queued: false,
+    commandTarget: 25,
+    cpuTargetMs: 0.1,
+  },
   {
     name: 'run with a 3-call tool batch',
     script: ({ turn }) =>
-      turn === 0 ? { toolCalls: ['a', 'b', 'c'].map((key) => ({ id: key, name: 'lookup', args: { key } })) } : { text: 'looked up' },
+      turn === 0
+        ? { toolCalls: ['a', 'b', 'c'].map((key) => ({ id: key, name: 'lookup', args: { key } })) }
+        : { text: 'looked up' },
     perSession: 3,
     queued: false,
     commandTarget: 60,
@@ -53,21 +69,34 @@ async function measure(url: string, kind: Kind): Promise<{ work: RedisWork; runs
     cluster: { lease_seconds: 10, node_id: 'bench' },
     execution: { max_runs_global: 1000, max_runs_per_agent: 1000, busy_policy: 'queue', wait_lane_capacity: 1000 },
   });
-  const node = await ClusterNode.start({ config, models: { scripted: scriptedModel(kind.script) }, tools: [lookup], log: () => {}, onError: () => {} });
+  const node = await ClusterNode.start({
+    config,
+    models: { scripted: scriptedModel(kind.script) },
+    tools: [lookup],
+    log: () => {},
+    onError: () => {},
+  });
   const probe = new Redis(url);
   try {
     // Warm: the scripts are loaded and every session is owned before the reading starts.
-    await Promise.all(Array.from({ length: SESSIONS }, async (_, s) => node.wait((await node.submit({ sessionId: `s${s}`, input: 'warm' })).runId)));
+    await Promise.all(
+      Array.from({ length: SESSIONS }, async (_, s) =>
+        node.wait((await node.submit({ sessionId: `s${s}`, input: 'warm' })).runId),
+      ),
+    );
     await node.store.durable();
     const before = await readRedis(probe);
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, s) => {
         const sessionId = `s${s}`;
         if (kind.queued) {
-          const ids = await Promise.all(Array.from({ length: kind.perSession }, (_, i) => node.submit({ sessionId, input: `m${i}` })));
+          const ids = await Promise.all(
+            Array.from({ length: kind.perSession }, (_, i) => node.submit({ sessionId, input: `m${i}` })),
+          );
           for (const { runId } of ids) await node.wait(runId);
         } else {
-          for (let i = 0; i < kind.perSession; i++) await node.wait((await node.submit({ sessionId, input: `m${i}` })).runId);
+          for (let i = 0; i < kind.perSession; i++)
+            await node.wait((await node.submit({ sessionId, input: `m${i}` })).runId);
         }
       }),
     );
@@ -93,8 +122,19 @@ const benchmark: Benchmark = async () => {
       const { work, runs } = await measure(redis.url, kind);
       const note = `${runs} runs over ${SESSIONS} sessions, one process; per run: ${breakdownPerRun(work, runs)}`;
       figures.push(
-        { figure: `redis work: commands per ${kind.name}`, value: work.commands / runs, unit: 'commands', target: `≤ ${kind.commandTarget}`, note },
-        { figure: `redis work: Redis CPU per ${kind.name}`, value: (work.cpuMs / runs) * 1000, unit: 'µs', ...(kind.cpuTargetMs ? { target: `≤ ${kind.cpuTargetMs * 1000}` } : {}) },
+        {
+          figure: `redis work: commands per ${kind.name}`,
+          value: work.commands / runs,
+          unit: 'commands',
+          target: `≤ ${kind.commandTarget}`,
+          note,
+        },
+        {
+          figure: `redis work: Redis CPU per ${kind.name}`,
+          value: (work.cpuMs / runs) * 1000,
+          unit: 'µs',
+          ...(kind.cpuTargetMs ? { target: `≤ ${kind.cpuTargetMs * 1000}` } : {}),
+        },
       );
     }
     return figures;

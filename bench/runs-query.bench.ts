@@ -36,7 +36,15 @@ function recordsOf(i: number, total: number): RunRecord[] {
   const endedAt = createdAt;
   const ended: RunRecord =
     i % 10 === 3
-      ? { ...base, state: 'failed', error: { code: 'timeout', message: 'too slow' }, startedAt: createdAt, endedAt, turns: 4, toolCalls: 6 }
+      ? {
+          ...base,
+          state: 'failed',
+          error: { code: 'timeout', message: 'too slow' },
+          startedAt: createdAt,
+          endedAt,
+          turns: 4,
+          toolCalls: 6,
+        }
       : i % 10 === 7
         ? { ...base, state: 'cancelled', reason: 'superseded', endedAt, turns: 0, toolCalls: 0 }
         : { ...base, state: 'completed', output: 'ok', startedAt: createdAt, endedAt, turns: 2, toolCalls: 3 };
@@ -90,7 +98,8 @@ async function measure(dir: string, shape: Shape): Promise<{ ms: number; reads: 
   const store = await LowdbStore.open(dir);
   try {
     let before: string | undefined;
-    for (let i = 0; i < shape.skip; i++) before = (await store.queryRuns({ ...shape.query, limit: LIMIT, ...(before ? { before } : {}) })).cursor;
+    for (let i = 0; i < shape.skip; i++)
+      before = (await store.queryRuns({ ...shape.query, limit: LIMIT, ...(before ? { before } : {}) })).cursor;
     const reads = store.stats().fileReads;
     const started = performance.now();
     const page = await store.queryRuns({ ...shape.query, limit: LIMIT, ...(before ? { before } : {}) });
@@ -121,7 +130,9 @@ const benchmark: Benchmark = async () => {
         }
       }
       if (reads > runs + 1 + LIST_READS) {
-        throw new Error(`runs.query (${shape.name}) read ${reads} files for a page of ${runs} runs with ${LARGE} stored: it must read only its page`);
+        throw new Error(
+          `runs.query (${shape.name}) read ${reads} files for a page of ${runs} runs with ${LARGE} stored: it must read only its page`,
+        );
       }
       readsNote.push(`${shape.name}: ${reads} files for ${runs} runs`);
       figures.push({

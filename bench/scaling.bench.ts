@@ -24,7 +24,9 @@ async function costPerRun(sessions: number, runs = RUNS): Promise<number> {
   const started = performance.now();
   for (let wave = 0; wave < runs / sessions; wave++) {
     const submitted = await Promise.all(
-      Array.from({ length: sessions }, (_, s) => engine.submit({ sessionId: `s${s}`, agentId: `a${s % 4}`, input: `message ${wave}` })),
+      Array.from({ length: sessions }, (_, s) =>
+        engine.submit({ sessionId: `s${s}`, agentId: `a${s % 4}`, input: `message ${wave}` }),
+      ),
     );
     await Promise.all(submitted.map(({ runId }) => engine.wait(runId)));
   }

@@ -53,7 +53,9 @@ class Appender {
   }
 }
 
-async function prefilled(events: number): Promise<{ dir: string; store: LowdbStore; appender: Appender; fillMs: number }> {
+async function prefilled(
+  events: number,
+): Promise<{ dir: string; store: LowdbStore; appender: Appender; fillMs: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'switchyard-bench-store-'));
   const started = performance.now();
   const filling = await LowdbStore.open(dir, { segmentItems: SEGMENT_ITEMS });

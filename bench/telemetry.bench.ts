@@ -25,14 +25,19 @@ type Variant = 'off' | 'metrics' | 'traces' | 'logs';
 /** CPU milliseconds the process spent admitting and running RUNS runs. */
 async function cpuMs(variant: Variant, collectorUrl: string): Promise<number> {
   const options: TelemetryOptions = {
-    telemetry: { metrics: true, ...(variant === 'traces' || variant === 'logs' ? { otlp_endpoint: collectorUrl } : {}) },
+    telemetry: {
+      metrics: true,
+      ...(variant === 'traces' || variant === 'logs' ? { otlp_endpoint: collectorUrl } : {}),
+    },
     ...(variant === 'logs' ? { logger: await createLogger({ level: 'info', env: {}, write: () => {} }) } : {}),
   };
   const telemetry = variant === 'off' ? undefined : await startTelemetry(options);
   const store = new MemoryStore();
   const engine = await createEngine({
     models: { scripted: scriptedModel([{ text: 'ok' }]) },
-    config: { execution: { max_runs_global: 8, max_runs_per_agent: 8, wait_lane_capacity: RUNS, busy_policy: 'queue' } },
+    config: {
+      execution: { max_runs_global: 8, max_runs_per_agent: 8, wait_lane_capacity: RUNS, busy_policy: 'queue' },
+    },
     store: telemetry ? telemetry.instrumentStore(store) : store,
     ...(telemetry ? { observer: telemetry.observer } : {}),
   });
@@ -83,7 +88,10 @@ const benchmark: Benchmark = async () => {
   return [
     { figure: 'telemetry: runs per CPU second with telemetry off', value: rate('off'), unit: 'runs/cpu-s' },
     figure('metrics', 'metrics on'),
-    { ...figure('traces', 'metrics and traces on (OTLP/HTTP)'), note: `${spansReceived} OTLP export requests reached the collector stub` },
+    {
+      ...figure('traces', 'metrics and traces on (OTLP/HTTP)'),
+      note: `${spansReceived} OTLP export requests reached the collector stub`,
+    },
     figure('logs', 'metrics, traces and info logs on'),
   ];
 };

@@ -18,7 +18,11 @@ const ROUNDS = 5;
 
 /** queued -> running -> done: asks for permits, then for the model's reply. */
 const runFloor = setup({
-  types: { input: {} as { runId: string; agentId: string }, context: {} as { runId: string; agentId: string }, events: {} as { type: 'GRANTED' } | { type: 'REPLY' } },
+  types: {
+    input: {} as { runId: string; agentId: string },
+    context: {} as { runId: string; agentId: string },
+    events: {} as { type: 'GRANTED' } | { type: 'REPLY' },
+  },
   actions: { requestPermits: () => {}, requestReply: () => {}, ended: () => {} },
 }).createMachine({
   context: ({ input }) => input,
@@ -45,17 +49,32 @@ const limiterFloor = setup({
 }).createMachine({
   context: { free: LIMIT, perAgent: {}, waiters: [] },
   on: {
-    ACQUIRE: { actions: enqueueActions(({ context, event, enqueue }) => grantAll(context, [...context.waiters, { runId: event.runId, agentId: event.agentId }], enqueue)) },
+    ACQUIRE: {
+      actions: enqueueActions(({ context, event, enqueue }) =>
+        grantAll(context, [...context.waiters, { runId: event.runId, agentId: event.agentId }], enqueue),
+      ),
+    },
     RELEASE: {
       actions: enqueueActions(({ context, event, enqueue }) => {
-        const released = { ...context, free: context.free + 1, perAgent: { ...context.perAgent, [event.agentId]: (context.perAgent[event.agentId] ?? 0) - 1 } };
+        const released = {
+          ...context,
+          free: context.free + 1,
+          perAgent: { ...context.perAgent, [event.agentId]: (context.perAgent[event.agentId] ?? 0) - 1 },
+        };
         grantAll(released, context.waiters, enqueue);
       }),
     },
   },
 });
 
-function grantAll(context: LimiterContext, waiters: LimiterContext['waiters'], enqueue: { assign: (c: Partial<LimiterContext>) => void } & ((action: { type: 'grant'; params: { runId: string } }) => void)): void {
+function grantAll(
+  context: LimiterContext,
+  waiters: LimiterContext['waiters'],
+  enqueue: { assign: (c: Partial<LimiterContext>) => void } & ((action: {
+    type: 'grant';
+    params: { runId: string };
+  }) => void),
+): void {
   let free = context.free;
   const perAgent = { ...context.perAgent };
   const left: LimiterContext['waiters'] = [];
@@ -79,13 +98,20 @@ const sessionFloor = setup({
   context: { lane: [] },
   initial: 'idle',
   states: {
-    idle: { on: { SUBMIT: { target: 'busy', actions: { type: 'admit', params: ({ event }) => ({ runId: event.runId }) } } } },
+    idle: {
+      on: { SUBMIT: { target: 'busy', actions: { type: 'admit', params: ({ event }) => ({ runId: event.runId }) } } },
+    },
     busy: {
       on: {
         SUBMIT: { actions: assign({ lane: ({ context, event }) => [...context.lane, event.runId] }) },
         RUN_ENDED: [
           { guard: ({ context }) => context.lane.length === 0, target: 'idle' },
-          { actions: [{ type: 'admit', params: ({ context }) => ({ runId: context.lane[0]! }) }, assign({ lane: ({ context }) => context.lane.slice(1) })] },
+          {
+            actions: [
+              { type: 'admit', params: ({ context }) => ({ runId: context.lane[0]! }) },
+              assign({ lane: ({ context }) => context.lane.slice(1) }),
+            ],
+          },
         ],
       },
     },
@@ -100,10 +126,13 @@ async function floorAdmissionMakespan(): Promise<number> {
   let finished = 0;
   let allDone!: () => void;
   const done = new Promise<void>((resolve) => (allDone = resolve));
-  const limiter = createActor(limiterFloor.provide({ actions: { grant: (_, { runId }) => runs.get(runId)?.send({ type: 'GRANTED' }) } })).start();
+  const limiter = createActor(
+    limiterFloor.provide({ actions: { grant: (_, { runId }) => runs.get(runId)?.send({ type: 'GRANTED' }) } }),
+  ).start();
   const run = runFloor.provide({
     actions: {
-      requestPermits: ({ context }) => limiter.send({ type: 'ACQUIRE', runId: context.runId, agentId: context.agentId }),
+      requestPermits: ({ context }) =>
+        limiter.send({ type: 'ACQUIRE', runId: context.runId, agentId: context.agentId }),
       requestReply: ({ self }) => void Promise.resolve().then(() => self.send({ type: 'REPLY' })),
       ended: ({ context }) => {
         runs.delete(context.runId);
@@ -136,10 +165,16 @@ async function floorAdmissionMakespan(): Promise<number> {
 }
 
 async function handRolledMakespan(): Promise<number> {
-  const baseline = handRolledEngine({ maxGlobal: LIMIT, maxPerAgent: LIMIT, laneCapacity: RUNS, timeoutMs: 172_800_000 });
+  const baseline = handRolledEngine({
+    maxGlobal: LIMIT,
+    maxPerAgent: LIMIT,
+    laneCapacity: RUNS,
+    timeoutMs: 172_800_000,
+  });
   const started = performance.now();
   const done = [];
-  for (let i = 0; i < RUNS; i++) done.push(baseline.submit({ sessionId: `s${i % SESSIONS}`, agentId: `a${i % 4}`, input: `message ${i}` }));
+  for (let i = 0; i < RUNS; i++)
+    done.push(baseline.submit({ sessionId: `s${i % SESSIONS}`, agentId: `a${i % 4}`, input: `message ${i}` }));
   await Promise.all(done);
   return performance.now() - started;
 }
@@ -161,7 +196,10 @@ const callFloor = setup({
 
 /** Spawns a call actor per call, at most LIMIT at once, and stops each as it reports. */
 const batchFloor = setup({
-  types: { context: {} as { next: number; running: number; finished: number }, events: {} as { type: 'CALL_DONE'; index: number } },
+  types: {
+    context: {} as { next: number; running: number; finished: number },
+    events: {} as { type: 'CALL_DONE'; index: number },
+  },
   actors: { call: callFloor },
 }).createMachine({
   context: { next: 0, running: 0, finished: 0 },
@@ -185,7 +223,10 @@ const batchFloor = setup({
 
 function startCalls(
   context: { next: number; running: number; finished: number },
-  enqueue: { assign: (c: Partial<typeof context>) => void; spawnChild: (src: 'call', options: { id: string; input: { index: number } }) => void },
+  enqueue: {
+    assign: (c: Partial<typeof context>) => void;
+    spawnChild: (src: 'call', options: { id: string; input: { index: number } }) => void;
+  },
 ): void {
   let { next, running } = context;
   while (running < LIMIT && next < CALLS) {
@@ -199,7 +240,11 @@ function startCalls(
 async function floorDispatchPerCall(): Promise<number> {
   const noop = async () => 'ok';
   const batch = batchFloor.provide({
-    actors: { call: callFloor.provide({ actions: { execute: ({ self }) => void noop().then(() => self.send({ type: 'DONE' })) } }) },
+    actors: {
+      call: callFloor.provide({
+        actions: { execute: ({ self }) => void noop().then(() => self.send({ type: 'DONE' })) },
+      }),
+    },
   });
   const started = performance.now();
   const actor = createActor(batch).start();
@@ -237,7 +282,7 @@ const benchmark: Benchmark = async () => {
       unit: 'runs/s',
       baseline: baselineRate,
       ratio: floorRate / baselineRate,
-      note: 'a session actor per session, one limiter actor, an actor per run, each the smallest machine that plays its part; none of the engine\'s work. Baseline: the hand-rolled engine of the admission figure, which does that work',
+      note: "a session actor per session, one limiter actor, an actor per run, each the smallest machine that plays its part; none of the engine's work. Baseline: the hand-rolled engine of the admission figure, which does that work",
     },
     {
       figure: 'floor: dispatch per no-op call on bare XState machines (1,000 calls, 8 at once)',

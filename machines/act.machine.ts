@@ -10,7 +10,13 @@
  * open call at once. Pure.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type { CallDoneEvent, ToolCallBegin, ToolCallError, ToolCallInput, ToolCallOutcome } from './tool-call.machine.js';
+import type {
+  CallDoneEvent,
+  ToolCallBegin,
+  ToolCallError,
+  ToolCallInput,
+  ToolCallOutcome,
+} from './tool-call.machine.js';
 import { toolCallMachine } from './tool-call.machine.js';
 
 export interface PlannedCall {
@@ -196,7 +202,10 @@ const advance = actSetup.createAction(
     const status = tally === context ? [...context.status] : tally.status;
     const spawn = (index: number, begin: ToolCallBegin) => {
       status[index] = 'running';
-      enqueue.spawnChild('toolCall', { id: childId(index), input: callInput(context.runId, context.calls[index]!, begin) });
+      enqueue.spawnChild('toolCall', {
+        id: childId(index),
+        input: callInput(context.runId, context.calls[index]!, begin),
+      });
     };
     // A started call announces itself once it holds its claim.
     for (const index of step.start) spawn(index, { type: 'START' });
@@ -205,7 +214,12 @@ const advance = actSetup.createAction(
       enqueue({ type: 'callStarted', params: { index } });
     }
     for (const { index, event: close } of step.close) {
-      spawn(index, close === 'ABORT' ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' } : { type: 'DEFER' });
+      spawn(
+        index,
+        close === 'ABORT'
+          ? { type: 'ABORT', message: 'aborted: an earlier call of this batch failed fatally' }
+          : { type: 'DEFER' },
+      );
     }
     let firstWaiting = context.firstWaiting;
     while (firstWaiting < status.length && status[firstWaiting] !== 'waiting') firstWaiting += 1;

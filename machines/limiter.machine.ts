@@ -7,7 +7,18 @@
  * engine listens. Pure: no clock, no I/O.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import { backOf, emptyQueue, frontOf, itemsOf, popped, pushed, sizeOf, someItem, withoutItems, type WaitQueue } from './wait-queue.js';
+import {
+  backOf,
+  emptyQueue,
+  frontOf,
+  itemsOf,
+  popped,
+  pushed,
+  sizeOf,
+  someItem,
+  withoutItems,
+  type WaitQueue,
+} from './wait-queue.js';
 
 export type Priority = 'interactive' | 'background' | 'batch';
 
@@ -60,7 +71,12 @@ export type WaitQueues = Record<Priority, Record<string, WaitQueue<PermitWaiter>
 export const noQueues = (): WaitQueues => ({ interactive: {}, background: {}, batch: {} });
 
 /** The queues with the queue of `agentId` in `priority` replaced (dropped when empty); copies only that class. */
-function withQueue(queues: WaitQueues, priority: Priority, agentId: string, queue: WaitQueue<PermitWaiter>): WaitQueues {
+function withQueue(
+  queues: WaitQueues,
+  priority: Priority,
+  agentId: string,
+  queue: WaitQueue<PermitWaiter>,
+): WaitQueues {
   const ofClass = { ...queues[priority] };
   if (sizeOf(queue) > 0) ofClass[agentId] = queue;
   else delete ofClass[agentId];
@@ -70,13 +86,15 @@ function withQueue(queues: WaitQueues, priority: Priority, agentId: string, queu
 /** Every waiter, in arrival order. */
 export function waitersOf(context: Pick<LimiterContext, 'queues'>): PermitWaiter[] {
   const all: PermitWaiter[] = [];
-  for (const priority of PRIORITIES) for (const agentId in context.queues[priority]) all.push(...itemsOf(context.queues[priority][agentId]!));
+  for (const priority of PRIORITIES)
+    for (const agentId in context.queues[priority]) all.push(...itemsOf(context.queues[priority][agentId]!));
   return all.sort((a, b) => a.order - b.order);
 }
 
 export function waitingCount(context: Pick<LimiterContext, 'queues'>): number {
   let count = 0;
-  for (const priority of PRIORITIES) for (const agentId in context.queues[priority]) count += sizeOf(context.queues[priority][agentId]!);
+  for (const priority of PRIORITIES)
+    for (const agentId in context.queues[priority]) count += sizeOf(context.queues[priority][agentId]!);
   return count;
 }
 
@@ -104,7 +122,13 @@ const scaleOf = (weights: PriorityWeights) => weights.interactive * weights.back
 const strideOf = (fair: FairQueue, weights: PriorityWeights, priority: Priority) => fair.scale / weights[priority];
 
 export function emptyFairQueue(weights: PriorityWeights = DEFAULT_WEIGHTS): FairQueue {
-  return { scale: scaleOf(weights), pass: { interactive: 0, background: 0, batch: 0 }, now: 0, agentPass: {}, agentNow: { interactive: 0, background: 0, batch: 0 } };
+  return {
+    scale: scaleOf(weights),
+    pass: { interactive: 0, background: 0, batch: 0 },
+    now: 0,
+    agentPass: {},
+    agentNow: { interactive: 0, background: 0, batch: 0 },
+  };
 }
 
 /** The same standing in the units of new weights (a reload keeps who is ahead, up to rounding). */
@@ -112,7 +136,12 @@ export function rescaled(fair: FairQueue, weights: PriorityWeights): FairQueue {
   const scale = scaleOf(weights);
   if (scale === fair.scale) return fair;
   const to = (n: number) => Math.round((n * scale) / fair.scale);
-  return { ...fair, scale, now: to(fair.now), pass: { interactive: to(fair.pass.interactive), background: to(fair.pass.background), batch: to(fair.pass.batch) } };
+  return {
+    ...fair,
+    scale,
+    now: to(fair.now),
+    pass: { interactive: to(fair.pass.interactive), background: to(fair.pass.background), batch: to(fair.pass.batch) },
+  };
 }
 
 /**
@@ -133,7 +162,11 @@ function copyOf(fair: FairQueue): FairQueue {
 }
 
 /** Grants a run of `agentId` in `priority` on a copy the caller owns: its class and its agent move on by one stride. */
-function serve(fair: FairQueue, weights: PriorityWeights, { priority, agentId }: Pick<PermitWaiter, 'priority' | 'agentId'>): void {
+function serve(
+  fair: FairQueue,
+  weights: PriorityWeights,
+  { priority, agentId }: Pick<PermitWaiter, 'priority' | 'agentId'>,
+): void {
   const pass = classPass(fair, weights, priority);
   const ofAgent = agentPass(fair, priority, agentId);
   fair.pass[priority] = pass + strideOf(fair, weights, priority);
@@ -148,7 +181,12 @@ function serve(fair: FairQueue, weights: PriorityWeights, { priority, agentId }:
  * first), and that agent's earliest waiter of the class; undefined when none may go. Agents
  * `eligible` rejects are skipped. It looks only at the front of each agent's queue.
  */
-function nextWaiter(queues: WaitQueues, fair: FairQueue, weights: PriorityWeights, eligible: (agentId: string) => boolean): PermitWaiter | undefined {
+function nextWaiter(
+  queues: WaitQueues,
+  fair: FairQueue,
+  weights: PriorityWeights,
+  eligible: (agentId: string) => boolean,
+): PermitWaiter | undefined {
   let best: { priority: Priority; pass: number } | undefined;
   for (const priority of PRIORITIES) {
     let any = false;
@@ -168,7 +206,8 @@ function nextWaiter(queues: WaitQueues, fair: FairQueue, weights: PriorityWeight
     if (!eligible(agentId)) continue;
     const waiter = frontOf(queues[best.priority][agentId]!)!;
     const pass = agentPass(fair, best.priority, agentId);
-    if (!chosen || pass < chosen.pass || (pass === chosen.pass && waiter.order < chosen.waiter.order)) chosen = { pass, waiter };
+    if (!chosen || pass < chosen.pass || (pass === chosen.pass && waiter.order < chosen.waiter.order))
+      chosen = { pass, waiter };
   }
   return chosen!.waiter;
 }
@@ -230,7 +269,8 @@ export function queuePosition(context: LimiterContext, runId: string): number {
     return pass + nth;
   };
   let nthOfMine = 0;
-  for (let i = 0; i < mine; i++) if (waiters[i]!.priority === target.priority && waiters[i]!.agentId === target.agentId) nthOfMine += 1;
+  for (let i = 0; i < mine; i++)
+    if (waiters[i]!.priority === target.priority && waiters[i]!.agentId === target.agentId) nthOfMine += 1;
   const myKey = keyOf(target.agentId, nthOfMine);
   const seen = new Map<string, number>();
   const waiting: Record<Priority, number> = { interactive: 0, background: 0, batch: 0 };
@@ -251,7 +291,12 @@ export function queuePosition(context: LimiterContext, runId: string): number {
  * The 1-based place of a waiter with `aheadInClass` of its own class before it: class d is
  * served at its pass, pass + stride, …, ties in the order of PRIORITIES; `waiting` counts each class.
  */
-function positionAcrossClasses(context: LimiterContext, priority: Priority, aheadInClass: number, waiting: Record<Priority, number>): number {
+function positionAcrossClasses(
+  context: LimiterContext,
+  priority: Priority,
+  aheadInClass: number,
+  waiting: Record<Priority, number>,
+): number {
   const { fair, weights } = context;
   const at = classPass(fair, weights, priority) + aheadInClass * strideOf(fair, weights, priority);
   let ahead = aheadInClass;
@@ -295,7 +340,8 @@ function positionOfNewest(context: LimiterContext, target: PermitWaiter): number
     if (below > 0) ahead += Math.min(sizeOf(ofClass[agentId]!), below);
   }
   const waiting: Record<Priority, number> = { interactive: 0, background: 0, batch: 0 };
-  for (const priority of PRIORITIES) for (const agentId in queues[priority]) waiting[priority] += sizeOf(queues[priority][agentId]!);
+  for (const priority of PRIORITIES)
+    for (const agentId in queues[priority]) waiting[priority] += sizeOf(queues[priority][agentId]!);
   return positionAcrossClasses(context, target.priority, ahead, waiting);
 }
 
@@ -307,7 +353,15 @@ export function releaseRun(context: LimiterContext, runId: string): LimiterConte
       for (const agent in context.queues[priority]) {
         const queue = context.queues[priority][agent]!;
         if (!someItem(queue, (w) => w.runId === runId)) continue;
-        return { ...context, queues: withQueue(context.queues, priority, agent, withoutItems(queue, (w) => w.runId === runId)) };
+        return {
+          ...context,
+          queues: withQueue(
+            context.queues,
+            priority,
+            agent,
+            withoutItems(queue, (w) => w.runId === runId),
+          ),
+        };
       }
     }
     return context;
@@ -337,7 +391,11 @@ export const limiterMachine = setup({
       // without scanning the queue, which may hold thousands.
       if (backOf(queue)?.runId === event.runId) return context;
       const waiter: PermitWaiter = { runId: event.runId, agentId: event.agentId, priority, order: context.arrivals };
-      return { ...context, queues: withQueue(context.queues, priority, event.agentId, pushed(queue, waiter)), arrivals: context.arrivals + 1 };
+      return {
+        ...context,
+        queues: withQueue(context.queues, priority, event.agentId, pushed(queue, waiter)),
+        arrivals: context.arrivals + 1,
+      };
     }),
     release: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RELEASE') return;
@@ -348,7 +406,13 @@ export const limiterMachine = setup({
     applyLimits: assign(({ context, event }) => {
       if (event.type !== 'RECONFIGURE') return context;
       const weights = event.weights ?? context.weights;
-      return { ...context, maxGlobal: event.maxGlobal, maxPerAgent: event.maxPerAgent, weights, fair: rescaled(context.fair, weights) };
+      return {
+        ...context,
+        maxGlobal: event.maxGlobal,
+        maxPerAgent: event.maxPerAgent,
+        weights,
+        fair: rescaled(context.fair, weights),
+      };
     }),
     grantWaiters: enqueueActions(({ context, enqueue }) => {
       const { next, granted } = grantWaiters(context);

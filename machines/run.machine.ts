@@ -145,11 +145,13 @@ const runSetup = setup({
     releasePermits: () => {},
     // Pure bookkeeping.
     addSteer: assign({
-      pendingSteers: ({ context, event }) => (event.type === 'STEER' ? [...context.pendingSteers, event.steer] : context.pendingSteers),
+      pendingSteers: ({ context, event }) =>
+        event.type === 'STEER' ? [...context.pendingSteers, event.steer] : context.pendingSteers,
     }),
     clearSteers: assign({ pendingSteers: [] }),
     dropSteer: assign({
-      pendingSteers: ({ context, event }) => context.pendingSteers.filter((s) => event.type !== 'STEER_DUE' || s.steerId !== event.steerId),
+      pendingSteers: ({ context, event }) =>
+        context.pendingSteers.filter((s) => event.type !== 'STEER_DUE' || s.steerId !== event.steerId),
     }),
     recordReply: assign(({ context }, reply: ModelReply) => ({
       lastReply: reply,
@@ -161,7 +163,8 @@ const runSetup = setup({
   },
   guards: {
     replyHasToolCalls: (_, reply: ModelReply) => reply.toolCalls.length > 0,
-    modelIsDone: ({ context }) => (context.lastReply?.toolCalls.length ?? 0) === 0 && context.pendingSteers.length === 0,
+    modelIsDone: ({ context }) =>
+      (context.lastReply?.toolCalls.length ?? 0) === 0 && context.pendingSteers.length === 0,
     iterationCapReached: ({ context }) => context.turn >= context.maxIterations,
     outcomeIs: ({ context }, state: RunOutcome['state']) => context.outcome?.state === state,
     batchFailedFatally: (_, output: ActOutput) => output.fatal !== undefined,
@@ -177,20 +180,25 @@ const runSetup = setup({
 const startSteerDeadline = runSetup.createAction(
   enqueueActions(({ event, enqueue }) => {
     if (event.type !== 'STEER' || event.steer.deadlineMs === undefined) return;
-    enqueue.raise({ type: 'STEER_DUE', steerId: event.steer.steerId }, { delay: event.steer.deadlineMs, id: steerTimerId(event.steer.steerId) });
+    enqueue.raise(
+      { type: 'STEER_DUE', steerId: event.steer.steerId },
+      { delay: event.steer.deadlineMs, id: steerTimerId(event.steer.steerId) },
+    );
   }),
 );
 
 /** The steers are read now: their deadlines no longer matter. */
 const cancelSteerDeadlines = runSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
-    for (const steer of context.pendingSteers) if (steer.deadlineMs !== undefined) enqueue.cancel(steerTimerId(steer.steerId));
+    for (const steer of context.pendingSteers)
+      if (steer.deadlineMs !== undefined) enqueue.cancel(steerTimerId(steer.steerId));
   }),
 );
 
 const startStartDeadline = runSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
-    if (context.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE' }, { delay: context.startWithinMs, id: START_TIMER_ID });
+    if (context.startWithinMs !== undefined)
+      enqueue.raise({ type: 'START_DUE' }, { delay: context.startWithinMs, id: START_TIMER_ID });
   }),
 );
 
@@ -212,9 +220,16 @@ export const runMachine = runSetup.createMachine({
       exit: [
         {
           type: 'appendTerminalEvent',
-          params: ({ context }) => ({ outcome: context.outcome, turns: context.turn, toolCalls: context.toolCallCount }),
+          params: ({ context }) => ({
+            outcome: context.outcome,
+            turns: context.turn,
+            toolCalls: context.toolCallCount,
+          }),
         },
-        { type: 'handOverSteers', params: ({ context }) => ({ steers: context.pendingSteers, outcome: context.outcome }) },
+        {
+          type: 'handOverSteers',
+          params: ({ context }) => ({ steers: context.pendingSteers, outcome: context.outcome }),
+        },
         'releaseSlot',
         'releasePermits',
       ],
@@ -222,20 +237,32 @@ export const runMachine = runSetup.createMachine({
         STEER: { actions: ['addSteer', startSteerDeadline] },
         CANCEL: {
           target: '.ending',
-          actions: { type: 'setOutcome', params: ({ event }) => ({ state: 'cancelled' as const, reason: event.reason }) },
+          actions: {
+            type: 'setOutcome',
+            params: ({ event }) => ({ state: 'cancelled' as const, reason: event.reason }),
+          },
         },
         STEER_DUE: [
           {
             guard: { type: 'steerDueTo', params: 'interrupt' },
             target: '.ending',
             actions: [
-              { type: 'escalateSteer', params: ({ context, event }) => ({ steer: steerOf(context, event.steerId), to: 'interrupt' as const }) },
+              {
+                type: 'escalateSteer',
+                params: ({ context, event }) => ({ steer: steerOf(context, event.steerId), to: 'interrupt' as const }),
+              },
               { type: 'setOutcome', params: { state: 'cancelled' as const, reason: 'steer_escalated' } },
             ],
           },
           {
             guard: { type: 'steerDueTo', params: 'queue' },
-            actions: [{ type: 'escalateSteer', params: ({ context, event }) => ({ steer: steerOf(context, event.steerId), to: 'queue' as const }) }, 'dropSteer'],
+            actions: [
+              {
+                type: 'escalateSteer',
+                params: ({ context, event }) => ({ steer: steerOf(context, event.steerId), to: 'queue' as const }),
+              },
+              'dropSteer',
+            ],
           },
         ],
       },
@@ -251,7 +278,10 @@ export const runMachine = runSetup.createMachine({
                 type: 'setOutcome',
                 params: {
                   state: 'failed' as const,
-                  error: { code: 'deadline_unmeetable', message: 'the run could not start by its startBy time (no permit came free in time); it never ran' },
+                  error: {
+                    code: 'deadline_unmeetable',
+                    message: 'the run could not start by its startBy time (no permit came free in time); it never ran',
+                  },
                 },
               },
             },
@@ -275,7 +305,10 @@ export const runMachine = runSetup.createMachine({
           states: {
             thinking: {
               entry: [
-                { type: 'consumeSteers', params: ({ context }) => ({ steers: context.pendingSteers, turn: context.turn }) },
+                {
+                  type: 'consumeSteers',
+                  params: ({ context }) => ({ steers: context.pendingSteers, turn: context.turn }),
+                },
                 cancelSteerDeadlines,
                 'clearSteers',
                 { type: 'startTurn', params: ({ context }) => ({ turn: context.turn }) },
@@ -349,7 +382,10 @@ export const runMachine = runSetup.createMachine({
                     type: 'setOutcome',
                     params: ({ context }) => ({
                       state: 'failed' as const,
-                      error: { code: 'max_iterations', message: `run reached its cap of ${context.maxIterations} model turns` },
+                      error: {
+                        code: 'max_iterations',
+                        message: `run reached its cap of ${context.maxIterations} model turns`,
+                      },
                     }),
                   },
                 },

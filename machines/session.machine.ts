@@ -113,7 +113,12 @@ export type SessionEmitted =
   | { type: 'rejected'; runId: string; code: 'lane_full' }
   | { type: 'rejected'; runId: string; code: 'session_busy'; activeRunId?: string }
   /** `by`: the message that rolled the run back. */
-  | { type: 'cancelActive'; runId: string; reason: 'interrupted' | 'superseded' | 'stopped' | 'rolled_back'; by?: string }
+  | {
+      type: 'cancelActive';
+      runId: string;
+      reason: 'interrupted' | 'superseded' | 'stopped' | 'rolled_back';
+      by?: string;
+    }
   | { type: 'dropped'; runId: string; reason: DropReason }
   | { type: 'idle'; laneDepth: number };
 
@@ -150,7 +155,14 @@ function summaryOf(context: SessionContext): { summarizes?: string[] } {
 }
 
 function activeFrom(runId: string, viaInterrupt: boolean, message?: { model?: string; workspace?: string }): ActiveRun {
-  return { runId, running: false, viaInterrupt, pendingSteers: 0, model: message?.model, workspace: message?.workspace };
+  return {
+    runId,
+    running: false,
+    viaInterrupt,
+    pendingSteers: 0,
+    model: message?.model,
+    workspace: message?.workspace,
+  };
 }
 
 export const sessionMachine = setup({
@@ -171,7 +183,9 @@ export const sessionMachine = setup({
     isActiveRun: ({ context, event }) => 'runId' in event && context.active?.runId === event.runId,
     /** A `reject` message finds the slot taken or messages waiting. */
     rejectsBusy: ({ context, event }) =>
-      event.type === 'SUBMIT' && event.message.policy === 'reject' && (context.active !== undefined || context.lane.length > 0),
+      event.type === 'SUBMIT' &&
+      event.message.policy === 'reject' &&
+      (context.active !== undefined || context.lane.length > 0),
     /** The front is a `collect` message and the quiet window is still open: it waits for more. */
     collectWaits: ({ context }) => context.collectQuiet && context.lane[0]?.collectKey !== undefined,
   },
@@ -180,7 +194,10 @@ export const sessionMachine = setup({
       if (event.type !== 'SUBMIT') return;
       const m = event.message;
       enqueue.assign({
-        active: { ...activeFrom(m.runId, m.policy === 'interrupt', { model: m.runModel, workspace: m.runWorkspace }), ...(m.policy === 'rollback' ? { viaRollback: true } : {}) },
+        active: {
+          ...activeFrom(m.runId, m.policy === 'interrupt', { model: m.runModel, workspace: m.runWorkspace }),
+          ...(m.policy === 'rollback' ? { viaRollback: true } : {}),
+        },
         overflowDropped: [],
       });
       enqueue.emit({ type: 'admit', runId: m.runId, ...summaryOf(context) });
@@ -195,13 +212,30 @@ export const sessionMachine = setup({
         enqueue.cancel(startTimerId(entry.runId));
       }
       const carries = batch.slice(1).map((e) => e.runId);
-      enqueue.assign({ lane: context.lane.slice(batch.length), active: { ...activeFrom(front.runId, front.viaInterrupt, front), ...(front.viaRollback ? { viaRollback: true } : {}) }, overflowDropped: [] });
-      enqueue.emit({ type: 'admit', runId: front.runId, ...(carries.length > 0 ? { carries } : {}), ...summaryOf(context) });
+      enqueue.assign({
+        lane: context.lane.slice(batch.length),
+        active: {
+          ...activeFrom(front.runId, front.viaInterrupt, front),
+          ...(front.viaRollback ? { viaRollback: true } : {}),
+        },
+        overflowDropped: [],
+      });
+      enqueue.emit({
+        type: 'admit',
+        runId: front.runId,
+        ...(carries.length > 0 ? { carries } : {}),
+        ...summaryOf(context),
+      });
     }),
     rejectBusy: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'SUBMIT') return;
       const activeRunId = context.active?.runId;
-      enqueue.emit({ type: 'rejected', runId: event.message.runId, code: 'session_busy', ...(activeRunId !== undefined ? { activeRunId } : {}) });
+      enqueue.emit({
+        type: 'rejected',
+        runId: event.message.runId,
+        code: 'session_busy',
+        ...(activeRunId !== undefined ? { activeRunId } : {}),
+      });
     }),
     collectQuietOver: assign({ collectQuiet: false }),
     steerSubmitted: enqueueActions(({ context, event, enqueue }) => {
@@ -230,9 +264,13 @@ export const sessionMachine = setup({
         }
         overflow = kept.slice(0, kept.length - context.laneCapacity + 1);
         kept = kept.slice(overflow.length);
-        if (rule === 'summarize_oldest') enqueue.assign({ overflowDropped: [...context.overflowDropped, ...overflow.map((e) => e.runId)] });
+        if (rule === 'summarize_oldest')
+          enqueue.assign({ overflowDropped: [...context.overflowDropped, ...overflow.map((e) => e.runId)] });
       }
-      const drops = [...superseded.map((e) => [e, 'superseded'] as const), ...overflow.map((e) => [e, 'dropped_overflow'] as const)];
+      const drops = [
+        ...superseded.map((e) => [e, 'superseded'] as const),
+        ...overflow.map((e) => [e, 'dropped_overflow'] as const),
+      ];
       for (const [dropped, reason] of drops) {
         enqueue.cancel(laneTimerId(dropped.runId));
         enqueue.cancel(startTimerId(dropped.runId));
@@ -249,7 +287,8 @@ export const sessionMachine = setup({
       const lane = rollingBack ? [entry, ...kept] : [...kept, entry];
       enqueue.assign({ lane });
       enqueue.raise({ type: 'LANE_EXPIRED', runId: m.runId }, { delay: 'laneMaxWait', id: laneTimerId(m.runId) });
-      if (m.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE', runId: m.runId }, { delay: m.startWithinMs, id: startTimerId(m.runId) });
+      if (m.startWithinMs !== undefined)
+        enqueue.raise({ type: 'START_DUE', runId: m.runId }, { delay: m.startWithinMs, id: startTimerId(m.runId) });
       if (m.policy === 'collect' && (context.collectQuietMs ?? 0) > 0) {
         // Every collect message restarts the quiet window: a burst merges once it has stopped.
         enqueue.cancel(COLLECT_QUIET_TIMER);
@@ -259,12 +298,21 @@ export const sessionMachine = setup({
       enqueue.emit({ type: 'queued', runId: m.runId, position: rollingBack ? 1 : lane.length });
       const active = context.active;
       if (interrupting && active && (active.running || active.viaInterrupt)) {
-        enqueue.emit({ type: 'cancelActive', runId: active.runId, reason: active.running ? 'interrupted' : 'superseded' });
+        enqueue.emit({
+          type: 'cancelActive',
+          runId: active.runId,
+          reason: active.running ? 'interrupted' : 'superseded',
+        });
       }
       if (rollingBack && active) {
         // A rollback not yet running is itself only replaced, as interrupts replace each other.
         const replaced = !active.running && active.viaRollback === true;
-        enqueue.emit({ type: 'cancelActive', runId: active.runId, reason: replaced ? 'superseded' : 'rolled_back', ...(replaced ? {} : { by: m.runId }) });
+        enqueue.emit({
+          type: 'cancelActive',
+          runId: active.runId,
+          reason: replaced ? 'superseded' : 'rolled_back',
+          ...(replaced ? {} : { by: m.runId }),
+        });
       }
     }),
     markRunning: assign({
@@ -289,7 +337,12 @@ export const sessionMachine = setup({
       enqueue.cancel(laneTimerId(event.runId));
       enqueue.cancel(startTimerId(event.runId));
       enqueue.assign({ lane: context.lane.filter((e) => e.runId !== event.runId) });
-      const reason = event.type === 'LANE_EXPIRED' ? 'lane_timeout' : event.type === 'START_DUE' ? 'deadline_unmeetable' : event.reason;
+      const reason =
+        event.type === 'LANE_EXPIRED'
+          ? 'lane_timeout'
+          : event.type === 'START_DUE'
+            ? 'deadline_unmeetable'
+            : event.reason;
       enqueue.emit({ type: 'dropped', runId: event.runId, reason });
     }),
     purge: enqueueActions(({ context, enqueue }) => {
@@ -306,15 +359,25 @@ export const sessionMachine = setup({
       // A message that rolled the active run back runs next, before what that run hands back.
       const pinned = context.lane[0]?.viaRollback ? 1 : 0;
       enqueue.assign({ lane: [...context.lane.slice(0, pinned), event.entry, ...context.lane.slice(pinned)] });
-      enqueue.raise({ type: 'LANE_EXPIRED', runId: event.entry.runId }, { delay: 'laneMaxWait', id: laneTimerId(event.entry.runId) });
+      enqueue.raise(
+        { type: 'LANE_EXPIRED', runId: event.entry.runId },
+        { delay: 'laneMaxWait', id: laneTimerId(event.entry.runId) },
+      );
       enqueue.emit({ type: 'queued', runId: event.entry.runId, position: pinned + 1 });
     }),
     restoreLane: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RESTORE') return;
       enqueue.assign({ lane: [...context.lane, ...event.entries] });
       for (const entry of event.entries) {
-        enqueue.raise({ type: 'LANE_EXPIRED', runId: entry.runId }, { delay: 'laneMaxWait', id: laneTimerId(entry.runId) });
-        if (entry.startWithinMs !== undefined) enqueue.raise({ type: 'START_DUE', runId: entry.runId }, { delay: entry.startWithinMs, id: startTimerId(entry.runId) });
+        enqueue.raise(
+          { type: 'LANE_EXPIRED', runId: entry.runId },
+          { delay: 'laneMaxWait', id: laneTimerId(entry.runId) },
+        );
+        if (entry.startWithinMs !== undefined)
+          enqueue.raise(
+            { type: 'START_DUE', runId: entry.runId },
+            { delay: entry.startWithinMs, id: startTimerId(entry.runId) },
+          );
       }
     }),
     configure: assign(({ context, event }) => (event.type === 'CONFIGURE' ? { ...context, ...event.limits } : context)),

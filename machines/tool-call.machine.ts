@@ -87,11 +87,15 @@ export interface CallDoneEvent {
   result: ToolCallOutcome;
 }
 
-const notProvided = (name: string) => () => Promise.reject(new Error(`tool-call machine: actor ${name} was not provided`));
+const notProvided = (name: string) => () =>
+  Promise.reject(new Error(`tool-call machine: actor ${name} was not provided`));
 
 function errorOf(error: unknown): ToolCallError {
   const code = (error as { code?: unknown } | null)?.code;
-  return { code: typeof code === 'string' ? code : 'tool_error', message: error instanceof Error ? error.message : String(error) };
+  return {
+    code: typeof code === 'string' ? code : 'tool_error',
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 export const toolCallMachine = setup({
@@ -111,7 +115,8 @@ export const toolCallMachine = setup({
     // the claim is held at once.
     holdClaim: ({ self }, _params: CallRef) => self.send({ type: 'CLAIM_HELD' }),
     releaseClaim: (_, _params: CallRef) => {},
-    startExecution: ({ self }, _params: CallRef) => self.send({ type: 'TOOL_FAILED', error: new Error('tool-call machine: startExecution was not provided') }),
+    startExecution: ({ self }, _params: CallRef) =>
+      self.send({ type: 'TOOL_FAILED', error: new Error('tool-call machine: startExecution was not provided') }),
     /** The call left `execute` before its tool answered: the execution is aborted, its answer dropped. */
     abandonExecution: (_, _params: CallRef) => {},
     setResult: assign((_, result: ToolCallOutcome) => ({ result })),
@@ -145,23 +150,44 @@ export const toolCallMachine = setup({
         {
           guard: { type: 'begins', params: 'DEFER' },
           target: 'deferred',
-          actions: { type: 'setResult', params: { ok: false, output: { deferred: true }, error: { code: 'deferred', message: 'deferred: a new user message arrived; see it before acting' }, synthetic: true } },
+          actions: {
+            type: 'setResult',
+            params: {
+              ok: false,
+              output: { deferred: true },
+              error: { code: 'deferred', message: 'deferred: a new user message arrived; see it before acting' },
+              synthetic: true,
+            },
+          },
         },
         {
           guard: { type: 'begins', params: 'ABORT' },
           target: 'failed',
           actions: {
             type: 'setResult',
-            params: ({ context }) => ({ ok: false, error: { code: 'aborted', message: context.begin.type === 'ABORT' ? context.begin.message : 'aborted' }, synthetic: true }),
+            params: ({ context }) => ({
+              ok: false,
+              error: { code: 'aborted', message: context.begin.type === 'ABORT' ? context.begin.message : 'aborted' },
+              synthetic: true,
+            }),
           },
         },
         {
           guard: { type: 'begins', params: 'REUSE' },
           target: 'finished',
-          actions: { type: 'setResult', params: ({ context }) => (context.begin.type === 'REUSE' ? context.begin.result : { ok: false }) },
+          actions: {
+            type: 'setResult',
+            params: ({ context }) => (context.begin.type === 'REUSE' ? context.begin.result : { ok: false }),
+          },
         },
         { guard: 'plannedValid', target: 'holding' },
-        { target: 'failed', actions: [{ type: 'announceStarted', params: ({ context }) => ({ runId: context.runId, index: context.index }) }, { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) }] },
+        {
+          target: 'failed',
+          actions: [
+            { type: 'announceStarted', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
+            { type: 'setResult', params: ({ context }) => ({ ok: false, error: context.invalid }) },
+          ],
+        },
       ],
     },
     // The claim was computed once, from the admitted arguments, when the batch was planned; here
@@ -172,7 +198,10 @@ export const toolCallMachine = setup({
       on: {
         CANCEL: {
           target: 'cancelled',
-          actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: { code: 'cancelled', message: event.message } }) },
+          actions: {
+            type: 'setResult',
+            params: ({ event }) => ({ ok: false, error: { code: 'cancelled', message: event.message } }),
+          },
         },
       },
       initial: 'waitingForClaim',
@@ -184,8 +213,19 @@ export const toolCallMachine = setup({
             CLAIM_WAITING: {
               target: 'blocked',
               actions: [
-                { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
-                { type: 'announceWaiting', params: ({ context, event }) => ({ runId: context.runId, index: context.index, blockedBy: event.blockedBy, resource: event.resource }) },
+                {
+                  type: 'recordWait',
+                  params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }),
+                },
+                {
+                  type: 'announceWaiting',
+                  params: ({ context, event }) => ({
+                    runId: context.runId,
+                    index: context.index,
+                    blockedBy: event.blockedBy,
+                    resource: event.resource,
+                  }),
+                },
               ],
             },
             CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
@@ -196,8 +236,19 @@ export const toolCallMachine = setup({
             // A later holder in the way: noted, the wait's bound stays the first one.
             CLAIM_WAITING: {
               actions: [
-                { type: 'recordWait', params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }) },
-                { type: 'announceWaiting', params: ({ context, event }) => ({ runId: context.runId, index: context.index, blockedBy: event.blockedBy, resource: event.resource }) },
+                {
+                  type: 'recordWait',
+                  params: ({ event }) => ({ blockedBy: event.blockedBy, resource: event.resource }),
+                },
+                {
+                  type: 'announceWaiting',
+                  params: ({ context, event }) => ({
+                    runId: context.runId,
+                    index: context.index,
+                    blockedBy: event.blockedBy,
+                    resource: event.resource,
+                  }),
+                },
               ],
             },
             CLAIM_HELD: [{ guard: 'approvalNeeded', target: 'running.approval' }, { target: 'running.execute' }],
@@ -234,7 +285,10 @@ export const toolCallMachine = setup({
                     target: '#toolCall.failed',
                     actions: {
                       type: 'setResult',
-                      params: ({ event }) => ({ ok: false, error: event.output.allowed ? undefined : event.output.error }),
+                      params: ({ event }) => ({
+                        ok: false,
+                        error: event.output.allowed ? undefined : event.output.error,
+                      }),
                     },
                   },
                 ],
@@ -245,20 +299,35 @@ export const toolCallMachine = setup({
               },
             },
             execute: {
-              entry: { type: 'startExecution', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
-              exit: { type: 'abandonExecution', params: ({ context }) => ({ runId: context.runId, index: context.index }) },
+              entry: {
+                type: 'startExecution',
+                params: ({ context }) => ({ runId: context.runId, index: context.index }),
+              },
+              exit: {
+                type: 'abandonExecution',
+                params: ({ context }) => ({ runId: context.runId, index: context.index }),
+              },
               after: {
                 callTimeout: {
                   target: '#toolCall.failed',
                   actions: {
                     type: 'setResult',
-                    params: ({ context }) => ({ ok: false, error: { code: 'timeout', message: `tool call exceeded its timeout of ${context.timeoutMs} ms` } }),
+                    params: ({ context }) => ({
+                      ok: false,
+                      error: { code: 'timeout', message: `tool call exceeded its timeout of ${context.timeoutMs} ms` },
+                    }),
                   },
                 },
               },
               on: {
-                TOOL_DONE: { target: '#toolCall.finished', actions: { type: 'setResult', params: ({ event }) => ({ ok: true, output: event.output }) } },
-                TOOL_FAILED: { target: '#toolCall.failed', actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) } },
+                TOOL_DONE: {
+                  target: '#toolCall.finished',
+                  actions: { type: 'setResult', params: ({ event }) => ({ ok: true, output: event.output }) },
+                },
+                TOOL_FAILED: {
+                  target: '#toolCall.failed',
+                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
+                },
               },
             },
           },

@@ -37,7 +37,16 @@ export type {
 
 // models and tools
 export { scriptedModel, openAICompatibleModel, anthropicModel, googleModel, ModelError } from './model/index.js';
-export type { ModelProvider, ModelChunk, ModelRequest, Message, ScriptTurn, ScriptContext, FinishReason, TokenUsage } from './model/index.js';
+export type {
+  ModelProvider,
+  ModelChunk,
+  ModelRequest,
+  Message,
+  ScriptTurn,
+  ScriptContext,
+  FinishReason,
+  TokenUsage,
+} from './model/index.js';
 export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
 export type { Tool, ToolContext, McpConnection } from './tools/index.js';
 
@@ -54,8 +63,22 @@ export { decideApproval, summarizeAction } from './approval/index.js';
 export type { ApprovalDecision, ApprovalRequest } from './approval/index.js';
 
 // deterministic simulation
-export { simulate, simulateDeployment, deriveWorkload, parseWorkload, WorkloadSchema, deploymentHtml } from './sim/index.js';
-export type { SimulationReport, DeploymentOptions, DeploymentReport, DeploymentFaults, DeploymentMetrics, Workload } from './sim/index.js';
+export {
+  simulate,
+  simulateDeployment,
+  deriveWorkload,
+  parseWorkload,
+  WorkloadSchema,
+  deploymentHtml,
+} from './sim/index.js';
+export type {
+  SimulationReport,
+  DeploymentOptions,
+  DeploymentReport,
+  DeploymentFaults,
+  DeploymentMetrics,
+  Workload,
+} from './sim/index.js';
 
 // configuration and storage
 export { defaultConfig, loadConfig, watchConfig, ConfigError } from './config/index.js';

@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 
 /** @example const tempDir = tempDirs('switchyard-store-', 'afterAll'); const dir = await tempDir(); */
-export function tempDirs(prefix = 'switchyard-test-', removed: 'afterEach' | 'afterAll' = 'afterEach'): () => Promise<string> {
+export function tempDirs(
+  prefix = 'switchyard-test-',
+  removed: 'afterEach' | 'afterAll' = 'afterEach',
+): () => Promise<string> {
   const dirs: string[] = [];
   (removed === 'afterEach' ? afterEach : afterAll)(async () => {
     await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));

@@ -109,7 +109,10 @@ export class AcpSession {
         for (const waiter of this.waiters.filter((w) => w.seq <= this.lastSeq)) waiter.resolve();
       }
     } catch (error) {
-      if (!this.ended) this.options.warn(`session ${this.id}: its event feed ended: ${error instanceof Error ? error.message : String(error)}`);
+      if (!this.ended)
+        this.options.warn(
+          `session ${this.id}: its event feed ended: ${error instanceof Error ? error.message : String(error)}`,
+        );
     } finally {
       this.close();
     }
@@ -149,7 +152,14 @@ export class AcpSession {
     this.asking.set(event.approvalId, controller);
     try {
       const toolCall = call
-        ? { toolCallId: call.toolCallId, title: call.title, kind: call.kind, locations: call.locations, content: call.content, rawInput: call.rawInput }
+        ? {
+            toolCallId: call.toolCallId,
+            title: call.title,
+            kind: call.kind,
+            locations: call.locations,
+            content: call.content,
+            rawInput: call.rawInput,
+          }
         : { toolCallId: toolCallIdOf(event.runId, event.callId), title: headlineOf(event.action) };
       const response = await client.request(
         'session/request_permission',
@@ -162,7 +172,9 @@ export class AcpSession {
     } catch (error) {
       // Withdrawn because the engine decided first (a timeout, a cancelled run): nothing to answer.
       if (controller.signal.aborted) return;
-      this.options.warn(`session ${this.id}: permission request failed, denying: ${error instanceof Error ? error.message : String(error)}`);
+      this.options.warn(
+        `session ${this.id}: permission request failed, denying: ${error instanceof Error ? error.message : String(error)}`,
+      );
       await backend.respondApproval(event.approvalId, 'deny').catch(() => false);
     } finally {
       this.asking.delete(event.approvalId);
@@ -181,7 +193,9 @@ function requestErrorOf(error: unknown): unknown {
   const code = engineCodeOf(error);
   if (code === undefined) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return code === 'invalid_request' ? RequestError.invalidParams({ code }, message) : RequestError.internalError({ code }, message);
+  return code === 'invalid_request'
+    ? RequestError.invalidParams({ code }, message)
+    : RequestError.internalError({ code }, message);
 }
 
 function engineCodeOf(error: unknown): string | undefined {

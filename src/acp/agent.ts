@@ -47,14 +47,22 @@ export function switchyardAgent(options: AgentOptions): AgentApp {
     return session;
   };
 
-  const open = async (sessionId: string, cwd: string, mcpServers: readonly McpServer[], mode = backend.defaultTier): Promise<AcpSession> => {
+  const open = async (
+    sessionId: string,
+    cwd: string,
+    mcpServers: readonly McpServer[],
+    mode = backend.defaultTier,
+  ): Promise<AcpSession> => {
     if (!client) throw RequestError.internalError(undefined, 'the connection is not open');
     await checkCwd(cwd, options.checkCwd);
     sessions.get(sessionId)?.close();
     const session = new AcpSession({ sessionId, cwd, mode, backend, client, warn });
     sessions.set(sessionId, session);
     if (backend.connectMcpServers) await backend.connectMcpServers(sessionId, mcpServers, cwd);
-    else if (mcpServers.length > 0) warn(`session ${sessionId}: ${mcpServers.length} MCP server(s) left out: behind a gateway they cannot be connected`);
+    else if (mcpServers.length > 0)
+      warn(
+        `session ${sessionId}: ${mcpServers.length} MCP server(s) left out: behind a gateway they cannot be connected`,
+      );
     return session;
   };
 
@@ -83,14 +91,19 @@ export function switchyardAgent(options: AgentOptions): AgentApp {
       await session.follow();
       return { sessionId: session.id, modes: sessionModeState(session.mode) };
     })
-    .onRequest(methods.agent.session.prompt, async ({ params }) => ({ stopReason: await sessionOf(params.sessionId).prompt(params.prompt) }))
+    .onRequest(methods.agent.session.prompt, async ({ params }) => ({
+      stopReason: await sessionOf(params.sessionId).prompt(params.prompt),
+    }))
     .onNotification(methods.agent.session.cancel, async ({ params }) => {
       await sessions.get(params.sessionId)?.cancel();
     })
     .onRequest(methods.agent.session.setMode, ({ params }) => {
       const session = sessionOf(params.sessionId);
       if (!isApprovalTier(params.modeId)) {
-        throw RequestError.invalidParams({ modeId: params.modeId }, `no mode "${params.modeId}"; the modes are plan, ask, auto and full`);
+        throw RequestError.invalidParams(
+          { modeId: params.modeId },
+          `no mode "${params.modeId}"; the modes are plan, ask, auto and full`,
+        );
       }
       session.mode = params.modeId;
       return {};
@@ -101,7 +114,12 @@ export function switchyardAgent(options: AgentOptions): AgentApp {
     app.onRequest(methods.agent.session.load, async ({ params }) => {
       const stored = await storedSession(params.sessionId);
       if (!stored) throw RequestError.sessionNotFound(params.sessionId);
-      const session = await open(params.sessionId, params.cwd, params.mcpServers, stored.lastTier ?? backend.defaultTier);
+      const session = await open(
+        params.sessionId,
+        params.cwd,
+        params.mcpServers,
+        stored.lastTier ?? backend.defaultTier,
+      );
       await session.send(replayUpdates(stored, session.updates));
       await session.follow(stored.events.at(-1)?.sessionSeq ?? 0);
       return { modes: sessionModeState(session.mode) };
@@ -114,5 +132,6 @@ async function checkCwd(cwd: string, onThisMachine: boolean): Promise<void> {
   if (!isAbsolute(cwd)) throw RequestError.invalidParams({ cwd }, `cwd must be an absolute path, not "${cwd}"`);
   if (!onThisMachine) return;
   const info = await stat(cwd).catch(() => undefined);
-  if (!info?.isDirectory()) throw RequestError.invalidParams({ cwd }, `cwd ${cwd} is not a directory here; open a project folder`);
+  if (!info?.isDirectory())
+    throw RequestError.invalidParams({ cwd }, `cwd ${cwd} is not a directory here; open a project folder`);
 }

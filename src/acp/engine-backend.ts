@@ -26,7 +26,8 @@ export async function engineBackend(options: EngineBackendOptions): Promise<AcpB
     ...(options.config !== undefined ? { config: options.config } : {}),
     store: options.store,
     sessionTools: (sessionId) => mcp.tools(sessionId),
-    onError: (error) => options.warn(`engine: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    onError: (error) =>
+      options.warn(`engine: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
   });
   const { store } = options;
   return {
@@ -59,7 +60,8 @@ export async function engineBackend(options: EngineBackendOptions): Promise<AcpB
       }
       return { events, inputs, ...(lastTier !== undefined ? { lastTier } : {}) };
     },
-    connectMcpServers: (sessionId: string, servers: readonly McpServer[], cwd: string) => mcp.connect(sessionId, servers, cwd),
+    connectMcpServers: (sessionId: string, servers: readonly McpServer[], cwd: string) =>
+      mcp.connect(sessionId, servers, cwd),
     async close(): Promise<void> {
       await engine.close();
       await mcp.close();

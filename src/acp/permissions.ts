@@ -23,7 +23,10 @@ const DECISIONS: Readonly<Record<string, { decision: ApprovalDecision; rememberR
 };
 
 /** The engine's decision for the client's answer; anything but a known option denies. */
-export function decisionOf(response: RequestPermissionResponse): { decision: ApprovalDecision; rememberRejection: boolean } {
+export function decisionOf(response: RequestPermissionResponse): {
+  decision: ApprovalDecision;
+  rememberRejection: boolean;
+} {
   if (response.outcome.outcome !== 'selected') return { decision: 'deny', rememberRejection: false };
   return DECISIONS[response.outcome.optionId] ?? { decision: 'deny', rememberRejection: false };
 }

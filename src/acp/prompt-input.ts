@@ -19,8 +19,14 @@ function blockText(block: ContentBlock): string {
       return `[${block.title ?? block.name}](${block.uri})`;
     case 'resource':
       if ('text' in block.resource) return `\n${block.resource.uri}:\n${fenced(block.resource.text)}\n`;
-      throw RequestError.invalidParams({ uri: block.resource.uri }, 'binary resources are not supported; send text or a resource link');
+      throw RequestError.invalidParams(
+        { uri: block.resource.uri },
+        'binary resources are not supported; send text or a resource link',
+      );
     default:
-      throw RequestError.invalidParams({ type: block.type }, `${block.type} content is not supported; this agent takes text and resource links`);
+      throw RequestError.invalidParams(
+        { type: block.type },
+        `${block.type} content is not supported; this agent takes text and resource links`,
+      );
   }
 }

@@ -9,8 +9,16 @@ import type { ApprovalTier } from '../approval/index.js';
 export const SESSION_MODES: readonly (SessionMode & { id: ApprovalTier })[] = [
   { id: 'plan', name: 'Plan', description: 'Read-only: every tool that could change something is refused.' },
   { id: 'ask', name: 'Ask', description: 'Asks before every tool that is not read-only.' },
-  { id: 'auto', name: 'Auto', description: 'Asks before destructive tools and commands the command policy warns about.' },
-  { id: 'full', name: 'Full', description: 'Asks nothing, except before tools that require confirmation; blocked commands stay refused.' },
+  {
+    id: 'auto',
+    name: 'Auto',
+    description: 'Asks before destructive tools and commands the command policy warns about.',
+  },
+  {
+    id: 'full',
+    name: 'Full',
+    description: 'Asks nothing, except before tools that require confirmation; blocked commands stay refused.',
+  },
 ];
 
 export function isApprovalTier(modeId: string): modeId is ApprovalTier {

@@ -78,7 +78,8 @@ export class SessionUpdates {
   }
 
   private message(event: RunEventOf<'model.message'>): SessionUpdate[] {
-    for (const call of event.toolCalls) this.requested.set(key(event.runId, call.id), { tool: call.name, args: call.args });
+    for (const call of event.toolCalls)
+      this.requested.set(key(event.runId, call.id), { tool: call.name, args: call.args });
     const turn = `${event.runId}\u0000${event.turn}`;
     const streamed = this.streamed.delete(turn);
     return !streamed && event.text !== '' ? [messageChunk(event.text)] : [];
@@ -90,11 +91,23 @@ export class SessionUpdates {
     for (const { callId, tool, claim } of event.claims) {
       const asked = this.requested.get(key(event.runId, callId));
       this.requested.delete(key(event.runId, callId));
-      const call: CallInFlight = { toolCallId: toolCallIdOf(event.runId, callId), tool, args: asked?.args ?? {}, claim, workspace: this.workspace };
+      const call: CallInFlight = {
+        toolCallId: toolCallIdOf(event.runId, callId),
+        tool,
+        args: asked?.args ?? {},
+        claim,
+        workspace: this.workspace,
+      };
       this.calls.set(key(event.runId, callId), call);
       const view = toolCallView(call);
       titles.push(view.title);
-      updates.push({ sessionUpdate: 'tool_call', toolCallId: call.toolCallId, ...view, status: 'pending', rawInput: call.args });
+      updates.push({
+        sessionUpdate: 'tool_call',
+        toolCallId: call.toolCallId,
+        ...view,
+        status: 'pending',
+        rawInput: call.args,
+      });
     }
     if (event.claims.length < 2) return updates;
     this.plan = {
@@ -137,8 +150,11 @@ export class SessionUpdates {
   private progress(runId: string, callId: string, step: 'started' | 'finished'): SessionUpdate[] {
     const toolCallId = toolCallIdOf(runId, callId);
     const updates: SessionUpdate[] =
-      step === 'started' && this.calls.has(key(runId, callId)) ? [{ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' }] : [];
-    const group = this.plan?.runId === runId ? this.plan.groups.find((g) => g.toolCallIds.includes(toolCallId)) : undefined;
+      step === 'started' && this.calls.has(key(runId, callId))
+        ? [{ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' }]
+        : [];
+    const group =
+      this.plan?.runId === runId ? this.plan.groups.find((g) => g.toolCallIds.includes(toolCallId)) : undefined;
     if (!group) return updates;
     const before = groupStatus(group);
     if (step === 'started') group.started += 1;

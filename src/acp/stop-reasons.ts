@@ -19,5 +19,8 @@ export function stopReasonOf(result: RunResult): StopReason {
   const code = result.error?.code ?? 'internal';
   const reason = FAILURE_STOP_REASONS[code];
   if (reason !== undefined) return reason;
-  throw RequestError.internalError({ runId: result.runId, code, message: result.error?.message }, `the run failed: ${code}: ${result.error?.message ?? 'no detail'}`);
+  throw RequestError.internalError(
+    { runId: result.runId, code, message: result.error?.message },
+    `the run failed: ${code}: ${result.error?.message ?? 'no detail'}`,
+  );
 }

@@ -49,7 +49,12 @@ export interface ToolCallResult {
 }
 
 export function toolCallView(facts: ToolCallFacts): ToolCallView {
-  return { title: titleOf(facts), kind: toolKind(facts.tool, facts.args), locations: locationsOf(facts), content: diffsOf(facts) };
+  return {
+    title: titleOf(facts),
+    kind: toolKind(facts.tool, facts.args),
+    locations: locationsOf(facts),
+    content: diffsOf(facts),
+  };
 }
 
 /** The content a finished call shows: its diffs when an edit succeeded, else its output or error as text. */
@@ -58,8 +63,13 @@ export function resultContent(facts: ToolCallFacts, result: ToolCallResult): Too
   const diffs = diffsOf(facts);
   if (diffs.length > 0) return diffs;
   const output = result.output;
-  if (facts.tool === 'file_read' && isRecord(output) && typeof output['content'] === 'string') return [text(fenced(output['content']))];
-  if ((facts.tool === 'bash' || facts.tool === 'node_invoke') && isRecord(output) && typeof output['output'] === 'string') {
+  if (facts.tool === 'file_read' && isRecord(output) && typeof output['content'] === 'string')
+    return [text(fenced(output['content']))];
+  if (
+    (facts.tool === 'bash' || facts.tool === 'node_invoke') &&
+    isRecord(output) &&
+    typeof output['output'] === 'string'
+  ) {
     const exit = output['exitCode'];
     return [text(fenced(output['output']) + (typeof exit === 'number' && exit !== 0 ? `\nexit code ${exit}` : ''))];
   }
@@ -139,7 +149,14 @@ function fileOpTitle(input: FileOpsInput): string {
 
 /** The paths the claim names (reads or writes); a read of a line range points at its first line. */
 function locationsOf({ tool, args, claim }: ToolCallFacts): ToolCallLocation[] {
-  const paths = claim === undefined ? [] : claim.kind === 'shared' ? (claim.reads ?? []) : claim.scope.kind === 'paths' ? claim.scope.paths : [];
+  const paths =
+    claim === undefined
+      ? []
+      : claim.kind === 'shared'
+        ? (claim.reads ?? [])
+        : claim.scope.kind === 'paths'
+          ? claim.scope.paths
+          : [];
   const read = tool === 'file_read' ? fileReadInput.safeParse(args) : undefined;
   const line = read?.success ? read.data.offset : undefined;
   return paths.map((path) => (line !== undefined && paths.length === 1 ? { path, line } : { path }));
@@ -172,7 +189,12 @@ function diffsOf({ tool, args, workspace }: ToolCallFacts): ToolCallContent[] {
 /** One side of a patch's hunks: context lines plus the removed (or the added) ones; hunks apart by a "⋯" line. */
 function hunkSide(hunks: readonly Hunk[], side: 'remove' | 'add'): string {
   return hunks
-    .map((hunk) => hunk.lines.filter((line) => line.kind === 'context' || line.kind === side).map((line) => line.text).join('\n'))
+    .map((hunk) =>
+      hunk.lines
+        .filter((line) => line.kind === 'context' || line.kind === side)
+        .map((line) => line.text)
+        .join('\n'),
+    )
     .join('\n⋯\n');
 }
 

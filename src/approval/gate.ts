@@ -87,13 +87,27 @@ export class ApprovalGate {
     const { grants } = this.options;
     const fingerprint = actionFingerprint(input.tool, input.args);
     if (grants.has(input.sessionId, fingerprint)) {
-      this.options.onResolved({ approvalId: this.newId(), runId: input.runId, callId: input.callId, decision: 'allow_session', by: 'grant' });
+      this.options.onResolved({
+        approvalId: this.newId(),
+        runId: input.runId,
+        callId: input.callId,
+        decision: 'allow_session',
+        by: 'grant',
+      });
       return Promise.resolve({ allowed: true });
     }
     if (input.unattended) {
-      return Promise.resolve(denied('approval_unavailable', `${headline(input.summary)} needs confirmation (${input.reason}), but this run is unattended; it was not run`));
+      return Promise.resolve(
+        denied(
+          'approval_unavailable',
+          `${headline(input.summary)} needs confirmation (${input.reason}), but this run is unattended; it was not run`,
+        ),
+      );
     }
-    if (input.signal?.aborted) return Promise.resolve(denied('cancelled', `the run was cancelled before ${headline(input.summary)} was approved`));
+    if (input.signal?.aborted)
+      return Promise.resolve(
+        denied('cancelled', `the run was cancelled before ${headline(input.summary)} was approved`),
+      );
 
     const request: ApprovalRequest = {
       approvalId: this.newId(),
@@ -124,7 +138,13 @@ export class ApprovalGate {
         settle: (decision, by, detail) => {
           if (!release()) return;
           if (decision === 'allow_session') grants.add(input.sessionId, fingerprint);
-          this.options.onResolved({ approvalId: request.approvalId, runId: request.runId, callId: request.callId, decision, by });
+          this.options.onResolved({
+            approvalId: request.approvalId,
+            runId: request.runId,
+            callId: request.callId,
+            decision,
+            by,
+          });
           resolve(verdictOf(decision, request, timeoutMs, detail));
         },
       };
@@ -139,7 +159,8 @@ export class ApprovalGate {
         release();
         throw error;
       }
-      if (this.options.approver && this.waiting.get(request.approvalId) === pending) this.ask(this.options.approver, pending);
+      if (this.options.approver && this.waiting.get(request.approvalId) === pending)
+        this.ask(this.options.approver, pending);
     });
   }
 
@@ -151,7 +172,9 @@ export class ApprovalGate {
   respond(approvalId: string, decision: ApprovalDecision): boolean {
     const parsed = ApprovalDecisionSchema.safeParse(decision);
     if (!parsed.success) {
-      throw new TypeError(`respond: decision must be "allow_once", "allow_session" or "deny"; got ${JSON.stringify(decision)}`);
+      throw new TypeError(
+        `respond: decision must be "allow_once", "allow_session" or "deny"; got ${JSON.stringify(decision)}`,
+      );
     }
     const pending = this.waiting.get(approvalId);
     if (!pending) return false;
@@ -194,16 +217,29 @@ export class ApprovalGate {
   }
 }
 
-function verdictOf(decision: ApprovalResolution['decision'], request: ApprovalRequest, timeoutMs: number, detail: string | undefined): ApprovalVerdict {
+function verdictOf(
+  decision: ApprovalResolution['decision'],
+  request: ApprovalRequest,
+  timeoutMs: number,
+  detail: string | undefined,
+): ApprovalVerdict {
   const action = headline(request.action);
   switch (decision) {
     case 'allow_once':
     case 'allow_session':
       return { allowed: true };
     case 'deny':
-      return denied('approval_denied', detail === undefined ? `approval denied for ${action}; it was not run` : `approval denied for ${action} (${detail}); it was not run`);
+      return denied(
+        'approval_denied',
+        detail === undefined
+          ? `approval denied for ${action}; it was not run`
+          : `approval denied for ${action} (${detail}); it was not run`,
+      );
     case 'timeout':
-      return denied('approval_denied', `approval for ${action} timed out after ${timeoutMs / 1000} s without an answer; it was not run`);
+      return denied(
+        'approval_denied',
+        `approval for ${action} timed out after ${timeoutMs / 1000} s without an answer; it was not run`,
+      );
     case 'cancelled':
       return denied('cancelled', `the run was cancelled while ${action} waited for approval`);
   }

@@ -51,10 +51,18 @@ export function decideApproval(input: ApprovalInput): ApprovalRuling {
   if (blocked !== undefined) return { decision: 'deny', reason: blocked, source: 'command_policy' };
   const override = matchOverride(input.overrides, tool.name);
   const base: ApprovalRuling = override
-    ? { decision: override.value, reason: `[approval.tools] "${override.key}" = "${override.value}"`, source: 'override' }
+    ? {
+        decision: override.value,
+        reason: `[approval.tools] "${override.key}" = "${override.value}"`,
+        source: 'override',
+      }
     : tierDecision(input);
   if (tool.requiresConfirmation === true && base.decision === 'allow') {
-    return { decision: 'ask', reason: `${tool.name} requires confirmation (a floor no tier or override lifts)`, source: 'confirmation' };
+    return {
+      decision: 'ask',
+      reason: `${tool.name} requires confirmation (a floor no tier or override lifts)`,
+      source: 'confirmation',
+    };
   }
   return base;
 }
@@ -75,17 +83,25 @@ function tierDecision({ tier, tool, destructiveOperation, commandVerdict }: Appr
     reason: `tier "${tier}" ${decision === 'allow' ? 'allows' : decision === 'ask' ? 'asks before' : 'denies'} ${tool.name}: ${why}`,
     source: 'tier',
   });
-  const warning = () => `the command policy warns (${commandVerdict?.rule ?? 'rule'}${commandVerdict?.reason ? `: ${commandVerdict.reason}` : ''})`;
+  const warning = () =>
+    `the command policy warns (${commandVerdict?.rule ?? 'rule'}${commandVerdict?.reason ? `: ${commandVerdict.reason}` : ''})`;
   const destructiveWhy = () => (tool.destructive === true ? 'it is destructive' : 'this operation is destructive');
   switch (tier) {
     case 'plan':
-      return readOnly ? decided('allow', 'it is read-only') : decided('deny', destructive ? destructiveWhy() : 'it is not read-only');
+      return readOnly
+        ? decided('allow', 'it is read-only')
+        : decided('deny', destructive ? destructiveWhy() : 'it is not read-only');
     case 'ask':
       if (destructive) return decided('ask', destructiveWhy());
       if (warned) return decided('ask', warning());
       if (readOnly) return decided('allow', 'it is read-only');
       // Idempotent is not harmless: a first file_write still replaces the file.
-      return decided('ask', tool.idempotent === true ? 'it is not read-only (idempotent, but it still changes something)' : 'it is not read-only');
+      return decided(
+        'ask',
+        tool.idempotent === true
+          ? 'it is not read-only (idempotent, but it still changes something)'
+          : 'it is not read-only',
+      );
     case 'auto':
       if (destructive) return decided('ask', destructiveWhy());
       if (warned) return decided('ask', warning());
@@ -130,6 +146,8 @@ function moreSpecific(a: string, b: string): boolean {
 
 /** `*` matches any run of characters (also none), `?` exactly one; the rest is literal. */
 export function globMatches(pattern: string, name: string): boolean {
-  const source = [...pattern].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+  const source = [...pattern]
+    .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
+    .join('');
   return new RegExp(`^${source}$`, 's').test(name);
 }

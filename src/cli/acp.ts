@@ -69,7 +69,9 @@ export async function acpCommand(
     const { url, token } = await gatewayTarget(values, values.gateway, warn);
     const client = await connect(url, { token });
     backend = gatewayBackend(client);
-    lost = client.closed.then(({ code, reason }) => `the gateway connection closed (${code}${reason ? `: ${reason}` : ''})`);
+    lost = client.closed.then(
+      ({ code, reason }) => `the gateway connection closed (${code}${reason ? `: ${reason}` : ''})`,
+    );
   } else {
     const config: Config = values.config !== undefined ? await loadConfig(values.config) : defaultConfig();
     const store = await openStore(config, values['data-dir']);
@@ -83,7 +85,10 @@ export async function acpCommand(
 
   const app = switchyardAgent({ backend, version: packageVersion(), warn, checkCwd: values.gateway === undefined });
   const connection = app.connect(
-    ndJsonStream(Writable.toWeb(streams.stdout as Writable) as WritableStream<Uint8Array>, Readable.toWeb(streams.stdin as Readable) as ReadableStream<Uint8Array>),
+    ndJsonStream(
+      Writable.toWeb(streams.stdout as Writable) as WritableStream<Uint8Array>,
+      Readable.toWeb(streams.stdin as Readable) as ReadableStream<Uint8Array>,
+    ),
   );
   let onSignal: (() => void) | undefined;
   const signalled = new Promise<string>((resolveSignal) => {
@@ -91,7 +96,11 @@ export async function acpCommand(
     signals.once('SIGINT', onSignal);
     signals.once('SIGTERM', onSignal);
   });
-  const why = await Promise.race([connection.closed.then(() => 'closed'), signalled, lost.then((reason) => `lost: ${reason}`)]);
+  const why = await Promise.race([
+    connection.closed.then(() => 'closed'),
+    signalled,
+    lost.then((reason) => `lost: ${reason}`),
+  ]);
   signals.off('SIGINT', onSignal!);
   signals.off('SIGTERM', onSignal!);
   connection.close();

@@ -52,6 +52,7 @@ export class ApprovalPrompt {
 }
 
 function describe(action: unknown): string {
-  if (action && typeof action === 'object' && 'summary' in action && typeof action.summary === 'string') return action.summary;
+  if (action && typeof action === 'object' && 'summary' in action && typeof action.summary === 'string')
+    return action.summary;
   return JSON.stringify(action);
 }

@@ -24,9 +24,15 @@ export const processIo: CliIo = {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 // Spelled out for the declaration build: the inferred type names a type node:util does not export.
-type ParsedCommandArgs<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>>;
+type ParsedCommandArgs<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>
+>;
 
-export function parseCommandArgs<O extends Options>(args: string[], options: O, allowPositionals = false): ParsedCommandArgs<O> {
+export function parseCommandArgs<O extends Options>(
+  args: string[],
+  options: O,
+  allowPositionals = false,
+): ParsedCommandArgs<O> {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
@@ -37,13 +43,15 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
 export function portOption(value: string | undefined, flag = '--port'): number | undefined {
   if (value === undefined) return undefined;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${flag} must be a port number 0-65535 (0 picks a free one), not "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`${flag} must be a port number 0-65535 (0 picks a free one), not "${value}"`);
   return port;
 }
 
 export function secondsOption(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new UsageError(`${flag} must be a number of seconds >= 0, not "${value}"`);
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`${flag} must be a number of seconds >= 0, not "${value}"`);
   return seconds;
 }

@@ -39,7 +39,15 @@ export class ConfigFollower {
     const early = this.early;
     this.early = undefined;
     if (early && !early.ok) this.changed(early);
-    else if (this.current() !== started) this.changed({ ok: true, config: this.current(), previous: started, changed: [], applied: [], restartRequired: [] });
+    else if (this.current() !== started)
+      this.changed({
+        ok: true,
+        config: this.current(),
+        previous: started,
+        changed: [],
+        applied: [],
+        restartRequired: [],
+      });
   }
 
   /** Re-reads the file now; resolves once the result is applied and logged. */
@@ -65,21 +73,31 @@ export class ConfigFollower {
     const file = this.file;
     if (!change.ok) {
       const { code, issues } = change.error;
-      logger.error({ file, code, issues }, `config file not applied, the config in force stays: ${change.error.message}`);
+      logger.error(
+        { file, code, issues },
+        `config file not applied, the config in force stays: ${change.error.message}`,
+      );
       return;
     }
     let result: Awaited<ReturnType<ApplyConfig>>;
     try {
       result = await apply(change.config);
     } catch (error) {
-      logger.error({ file, err: error }, `config file ${file} not applied, the config in force stays: ${error instanceof Error ? error.message : String(error)}`);
+      logger.error(
+        { file, err: error },
+        `config file ${file} not applied, the config in force stays: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return;
     }
     const { applied, restartRequired } = result;
     if (applied.length > 0) logger.info({ file, applied }, `config file ${file}: applied ${applied.join(', ')}`);
     if (restartRequired.length > 0) {
-      logger.warn({ file, restartRequired }, `config file ${file}: waiting for a restart: ${restartRequired.join(', ')}`);
+      logger.warn(
+        { file, restartRequired },
+        `config file ${file}: waiting for a restart: ${restartRequired.join(', ')}`,
+      );
     }
-    if (applied.length === 0 && restartRequired.length === 0) logger.info({ file }, `config file ${file} is valid; nothing changed`);
+    if (applied.length === 0 && restartRequired.length === 0)
+      logger.info({ file }, `config file ${file} is valid; nothing changed`);
   }
 }

@@ -28,7 +28,8 @@ const lookup = defineTool({
 function demoScript(ctx: ScriptContext): ScriptTurn {
   if (ctx.input.includes('slow')) return { text: 'this takes far too long', delayMs: 5_000 };
   const steers = ctx.messages.filter((m) => m.role === 'user').length;
-  if (ctx.turn === 0) return { toolCalls: [{ name: 'lookup', args: { word: ctx.input.split(' ')[0] } }], delayMs: TURN_MS };
+  if (ctx.turn === 0)
+    return { toolCalls: [{ name: 'lookup', args: { word: ctx.input.split(' ')[0] } }], delayMs: TURN_MS };
   const last = ctx.messages.at(-1);
   if (last?.role === 'user' && ctx.turn > 0) return { text: `noted: "${last.content}"`, delayMs: TURN_MS };
   return { text: `answered "${ctx.input}" (${steers} user message(s) so far)`, delayMs: TURN_MS };
@@ -79,5 +80,7 @@ export async function runDemo(out: (line: string) => void = console.log, color =
   stream.close();
   await printing;
   await engine.close();
-  out(`\n# done: carol's run ended ${result.state}${result.error ? ` (${result.error.code})` : ''}; alice's first run logged ${history.length} events, seq 1..${history.at(-1)?.seq}`);
+  out(
+    `\n# done: carol's run ended ${result.state}${result.error ? ` (${result.error.code})` : ''}; alice's first run logged ${history.length} events, seq 1..${history.at(-1)?.seq}`,
+  );
 }

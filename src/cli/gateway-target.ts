@@ -26,7 +26,11 @@ export const TOKEN_IN_PS_WARNING =
   'warning: --token puts the token in the process list, where every user of this machine can read it (ps); use --token-file FILE or $SWITCHYARD_TOKEN';
 
 /** `warn` gets a line for the user (stderr) when the token came from the command line. */
-export async function gatewayTarget(flags: GatewayTargetFlags, url: string, warn: (line: string) => void): Promise<GatewayTarget> {
+export async function gatewayTarget(
+  flags: GatewayTargetFlags,
+  url: string,
+  warn: (line: string) => void,
+): Promise<GatewayTarget> {
   if (!/^wss?:\/\//.test(url)) throw new UsageError(`--gateway must be a ws:// or wss:// URL, not "${url}"`);
   if (flags.token !== undefined) {
     warn(TOKEN_IN_PS_WARNING);

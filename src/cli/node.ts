@@ -49,15 +49,18 @@ export async function nodeCommand(argv: string[], io: CliIo, signals: NodeJS.Eve
     return 0;
   }
   if (values.gateway === undefined) throw new UsageError('--gateway ws://HOST:PORT is required');
-  if (values.name === undefined) throw new UsageError('--name is required (unique among the gateway\'s nodes)');
+  if (values.name === undefined) throw new UsageError("--name is required (unique among the gateway's nodes)");
   const name = NodeNameSchema.safeParse(values.name);
   if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message ?? 'invalid'}`);
   const backend = (values.sandbox ?? 'auto') as SandboxBackend;
-  if (!BACKENDS.includes(backend)) throw new UsageError(`--sandbox must be one of ${BACKENDS.join(', ')}, not "${values.sandbox}"`);
+  if (!BACKENDS.includes(backend))
+    throw new UsageError(`--sandbox must be one of ${BACKENDS.join(', ')}, not "${values.sandbox}"`);
   const { url, token } = await gatewayTarget(values, values.gateway, io.err);
 
   const ownWorkspace = values.workspace === undefined;
-  const workspace = ownWorkspace ? await mkdtemp(join(tmpdir(), `switchyard-node-${name.data}-`)) : resolve(values.workspace!);
+  const workspace = ownWorkspace
+    ? await mkdtemp(join(tmpdir(), `switchyard-node-${name.data}-`))
+    : resolve(values.workspace!);
   if (!ownWorkspace) await mkdir(workspace, { recursive: true });
 
   const stop = new AbortController();

@@ -65,14 +65,20 @@ export async function runCommand(argv: string[], io: CliIo): Promise<number> {
   // A person at a terminal answers approvals; without one, gated calls fail closed at once.
   const prompt = process.stdin.isTTY ? new ApprovalPrompt() : undefined;
   const target =
-    values.gateway !== undefined ? await gatewayRunTarget(values, values.gateway, prompt, io.err) : await inProcessRunTarget(values.config, prompt);
+    values.gateway !== undefined
+      ? await gatewayRunTarget(values, values.gateway, prompt, io.err)
+      : await inProcessRunTarget(values.config, prompt);
   try {
-    return await submitAndFollow(target, {
-      sessionId: values.session ?? 'cli',
-      input,
-      ...(policy !== undefined ? { busyPolicy: policy as Policy } : {}),
-      ...(prompt ? {} : { unattended: true }),
-    }, io);
+    return await submitAndFollow(
+      target,
+      {
+        sessionId: values.session ?? 'cli',
+        input,
+        ...(policy !== undefined ? { busyPolicy: policy as Policy } : {}),
+        ...(prompt ? {} : { unattended: true }),
+      },
+      io,
+    );
   } finally {
     await target.close();
   }
@@ -159,7 +165,10 @@ async function gatewayRunTarget(
   const client = await connect(url, { token });
   if (prompt) {
     client.onApprovalRequested((request) => {
-      void prompt.ask(request).then((decision) => client.respondApproval(request.approvalId, decision)).catch(() => {});
+      void prompt
+        .ask(request)
+        .then((decision) => client.respondApproval(request.approvalId, decision))
+        .catch(() => {});
     });
   }
   return {

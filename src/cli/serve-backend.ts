@@ -36,7 +36,11 @@ export interface ServeBackendOptions {
   warn?: (line: string) => void;
 }
 
-export async function startServeBackend(config: Config, dataDir: string, options: ServeBackendOptions): Promise<ServeBackend> {
+export async function startServeBackend(
+  config: Config,
+  dataDir: string,
+  options: ServeBackendOptions,
+): Promise<ServeBackend> {
   const { nodes, observer, instrumentStore, onError, log, warn = log } = options;
   // The data directory the store and token really live in, so the sandbox keeps every workspace away from it.
   const placed: Config = { ...config, store: { ...config.store, dir: dataDir } };
@@ -53,7 +57,10 @@ export async function startServeBackend(config: Config, dataDir: string, options
       close: () => node.close(),
     };
   }
-  const store: Store = config.store.kind === 'memory' ? new MemoryStore() : await LowdbStore.open(dataDir, { fsync: config.store.fsync, onDamaged: (line) => warn(`store: ${line}`) });
+  const store: Store =
+    config.store.kind === 'memory'
+      ? new MemoryStore()
+      : await LowdbStore.open(dataDir, { fsync: config.store.fsync, onDamaged: (line) => warn(`store: ${line}`) });
   let engine: Engine;
   try {
     engine = await createEngine({ config: placed, store: instrumentStore(store), nodes, observer, onError });

@@ -66,7 +66,9 @@ export async function serveCommand(argv: string[], io: CliIo, signals: NodeJS.Ev
       if (!follower) return logger?.info('SIGHUP: no config file (--config) to re-read');
       const file = follower.file;
       logger?.info({ file }, `SIGHUP: re-reading ${file}`);
-      follower.reload().catch((error: unknown) => logger?.error({ file, err: error }, `SIGHUP: re-reading ${file} failed`));
+      follower
+        .reload()
+        .catch((error: unknown) => logger?.error({ file, err: error }, `SIGHUP: re-reading ${file} failed`));
     },
     onRepeat: (name) => logger?.warn(`${name}: already stopping (SIGQUIT, Ctrl-\\, exits at once)`),
     onQuit: () => logger?.warn('SIGQUIT: exiting at once, without waiting for runs'),
@@ -117,7 +119,9 @@ async function serveUntilStopped(
   });
   const { engine, store } = backend;
   await telemetry.attach(engine, { store });
-  const metrics: Record<string, HttpRouteHandler> = telemetry.metricsRoute ? { '/metrics': telemetry.metricsRoute } : {};
+  const metrics: Record<string, HttpRouteHandler> = telemetry.metricsRoute
+    ? { '/metrics': telemetry.metricsRoute }
+    : {};
   const gateway = await startGateway({
     engine: backend.front,
     nodes,
@@ -127,7 +131,11 @@ async function serveUntilStopped(
     maxPayloadBytes: config.gateway.max_payload_bytes,
     httpRoutes: { ...inspectorRoutes(), ...(config.gateway.metrics_public ? {} : metrics) },
     publicHttpRoutes: config.gateway.metrics_public ? metrics : {},
-    readiness: readinessProbe({ store, config: () => engine.currentConfig(), notReady: (reason) => logger.warn({ reason }, 'not ready') }),
+    readiness: readinessProbe({
+      store,
+      config: () => engine.currentConfig(),
+      notReady: (reason) => logger.warn({ reason }, 'not ready'),
+    }),
     logger: gatewayLoggerOf(logger),
   }).catch(async (error: unknown) => {
     await backend.close();
@@ -137,24 +145,44 @@ async function serveUntilStopped(
   telemetry.attachGateway(() => gateway.stats());
   await backend.announce(gateway.url);
 
-  logger.info({ store: store.kind === 'memory' ? 'memory' : store.kind === 'redis' ? 'redis' : dataDir }, `store: ${backend.describe}`);
+  logger.info(
+    { store: store.kind === 'memory' ? 'memory' : store.kind === 'redis' ? 'redis' : dataDir },
+    `store: ${backend.describe}`,
+  );
   logger.info({ url: gateway.url }, `listening on ${gateway.url}`);
-  logger.info({ url: `${gateway.httpUrl}/inspect` }, `inspector: ${gateway.httpUrl}/inspect, with the gateway token as ?token`);
+  logger.info(
+    { url: `${gateway.httpUrl}/inspect` },
+    `inspector: ${gateway.httpUrl}/inspect, with the gateway token as ?token`,
+  );
   const statelyBridge = stately ? await startStately(backend.front, stately, logger) : undefined;
-  if (telemetry.metricsRoute) logger.info({ url: `${gateway.httpUrl}/metrics`, public: config.gateway.metrics_public }, `metrics: ${gateway.httpUrl}/metrics`);
+  if (telemetry.metricsRoute)
+    logger.info(
+      { url: `${gateway.httpUrl}/metrics`, public: config.gateway.metrics_public },
+      `metrics: ${gateway.httpUrl}/metrics`,
+    );
   // The token itself is shown only to a person at a terminal, never written to a log.
-  if (gateway.tokenCreated && io.color) io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
-  logger.info({ file: gateway.tokenPath }, `${gateway.tokenCreated ? 'generated the gateway token; it is' : 'the gateway token is'} in ${gateway.tokenPath}`);
+  if (gateway.tokenCreated && io.color)
+    io.out(`token (generated now; shown this once, kept in ${gateway.tokenPath}): ${gateway.token}`);
+  logger.info(
+    { file: gateway.tokenPath },
+    `${gateway.tokenCreated ? 'generated the gateway token; it is' : 'the gateway token is'} in ${gateway.tokenPath}`,
+  );
   if (follower) {
     // The engine keeps its data directory (the store's dir as placed by the backend) across reloads.
-    const apply = async (next: Config) => backend.front.reconfigure({ ...next, store: { ...next.store, dir: engine.currentConfig().store.dir } });
+    const apply = async (next: Config) =>
+      backend.front.reconfigure({ ...next, store: { ...next.store, dir: engine.currentConfig().store.dir } });
     follower.attach(config, apply, logger);
-    logger.info({ file: follower.file }, `following ${follower.file} (live keys apply when it is saved; SIGHUP re-reads it)`);
+    logger.info(
+      { file: follower.file },
+      `following ${follower.file} (live keys apply when it is saved; SIGHUP re-reads it)`,
+    );
   }
 
   const signal = await stop;
 
-  logger.info(`${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`);
+  logger.info(
+    `${signal}: shutting down; nothing new starts (waiting messages stay queued for the next start), running runs get ${graceMs / 1000} s to finish`,
+  );
   gateway.stopAdmitting();
   engine.stopAdmitting();
   const unfinished = await finishRunning(engine, graceMs);
@@ -177,24 +205,48 @@ interface StatelyTarget {
 }
 
 /** Where the Stately bridge sends, and what: the flags over [inspector] of the config; undefined if nowhere. */
-function statelyOptions(config: Config, values: { 'stately-inspector'?: string; 'stately-session'?: string; 'stately-run'?: string }): StatelyTarget | undefined {
+function statelyOptions(
+  config: Config,
+  values: { 'stately-inspector'?: string; 'stately-session'?: string; 'stately-run'?: string },
+): StatelyTarget | undefined {
   const url = values['stately-inspector'] ?? config.inspector.stately_url;
-  const sessionId = values['stately-session'] ?? (values['stately-run'] === undefined ? config.inspector.stately_session : undefined);
-  const runId = values['stately-run'] ?? (values['stately-session'] === undefined ? config.inspector.stately_run : undefined);
+  const sessionId =
+    values['stately-session'] ?? (values['stately-run'] === undefined ? config.inspector.stately_session : undefined);
+  const runId =
+    values['stately-run'] ?? (values['stately-session'] === undefined ? config.inspector.stately_run : undefined);
   if (url === undefined) {
-    if (values['stately-session'] !== undefined || values['stately-run'] !== undefined) throw new UsageError('--stately-session and --stately-run need --stately-inspector (or [inspector] stately_url)');
+    if (values['stately-session'] !== undefined || values['stately-run'] !== undefined)
+      throw new UsageError('--stately-session and --stately-run need --stately-inspector (or [inspector] stately_url)');
     return undefined;
   }
-  if (!/^wss?:\/\/[^/]/.test(url)) throw new UsageError(`--stately-inspector must be a ws:// or wss:// address of an inspector server, e.g. ws://127.0.0.1:8080, not "${url}"`);
-  if (sessionId !== undefined && runId !== undefined) throw new UsageError('give --stately-session or --stately-run, not both');
-  return { url, maxBuffered: config.inspector.stately_buffer, ...(sessionId !== undefined ? { sessionId } : {}), ...(runId !== undefined ? { runId } : {}) };
+  if (!/^wss?:\/\/[^/]/.test(url))
+    throw new UsageError(
+      `--stately-inspector must be a ws:// or wss:// address of an inspector server, e.g. ws://127.0.0.1:8080, not "${url}"`,
+    );
+  if (sessionId !== undefined && runId !== undefined)
+    throw new UsageError('give --stately-session or --stately-run, not both');
+  return {
+    url,
+    maxBuffered: config.inspector.stately_buffer,
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(runId !== undefined ? { runId } : {}),
+  };
 }
 
 /** The Stately bridge, or a logged reason why not: the gateway serves either way. */
-async function startStately(engine: Parameters<typeof startStatelyBridge>[0], target: StatelyTarget, logger: Logger): Promise<StatelyBridge | undefined> {
+async function startStately(
+  engine: Parameters<typeof startStatelyBridge>[0],
+  target: StatelyTarget,
+  logger: Logger,
+): Promise<StatelyBridge | undefined> {
   try {
     const bridge = await startStatelyBridge(engine, { ...target, log: (level, line) => logger[level](line) });
-    const what = target.sessionId !== undefined ? `session ${target.sessionId}` : target.runId !== undefined ? `run ${target.runId}` : 'every actor';
+    const what =
+      target.sessionId !== undefined
+        ? `session ${target.sessionId}`
+        : target.runId !== undefined
+          ? `run ${target.runId}`
+          : 'every actor';
     logger.info({ url: target.url }, `Stately inspector: sending ${what} to ${target.url}`);
     return bridge;
   } catch (error) {

@@ -64,14 +64,21 @@ export interface EventSubscription<E> extends AsyncIterable<E> {
 }
 
 /** One call of a batch; with `notification: true` it is sent without an id and nothing answers it. */
-export type BatchCall = { [M in MethodName]: { method: M; params: MethodParams<M>; notification?: boolean } }[MethodName];
+export type BatchCall = {
+  [M in MethodName]: { method: M; params: MethodParams<M>; notification?: boolean };
+}[MethodName];
 
 /** How one call of a batch ended. */
-export type BatchOutcome<M extends MethodName = MethodName> = { ok: true; result: MethodResults[M] } | { ok: false; error: ClientError };
+export type BatchOutcome<M extends MethodName = MethodName> =
+  { ok: true; result: MethodResults[M] } | { ok: false; error: ClientError };
 
 /** The outcomes of a batch, call by call; a notification has none. */
 export type BatchOutcomes<C extends readonly BatchCall[]> = {
-  -readonly [K in keyof C]: C[K] extends { notification: true } ? undefined : C[K] extends { method: infer M extends MethodName } ? BatchOutcome<M> : never;
+  -readonly [K in keyof C]: C[K] extends { notification: true }
+    ? undefined
+    : C[K] extends { method: infer M extends MethodName }
+      ? BatchOutcome<M>
+      : never;
 };
 
 export interface SwitchyardClient {
@@ -110,7 +117,12 @@ export async function connect(url: string, options: ConnectOptions): Promise<Swi
   const socket = openSocket(url, options);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
-      reject(new ClientError(CONNECTION_CLOSED, `could not connect to ${redact(url)} within ${options.connectTimeoutMs ?? 10_000} ms`));
+      reject(
+        new ClientError(
+          CONNECTION_CLOSED,
+          `could not connect to ${redact(url)} within ${options.connectTimeoutMs ?? 10_000} ms`,
+        ),
+      );
       socket.close();
     }, options.connectTimeoutMs ?? 10_000);
     let failure = '';
@@ -121,7 +133,13 @@ export async function connect(url: string, options: ConnectOptions): Promise<Swi
     socket.addEventListener('error', (event) => (failure = event.message ?? ''));
     socket.addEventListener('close', (event) => {
       clearTimeout(timer);
-      reject(new ClientError(CONNECTION_CLOSED, `could not connect to ${redact(url)}${failure ? `: ${failure}` : ` (${event.code})`}`, { closeCode: event.code }));
+      reject(
+        new ClientError(
+          CONNECTION_CLOSED,
+          `could not connect to ${redact(url)}${failure ? `: ${failure}` : ` (${event.code})`}`,
+          { closeCode: event.code },
+        ),
+      );
     });
   });
   return new GatewayClient(socket);
@@ -221,7 +239,10 @@ class GatewayClient implements SwitchyardClient {
       const id = this.nextId++;
       frames.push({ jsonrpc: '2.0', id, method, params });
       return new Promise<BatchOutcome>((resolve) =>
-        this.pending.set(id, { resolve: (result) => resolve({ ok: true, result: result as MethodResults[MethodName] }), reject: (error) => resolve({ ok: false, error }) }),
+        this.pending.set(id, {
+          resolve: (result) => resolve({ ok: true, result: result as MethodResults[MethodName] }),
+          reject: (error) => resolve({ ok: false, error }),
+        }),
       );
     });
     this.socket.send(JSON.stringify(frames));
@@ -269,16 +290,25 @@ class GatewayClient implements SwitchyardClient {
   subscribe(filter: SubscribeFilter & ({ runId: string } | { sessionId: string })): EventSubscription<RunEvent>;
   subscribe(filter?: SubscribeFilter): EventSubscription<StreamEvent>;
   subscribe(filter: SubscribeFilter = {}): EventSubscription<StreamEvent> {
-    const orderOf = filter.runId !== undefined
-      ? (event: StreamEvent) => event.seq
-      : filter.sessionId !== undefined
-        ? (event: StreamEvent) => ('sessionSeq' in event ? event.sessionSeq : undefined)
-        : () => undefined;
-    return this.openSubscription<StreamEvent>((onAnswer) => this.call('events.subscribe', { ...filter }, onAnswer), orderOf, filter.fromSeq);
+    const orderOf =
+      filter.runId !== undefined
+        ? (event: StreamEvent) => event.seq
+        : filter.sessionId !== undefined
+          ? (event: StreamEvent) => ('sessionSeq' in event ? event.sessionSeq : undefined)
+          : () => undefined;
+    return this.openSubscription<StreamEvent>(
+      (onAnswer) => this.call('events.subscribe', { ...filter }, onAnswer),
+      orderOf,
+      filter.fromSeq,
+    );
   }
 
   inspect(): EventSubscription<SerializedInspectionEvent> {
-    return this.openSubscription<SerializedInspectionEvent>((onAnswer) => this.call('inspect.subscribe', {}, onAnswer), () => undefined, undefined);
+    return this.openSubscription<SerializedInspectionEvent>(
+      (onAnswer) => this.call('inspect.subscribe', {}, onAnswer),
+      () => undefined,
+      undefined,
+    );
   }
 
   onApprovalRequested(listener: (request: Notifications['approval.requested']) => void): () => void {

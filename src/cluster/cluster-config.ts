@@ -19,7 +19,11 @@ export class ClusterConfig {
   /** Stores the hot sections of `config` as the cluster's; returns the new version. */
   async publish(config: Config): Promise<number> {
     const key = this.keys.config();
-    const [[, version]] = (await this.client.multi().incr(`${key}:version`).set(key, JSON.stringify(hotSectionsOf(config))).exec()) as [[null, number]];
+    const [[, version]] = (await this.client
+      .multi()
+      .incr(`${key}:version`)
+      .set(key, JSON.stringify(hotSectionsOf(config)))
+      .exec()) as [[null, number]];
     this.applied = version;
     return version;
   }

@@ -27,7 +27,12 @@ export function openClusterEvents(deps: ClusterEventsDeps, filter: EventStreamFi
   const deliver = (entries: StreamEntry[]) => {
     for (const [, fields] of entries) queue.push(JSON.parse(fields[fields.indexOf('e') + 1] ?? 'null') as RunEvent);
   };
-  const key = filter.runId !== undefined ? keys.runEvents(filter.runId) : filter.sessionId !== undefined ? keys.sessionEvents(filter.sessionId) : keys.feed();
+  const key =
+    filter.runId !== undefined
+      ? keys.runEvents(filter.runId)
+      : filter.sessionId !== undefined
+        ? keys.sessionEvents(filter.sessionId)
+        : keys.feed();
   const start = async () => {
     let after: string;
     if (filter.fromSeq !== undefined && key !== keys.feed()) {

@@ -24,7 +24,13 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    switchyardHeartbeat(nodes: string, info: string, node: string, ttl: number, about: string): import('ioredis').Result<number, Context>;
+    switchyardHeartbeat(
+      nodes: string,
+      info: string,
+      node: string,
+      ttl: number,
+      about: string,
+    ): import('ioredis').Result<number, Context>;
     switchyardLiveNodes(nodes: string): import('ioredis').Result<string[], Context>;
   }
 }
@@ -54,7 +60,13 @@ export class ClusterMembers {
   }
 
   async heartbeat(): Promise<void> {
-    await this.client.switchyardHeartbeat(this.keys.nodes(), this.keys.nodeInfo(), this.nodeId, this.ttlMs, JSON.stringify(this.about));
+    await this.client.switchyardHeartbeat(
+      this.keys.nodes(),
+      this.keys.nodeInfo(),
+      this.nodeId,
+      this.ttlMs,
+      JSON.stringify(this.about),
+    );
   }
 
   /** Says where this process's gateway listens (at once, not at the next heartbeat). */
@@ -68,6 +80,11 @@ export class ClusterMembers {
   }
 
   async leave(): Promise<void> {
-    await this.client.multi().zrem(this.keys.nodes(), this.nodeId).hdel(this.keys.nodeInfo(), this.nodeId).del(this.keys.inbox(this.nodeId)).exec();
+    await this.client
+      .multi()
+      .zrem(this.keys.nodes(), this.nodeId)
+      .hdel(this.keys.nodeInfo(), this.nodeId)
+      .del(this.keys.inbox(this.nodeId))
+      .exec();
   }
 }

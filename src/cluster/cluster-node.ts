@@ -12,7 +12,23 @@ import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Config, PartialConfig } from '../config/index.js';
 import type { ApprovalDecision } from '../approval/index.js';
-import { createEngine, EngineError, isEngineError, type Engine, type EngineOptions, type EngineSnapshot, type EventStream, type EventStreamFilter, type RunEvent, type RunRequest, type RunResult, type RunStatus, type SessionOwnership, type SubmitResult, type WaitOptions } from '../engine/index.js';
+import {
+  createEngine,
+  EngineError,
+  isEngineError,
+  type Engine,
+  type EngineOptions,
+  type EngineSnapshot,
+  type EventStream,
+  type EventStreamFilter,
+  type RunEvent,
+  type RunRequest,
+  type RunResult,
+  type RunStatus,
+  type SessionOwnership,
+  type SubmitResult,
+  type WaitOptions,
+} from '../engine/index.js';
 import { isTerminalState } from '../core/run-status.js';
 import { runOfSteer } from '../core/steer.js';
 import type { Store } from '../store/index.js';
@@ -77,14 +93,19 @@ export class ClusterNode {
   /** Connects to Redis, starts the engine, joins the cluster and takes over the sessions nobody owns. */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { config, log: logOption, instrumentStore, ...engineOptions } = options;
-    if (config.store.kind !== 'redis') throw new EngineError('invalid_config', `a cluster keeps its state in Redis: set [store] kind = "redis" (it is "${config.store.kind}")`);
+    if (config.store.kind !== 'redis')
+      throw new EngineError(
+        'invalid_config',
+        `a cluster keeps its state in Redis: set [store] kind = "redis" (it is "${config.store.kind}")`,
+      );
     const nodeId = config.cluster.node_id ?? `${hostname()}:${process.pid}`;
     const leaseMs = config.cluster.lease_seconds * 1000;
     const log = logOption ?? ((line: string) => process.stderr.write(`[switchyard ${nodeId}] ${line}\n`));
     const url = config.store.url;
     const client = await connectRedis(url, {
       name: `switchyard-${nodeId}`,
-      onConnectionLost: (error) => log(`lost the connection to Redis at ${redactedUrl(url)} (${error.message}); writes wait for it`),
+      onConnectionLost: (error) =>
+        log(`lost the connection to Redis at ${redactedUrl(url)} (${error.message}); writes wait for it`),
     });
     const keys = new ClusterKeys(config.store.key_prefix);
     const leases = new SessionLeases({ client, keys, nodeId, leaseMs });
@@ -92,7 +113,9 @@ export class ClusterNode {
     let node: ClusterNode | undefined;
     let limiter: RedisLimiter | undefined;
     let refused = 0;
-    const reportError = engineOptions.onError ?? ((error: unknown) => log(`error: ${error instanceof Error ? error.message : String(error)}`));
+    const reportError =
+      engineOptions.onError ??
+      ((error: unknown) => log(`error: ${error instanceof Error ? error.message : String(error)}`));
     const onError = (error: unknown) => {
       // A refused write means a lease was lost: look at once, and say so only now and then.
       if (isStoreError(error) && error.code === 'fenced') {
@@ -115,7 +138,12 @@ export class ClusterNode {
       nodeId,
       limiter: (handlers, limits, sessionOf) =>
         (limiter = new RedisLimiter({
-          client, keys, nodeId, handlers, limits, sessionOf,
+          client,
+          keys,
+          nodeId,
+          handlers,
+          limits,
+          sessionOf,
           tokenOf: (sessionId) => leases.tokenOf(sessionId),
           tellGranted: (to, runId) => inbox.tell(to, 'granted', { runId }),
           onFenced: lost,
@@ -124,16 +152,50 @@ export class ClusterNode {
       mayAct: (sessionId) => leases.mayAct(sessionId),
       delegate: async (request) => node!.wait((await node!.submit(request)).runId),
     };
-    const engine = await createEngine({ ...engineOptions, config, store: instrumentStore ? instrumentStore(store) : store, ownership, onError });
+    const engine = await createEngine({
+      ...engineOptions,
+      config,
+      store: instrumentStore ? instrumentStore(store) : store,
+      ownership,
+      onError,
+    });
     const router = new SessionRouter({
-      leases, engine: () => engine, inbox, leaseMs, log,
+      leases,
+      engine: () => engine,
+      inbox,
+      leaseMs,
+      log,
       adopted: async (sessionId, token) => limiter?.releaseSession(sessionId, token),
     });
     const keeper = new LeaseKeeper({
-      leases, router, engine: () => engine, store, members, limiter: () => limiter, config: clusterConfig, leaseMs, lost, onError,
+      leases,
+      router,
+      engine: () => engine,
+      store,
+      members,
+      limiter: () => limiter,
+      config: clusterConfig,
+      leaseMs,
+      lost,
+      onError,
       applyConfig: (partial) => engine.reconfigure(partial),
     });
-    node = new ClusterNode(nodeId, engine, { client, store, keys, leases, follower, inbox, members, router, keeper, clusterConfig, limiter: () => limiter, leaseMs, log, onError });
+    node = new ClusterNode(nodeId, engine, {
+      client,
+      store,
+      keys,
+      leases,
+      follower,
+      inbox,
+      members,
+      router,
+      keeper,
+      clusterConfig,
+      limiter: () => limiter,
+      leaseMs,
+      log,
+      onError,
+    });
     node.handleInbox();
     await inbox.start();
     await keeper.start();
@@ -154,7 +216,8 @@ export class ClusterNode {
     try {
       return await this.parts.router.route(request.sessionId, () => this.engine.submit(request), 'submit', request);
     } catch (error) {
-      if (generated && isEngineError(error) && error.code === 'duplicate_run_id') return this.admittedAlready(request.runId!, request.sessionId);
+      if (generated && isEngineError(error) && error.code === 'duplicate_run_id')
+        return this.admittedAlready(request.runId!, request.sessionId);
       throw error;
     }
   }
@@ -180,7 +243,11 @@ export class ClusterNode {
     const record = this.engine.status(runId) ?? (await this.parts.store.getRun(runId));
     if (!record || isTerminalState(record.state)) return false;
     const { sessionId } = record;
-    return this.parts.router.route(sessionId, () => this.engine.cancel(runId, reason), 'cancel', { sessionId, runId, reason });
+    return this.parts.router.route(sessionId, () => this.engine.cancel(runId, reason), 'cancel', {
+      sessionId,
+      runId,
+      reason,
+    });
   }
 
   stopSession(sessionId: string): Promise<{ cancelled?: string; purged: number }> {
@@ -221,7 +288,9 @@ export class ClusterNode {
   async respondApproval(approvalId: string, decision: ApprovalDecision): Promise<boolean> {
     if (this.engine.respondApproval(approvalId, decision)) return true;
     const answers = await Promise.allSettled(
-      (await this.otherNodes()).map((node) => this.parts.inbox.request<boolean>(node, 'approval', { approvalId, decision }, this.parts.leaseMs)),
+      (await this.otherNodes()).map((node) =>
+        this.parts.inbox.request<boolean>(node, 'approval', { approvalId, decision }, this.parts.leaseMs),
+      ),
     );
     return answers.some((a) => a.status === 'fulfilled' && a.value === true);
   }
@@ -230,7 +299,9 @@ export class ClusterNode {
   async snapshot(): Promise<EngineSnapshot> {
     const { limiter, inbox, leaseMs } = this.parts;
     const figures = (await limiter()?.poll()) ?? this.engine.snapshot();
-    const others = await Promise.allSettled((await this.otherNodes()).map((node) => inbox.request<EngineSnapshot>(node, 'snapshot', {}, leaseMs)));
+    const others = await Promise.allSettled(
+      (await this.otherNodes()).map((node) => inbox.request<EngineSnapshot>(node, 'snapshot', {}, leaseMs)),
+    );
     const all = [this.engine.snapshot(), ...others.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []))];
     return {
       global: figures.global,
@@ -265,7 +336,8 @@ export class ClusterNode {
         return await router.asOwner((request as RunRequest).sessionId, () => engine.submit(request as RunRequest));
       } catch (error) {
         // Shutting down, this process lets its sessions go soon: the asker waits for that and takes the session.
-        if (isEngineError(error) && error.code === 'closed') throw new EngineError('node_unavailable', `process ${this.nodeId} is shutting down`);
+        if (isEngineError(error) && error.code === 'closed')
+          throw new EngineError('node_unavailable', `process ${this.nodeId} is shutting down`);
         throw error;
       }
     });
@@ -293,9 +365,14 @@ export class ClusterNode {
   /** A forwarded submit that was admitted although its answer was lost: what the store says of it. */
   private async admittedAlready(runId: string, sessionId: string): Promise<SubmitResult> {
     const record = await this.parts.store.getRun(runId);
-    if (record) return record.state === 'queued' ? { runId, sessionId, outcome: 'queued', position: 1 } : { runId, sessionId, outcome: 'started' };
+    if (record)
+      return record.state === 'queued'
+        ? { runId, sessionId, outcome: 'queued', position: 1 }
+        : { runId, sessionId, outcome: 'started' };
     const steer = await this.parts.store.getSteer(runId);
     if (steer) return { runId, sessionId, outcome: 'steered', intoRunId: runOfSteer(steer) };
-    throw new EngineError('store_failed', `run "${runId}" was reported as taken but is not stored; submit it again`, { runId });
+    throw new EngineError('store_failed', `run "${runId}" was reported as taken but is not stored; submit it again`, {
+      runId,
+    });
   }
 }

@@ -15,7 +15,12 @@ import type { StreamEntry, StreamFollower } from './stream-follower.js';
 /** How often a steer still pending after its run ended is looked at again. */
 const STEER_SETTLE_POLL_MS = 50;
 
-export async function waitInCluster(store: RedisStore, follower: StreamFollower, id: string, options: WaitOptions = {}): Promise<RunResult> {
+export async function waitInCluster(
+  store: RedisStore,
+  follower: StreamFollower,
+  id: string,
+  options: WaitOptions = {},
+): Promise<RunResult> {
   const stop = stopper(id, options);
   try {
     for (;;) {
@@ -45,7 +50,12 @@ async function targetOf(store: RedisStore, id: string): Promise<{ runId: string;
 }
 
 /** The run's terminal event: read when it is stored already, otherwise awaited live. */
-async function terminalEventOf(store: RedisStore, follower: StreamFollower, runId: string, onClear: (fn: () => void) => void): Promise<RunEvent> {
+async function terminalEventOf(
+  store: RedisStore,
+  follower: StreamFollower,
+  runId: string,
+  onClear: (fn: () => void) => void,
+): Promise<RunEvent> {
   const key = store.keys.runEvents(runId);
   const [last] = (await store.client.xrevrange(key, '+', '-', 'COUNT', 1)) as StreamEntry[];
   const lastEvent = last ? eventOf(last) : undefined;
@@ -77,7 +87,14 @@ function stopper(id: string, { signal, timeoutMs }: WaitOptions) {
     timeoutMs === undefined
       ? undefined
       : setTimeout(
-          () => reject(new EngineError('timeout', `run "${id}" did not finish within ${timeoutMs} ms; it goes on: wait again or cancel it`, { runId: id })),
+          () =>
+            reject(
+              new EngineError(
+                'timeout',
+                `run "${id}" did not finish within ${timeoutMs} ms; it goes on: wait again or cancel it`,
+                { runId: id },
+              ),
+            ),
           Math.min(timeoutMs, MAX_TIMER_MS),
         );
   const cleanups: (() => void)[] = [];

@@ -105,7 +105,11 @@ export class LeaseKeeper {
   private async takeOrphans(): Promise<void> {
     const { store, leases, router } = this.deps;
     const [open, lanes, steers] = await Promise.all([store.openRuns(), store.readLanes(), store.pendingSteers()]);
-    const sessions = new Set([...open.map((r) => r.sessionId), ...Object.keys(lanes), ...steers.map((s) => s.sessionId)]);
+    const sessions = new Set([
+      ...open.map((r) => r.sessionId),
+      ...Object.keys(lanes),
+      ...steers.map((s) => s.sessionId),
+    ]);
     await Promise.all(
       [...sessions]
         .filter((sessionId) => !leases.holds(sessionId) && !router.busy(sessionId))

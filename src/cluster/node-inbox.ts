@@ -62,7 +62,11 @@ export class NodeInbox {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new EngineError('node_unavailable', `process ${node} did not answer ${method} within ${timeoutMs} ms`, { node }));
+        reject(
+          new EngineError('node_unavailable', `process ${node} did not answer ${method} within ${timeoutMs} ms`, {
+            node,
+          }),
+        );
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
       this.send(node, ['k', 'req', 'id', id, 'from', this.nodeId, 'm', method, 'b', JSON.stringify(params ?? null)]);
@@ -109,8 +113,15 @@ export class NodeInbox {
     } catch (error) {
       if (!isEngineError(error)) this.onError(error);
       const body = isEngineError(error)
-        ? { code: error.code, message: error.message, ...(error.details !== undefined ? { details: error.details } : {}) }
-        : { code: 'internal', message: `process ${this.nodeId} failed to answer ${f.m}: ${error instanceof Error ? error.message : String(error)}` };
+        ? {
+            code: error.code,
+            message: error.message,
+            ...(error.details !== undefined ? { details: error.details } : {}),
+          }
+        : {
+            code: 'internal',
+            message: `process ${this.nodeId} failed to answer ${f.m}: ${error instanceof Error ? error.message : String(error)}`,
+          };
       reply = ['ok', '0', 'b', JSON.stringify(body)];
     }
     if (f.k === 'req' && f.from) this.send(f.from, ['k', 'rep', 'id', f.id ?? '', ...reply]);

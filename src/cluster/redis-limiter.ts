@@ -90,7 +90,13 @@ return cjson.encode({answer = answer, position = position, granted = granted, mi
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    switchyardLimiter(held: string, waiting: string, waiters: string, limits: string, ...args: string[]): import('ioredis').Result<string, Context>;
+    switchyardLimiter(
+      held: string,
+      waiting: string,
+      waiters: string,
+      limits: string,
+      ...args: string[]
+    ): import('ioredis').Result<string, Context>;
   }
 }
 
@@ -205,8 +211,15 @@ export class RedisLimiter implements Limiter {
     let answer: LimiterAnswer;
     try {
       const json = await client.switchyardLimiter(
-        keys.permitsHeld(), keys.permitsWaiting(), keys.permitsWaiters(), keys.permitLimits(),
-        keys.fence(''), op, a, b, ...check,
+        keys.permitsHeld(),
+        keys.permitsWaiting(),
+        keys.permitsWaiters(),
+        keys.permitLimits(),
+        keys.fence(''),
+        op,
+        a,
+        b,
+        ...check,
       );
       answer = JSON.parse(json) as LimiterAnswer;
     } catch (error) {
@@ -215,7 +228,9 @@ export class RedisLimiter implements Limiter {
     }
     this.last = {
       global: { inUse: answer.inUse, max: answer.maxGlobal },
-      perAgent: Object.fromEntries(Object.entries(answer.perAgent).map(([agent, inUse]) => [agent, { inUse, max: answer.maxAgent }])),
+      perAgent: Object.fromEntries(
+        Object.entries(answer.perAgent).map(([agent, inUse]) => [agent, { inUse, max: answer.maxAgent }]),
+      ),
       waiting: answer.waiting,
     };
     for (const [runId, nodeId] of Array.isArray(answer.granted) ? answer.granted : []) {

@@ -43,8 +43,21 @@ return false`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    switchyardLeaseAcquire(lease: string, fence: string, node: string, ttl: number, now: string): import('ioredis').Result<[number, string], Context>;
-    switchyardLeaseRenew(lease: string, fence: string, node: string, token: string, ttl: number, now: string): import('ioredis').Result<number, Context>;
+    switchyardLeaseAcquire(
+      lease: string,
+      fence: string,
+      node: string,
+      ttl: number,
+      now: string,
+    ): import('ioredis').Result<[number, string], Context>;
+    switchyardLeaseRenew(
+      lease: string,
+      fence: string,
+      node: string,
+      token: string,
+      ttl: number,
+      now: string,
+    ): import('ioredis').Result<number, Context>;
     switchyardLeaseRelease(lease: string, fence: string, token: string): import('ioredis').Result<number, Context>;
     switchyardLeaseOwner(lease: string, now: string): import('ioredis').Result<[string, string] | null, Context>;
   }
@@ -108,7 +121,13 @@ export class SessionLeases implements SessionFencing {
   async acquire(sessionId: string): Promise<AcquireResult> {
     const { client, keys, nodeId, leaseMs } = this.options;
     const sent = this.monotonic();
-    const [ok, value] = await client.switchyardLeaseAcquire(keys.lease(sessionId), keys.fence(sessionId), nodeId, leaseMs, this.now());
+    const [ok, value] = await client.switchyardLeaseAcquire(
+      keys.lease(sessionId),
+      keys.fence(sessionId),
+      nodeId,
+      leaseMs,
+      this.now(),
+    );
     if (ok !== 1) return { acquired: false, owner: String(value) };
     const token = String(value);
     this.held.set(sessionId, { token, validUntil: sent + leaseMs * LOCAL_VALIDITY });
@@ -121,7 +140,14 @@ export class SessionLeases implements SessionFencing {
     if (!lease) return false;
     const { client, keys, nodeId, leaseMs } = this.options;
     const sent = this.monotonic();
-    const ok = await client.switchyardLeaseRenew(keys.lease(sessionId), keys.fence(sessionId), nodeId, lease.token, leaseMs, this.now());
+    const ok = await client.switchyardLeaseRenew(
+      keys.lease(sessionId),
+      keys.fence(sessionId),
+      nodeId,
+      lease.token,
+      leaseMs,
+      this.now(),
+    );
     if (this.held.get(sessionId) !== lease) return this.held.has(sessionId);
     if (ok !== 1) {
       this.held.delete(sessionId);

@@ -39,7 +39,8 @@ export class SessionRouter {
         continue;
       }
       try {
-        if (owner === leases.nodeId) throw new EngineError('node_unavailable', 'a lease of an earlier life of this process has not run out yet');
+        if (owner === leases.nodeId)
+          throw new EngineError('node_unavailable', 'a lease of an earlier life of this process has not run out yet');
         return await inbox.request<T>(owner, method, params, Math.max(1, Math.min(leaseMs, deadline - Date.now())));
       } catch (error) {
         if (!isEngineError(error) || error.code !== 'node_unavailable' || Date.now() >= deadline) throw error;
@@ -52,7 +53,10 @@ export class SessionRouter {
   async asOwner<T>(sessionId: string, local: () => Promise<T>): Promise<T> {
     await this.taking.get(sessionId);
     if (!this.deps.leases.holds(sessionId)) {
-      throw new EngineError('node_unavailable', `process ${this.deps.leases.nodeId} does not own session "${sessionId}" any more; ask again`);
+      throw new EngineError(
+        'node_unavailable',
+        `process ${this.deps.leases.nodeId} does not own session "${sessionId}" any more; ask again`,
+      );
     }
     return this.runHere(sessionId, local);
   }

@@ -36,7 +36,10 @@ export class StreamFollower {
   ) {
     this.reader = createRedisClient(url, { name: 'switchyard-follower' });
     this.reader.on('ready', () => {
-      this.reader.client('ID').then((id) => (this.readerId = Number(id)), () => {});
+      this.reader.client('ID').then(
+        (id) => (this.readerId = Number(id)),
+        () => {},
+      );
     });
     this.loop = this.run();
   }
@@ -78,7 +81,8 @@ export class StreamFollower {
       let reply: [string, StreamEntry[]][] | null;
       this.blocked = true;
       try {
-        reply = (await this.reader.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...from)) as [string, StreamEntry[]][] | null;
+        reply = (await this.reader.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...from)) as
+          [string, StreamEntry[]][] | null;
       } catch (error) {
         if (this.closed) break;
         this.onError(error);

@@ -8,10 +8,7 @@ import { describeScope } from './claims.js';
 import { normalizedPathsOverlap } from './paths-overlap.js';
 
 /** A claim flattened to one level, ranked so that each unordered pair is handled once. */
-type Footprint =
-  | { kind: 'unknown-read' }
-  | { kind: 'reads'; paths: readonly string[] }
-  | Scope;
+type Footprint = { kind: 'unknown-read' } | { kind: 'reads'; paths: readonly string[] } | Scope;
 
 const RANK: Record<Footprint['kind'], number> = {
   'unknown-read': 0,

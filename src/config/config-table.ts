@@ -10,7 +10,8 @@ import { HOT_SECTIONS } from './diff.js';
 import { ConfigSchema } from './schema.js';
 
 /** The comments around the generated table in the README; `npm run docs:config` rewrites what lies between. */
-export const CONFIG_TABLE_START = '<!-- config-table:start (generated from src/config/schema.ts by `npm run docs:config`; do not edit) -->';
+export const CONFIG_TABLE_START =
+  '<!-- config-table:start (generated from src/config/schema.ts by `npm run docs:config`; do not edit) -->';
 export const CONFIG_TABLE_END = '<!-- config-table:end -->';
 
 /** One key of one TOML table, or (with `isTable`) the header of a table. */
@@ -51,7 +52,10 @@ type JsonSchema = {
   format?: string;
 };
 
-export function configKeyRows(schema: z.ZodType = ConfigSchema, hotSections: readonly string[] = HOT_SECTIONS): ConfigKeyRow[] {
+export function configKeyRows(
+  schema: z.ZodType = ConfigSchema,
+  hotSections: readonly string[] = HOT_SECTIONS,
+): ConfigKeyRow[] {
   const root = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
   const walker = new TableWalker(root, hotSections);
   walker.table(root, [], '');
@@ -59,7 +63,10 @@ export function configKeyRows(schema: z.ZodType = ConfigSchema, hotSections: rea
 }
 
 /** The markdown table: a header row per TOML table, then a row per key. */
-export function renderConfigTable(schema: z.ZodType = ConfigSchema, hotSections: readonly string[] = HOT_SECTIONS): string {
+export function renderConfigTable(
+  schema: z.ZodType = ConfigSchema,
+  hotSections: readonly string[] = HOT_SECTIONS,
+): string {
   const lines = ['| key | type | default | applies | what it does |', '|---|---|---|---|---|'];
   for (const row of configKeyRows(schema, hotSections)) {
     const cells = row.isTable
@@ -75,7 +82,9 @@ export function replaceGeneratedSection(document: string, content: string): stri
   const start = document.indexOf(CONFIG_TABLE_START);
   const end = document.indexOf(CONFIG_TABLE_END);
   if (start < 0 || end < start) {
-    throw new Error(`the document has no generated configuration section: put ${CONFIG_TABLE_START} and ${CONFIG_TABLE_END} on lines of their own where the table belongs`);
+    throw new Error(
+      `the document has no generated configuration section: put ${CONFIG_TABLE_START} and ${CONFIG_TABLE_END} on lines of their own where the table belongs`,
+    );
   }
   return `${document.slice(0, start + CONFIG_TABLE_START.length)}\n${content}\n${document.slice(end)}`;
 }
@@ -114,9 +123,18 @@ class TableWalker {
     const dotted = path.join('.');
     // An empty table as the default says nothing; an array of tables shows its `[]`.
     const value = raw.default ?? node.default;
-    const shown = value === undefined || (isPlainObject(value) && Object.keys(value).length === 0) ? '' : `\`${tomlValue(value)}\``;
+    const shown =
+      value === undefined || (isPlainObject(value) && Object.keys(value).length === 0) ? '' : `\`${tomlValue(value)}\``;
     const header = (table: string, type: string): void => {
-      this.rows.push({ table, key: '', isTable: true, type, default: shown, applies: this.applies(dotted), description: this.describe(raw) });
+      this.rows.push({
+        table,
+        key: '',
+        isTable: true,
+        type,
+        default: shown,
+        applies: this.applies(dotted),
+        description: this.describe(raw),
+      });
     };
     switch (this.tableKind(node)) {
       case 'object':
@@ -157,7 +175,8 @@ class TableWalker {
   /** A property that is itself a TOML table: an object with keys, a table of such objects, or an array of them. */
   private tableKind(node: JsonSchema): 'object' | 'record' | 'array' | undefined {
     if (this.isObjectWithKeys(node)) return 'object';
-    if (typeof node.additionalProperties === 'object' && this.isObjectWithKeys(this.resolve(node.additionalProperties))) return 'record';
+    if (typeof node.additionalProperties === 'object' && this.isObjectWithKeys(this.resolve(node.additionalProperties)))
+      return 'record';
     if (node.items && this.isObjectWithKeys(this.resolve(node.items))) return 'array';
     return undefined;
   }
@@ -170,7 +189,9 @@ class TableWalker {
   }
 
   private alternativesOf(node: JsonSchema): JsonSchema[] {
-    return [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])].map((a) => this.resolve(a)).filter((a) => a.type !== 'null');
+    return [...(node.anyOf ?? []), ...(node.oneOf ?? []), ...(node.allOf ?? [])]
+      .map((a) => this.resolve(a))
+      .filter((a) => a.type !== 'null');
   }
 
   /**
@@ -185,7 +206,10 @@ class TableWalker {
         const earlier = merged[key];
         if (earlier === undefined) merged[key] = value;
         else if (this.typeOf(this.resolve(earlier)) !== this.typeOf(this.resolve(value))) {
-          merged[key] = { anyOf: [earlier, value], ...(this.describe(earlier) ? { description: this.describe(earlier) } : {}) };
+          merged[key] = {
+            anyOf: [earlier, value],
+            ...(this.describe(earlier) ? { description: this.describe(earlier) } : {}),
+          };
         }
       }
     }
@@ -250,7 +274,9 @@ class TableWalker {
   }
 
   private applies(dotted: string): 'live' | 'restart' {
-    return this.hotSections.some((section) => dotted === section || dotted.startsWith(`${section}.`)) ? 'live' : 'restart';
+    return this.hotSections.some((section) => dotted === section || dotted.startsWith(`${section}.`))
+      ? 'live'
+      : 'restart';
   }
 
   private resolve(node: JsonSchema): JsonSchema {

@@ -1,11 +1,6 @@
 /* The one error type of the config area: every problem found, each named by its key path. */
 
-export type ConfigErrorCode =
-  | 'invalid_config'
-  | 'toml_syntax'
-  | 'file_not_found'
-  | 'file_unreadable'
-  | 'watch_failed';
+export type ConfigErrorCode = 'invalid_config' | 'toml_syntax' | 'file_not_found' | 'file_unreadable' | 'watch_failed';
 
 const HEADLINES: Record<ConfigErrorCode, string> = {
   invalid_config: 'invalid Switchyard config',

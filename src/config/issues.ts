@@ -56,11 +56,7 @@ function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig)
 
 function unwrapTable(schema: z.core.$ZodType): z.core.$ZodType {
   let current = schema;
-  while (
-    current instanceof z.ZodDefault ||
-    current instanceof z.ZodPrefault ||
-    current instanceof z.ZodOptional
-  ) {
+  while (current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodOptional) {
     current = current.unwrap();
   }
   return current;

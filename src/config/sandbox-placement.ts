@@ -36,7 +36,8 @@ export function sandboxPlacementIssues(sandbox: SandboxPlacement, storeDir: stri
   if (sandbox.backend === 'none' && !sandbox.allow_unsandboxed) {
     issues.push({
       path: ['sandbox', 'backend'],
-      message: '"none" runs commands without any sandbox; set [sandbox] allow_unsandboxed = true to choose that explicitly, or use "auto"',
+      message:
+        '"none" runs commands without any sandbox; set [sandbox] allow_unsandboxed = true to choose that explicitly, or use "auto"',
     });
   }
   if (pathsNest(dataDir, workspaceRoot)) {
@@ -47,7 +48,11 @@ export function sandboxPlacementIssues(sandbox: SandboxPlacement, storeDir: stri
   }
   sandbox.read_only_paths.forEach((path, index) => {
     const clash = readOnlyPathClash(resolve(path), dataDir, workspaceRoot);
-    if (clash !== undefined) issues.push({ path: ['sandbox', 'read_only_paths', index], message: `${resolve(path)} ${clash}; bind a narrower directory` });
+    if (clash !== undefined)
+      issues.push({
+        path: ['sandbox', 'read_only_paths', index],
+        message: `${resolve(path)} ${clash}; bind a narrower directory`,
+      });
   });
   return issues;
 }
@@ -55,6 +60,7 @@ export function sandboxPlacementIssues(sandbox: SandboxPlacement, storeDir: stri
 function readOnlyPathClash(path: string, dataDir: string, workspaceRoot: string): string | undefined {
   if (path === sep) return 'is the whole file system';
   if (pathsNest(dataDir, path)) return `overlaps the data directory ${dataDir}`;
-  if (pathsNest(workspaceRoot, path)) return `overlaps the workspace root ${workspaceRoot} (other sessions' workspaces)`;
+  if (pathsNest(workspaceRoot, path))
+    return `overlaps the workspace root ${workspaceRoot} (other sessions' workspaces)`;
   return undefined;
 }

@@ -47,13 +47,26 @@ export interface RunEventData {
    * `traceId`: the run's trace, when tracing is on (README, "Operating Switchyard"); `node`: the
    * process that runs it, when several share the work (README, "Several gateway processes").
    */
-  'run.started': { agentId: string; model: string; parentRunId?: string; workspace: string; traceId?: string; node?: string };
+  'run.started': {
+    agentId: string;
+    model: string;
+    parentRunId?: string;
+    workspace: string;
+    traceId?: string;
+    node?: string;
+  };
   'run.steered': { steerId: string; text: string; consumedAtTurn?: number };
   /** A steer was not read within its deadline: the run is cancelled for it (`interrupt`) or it moved to the lane (`queue`). */
   'run.steer_escalated': { steerId: string; to: 'interrupt' | 'queue' };
   'turn.started': { turn: number };
   'model.delta': { turn: number; text: string };
-  'model.message': { turn: number; text: string; toolCalls: ToolCallRequest[]; finishReason?: FinishReason; usage?: TokenUsage };
+  'model.message': {
+    turn: number;
+    text: string;
+    toolCalls: ToolCallRequest[];
+    finishReason?: FinishReason;
+    usage?: TokenUsage;
+  };
   'tool.scheduled': ToolScheduleData;
   /** The call must wait for a claim a call of another run holds; its tool.started follows once it holds it. */
   'tool.waiting': { callId: string; blockedBy: { runId: string; callId: string; tool: string }; resource: string };
@@ -97,7 +110,11 @@ export type RunEvent = { [K in RunEventType]: RunEventBase & { type: K } & RunEv
 
 export type RunEventOf<K extends RunEventType> = Extract<RunEvent, { type: K }>;
 
-export const TERMINAL_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['run.completed', 'run.cancelled', 'run.failed']);
+export const TERMINAL_EVENT_TYPES: ReadonlySet<RunEventType> = new Set([
+  'run.completed',
+  'run.cancelled',
+  'run.failed',
+]);
 
 export function isTerminalEvent(event: { type: string }): boolean {
   return TERMINAL_EVENT_TYPES.has(event.type as RunEventType);

@@ -45,7 +45,10 @@ export const RunRequestSchema = z
     /** The caller's W3C trace context (a `traceparent` header value): the run's trace continues it. */
     traceparent: z
       .string()
-      .regex(/^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/, 'must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>')
+      .regex(
+        /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/,
+        'must be a W3C traceparent: 00-<32 hex trace id>-<16 hex parent span id>-<2 hex flags>',
+      )
       .optional(),
     /** The limiter's class for this run (docs/runs.md, "Priorities"). */
     priority: z.enum(['interactive', 'background', 'batch']).optional(),
@@ -99,7 +102,9 @@ export function admitRequest(raw: unknown, config: Config, now = Date.now()): Ad
     });
   }
   const exec = config.execution;
-  const steerDeadlineMs = req.steerDeadlineMs ?? (exec.steer_deadline_seconds !== undefined ? timerMs(exec.steer_deadline_seconds) : undefined);
+  const steerDeadlineMs =
+    req.steerDeadlineMs ??
+    (exec.steer_deadline_seconds !== undefined ? timerMs(exec.steer_deadline_seconds) : undefined);
   return {
     ...req,
     runId: req.runId ?? randomUUID(),

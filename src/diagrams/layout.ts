@@ -159,7 +159,11 @@ function toElkGraph(graph: MachineGraph): { root: ElkNode; read(laid: ElkNode): 
     elkNodes.set(node.id, elkNode);
     const container = elkNodes.get(node.parent ?? rootId);
     if (node.initial && node.parent) {
-      container?.children?.push({ id: initialId(node.parent), width: METRICS.initialSize, height: METRICS.initialSize });
+      container?.children?.push({
+        id: initialId(node.parent),
+        width: METRICS.initialSize,
+        height: METRICS.initialSize,
+      });
     }
     container?.children?.push(elkNode);
   }
@@ -192,7 +196,8 @@ function toElkGraph(graph: MachineGraph): { root: ElkNode; read(laid: ElkNode): 
   }
   for (const [key, edge] of merged) addEdge(key, edge.source, edge.target, edge.labels);
   for (const node of graph.nodes) {
-    if (node.initial && node.parent) addEdge(`${initialId(node.parent)}->${node.id}`, initialId(node.parent), node.id, []);
+    if (node.initial && node.parent)
+      addEdge(`${initialId(node.parent)}->${node.id}`, initialId(node.parent), node.id, []);
   }
 
   return { root, read: (laid) => readLayout(graph, laid, merged) };
@@ -225,7 +230,16 @@ function readLayout(graph: MachineGraph, laid: ElkNode, merged: MergedEdges): St
       target: edge.target,
       labels: edge.labels,
       points: pointsOf(out),
-      ...(label ? { labelBox: { x: (label.x ?? 0) + m, y: (label.y ?? 0) + m, width: label.width ?? 0, height: label.height ?? 0 } } : {}),
+      ...(label
+        ? {
+            labelBox: {
+              x: (label.x ?? 0) + m,
+              y: (label.y ?? 0) + m,
+              width: label.width ?? 0,
+              height: label.height ?? 0,
+            },
+          }
+        : {}),
     };
   });
   const initials: InitialMarker[] = graph.nodes.flatMap((node) => {
@@ -240,5 +254,12 @@ function readLayout(graph: MachineGraph, laid: ElkNode, merged: MergedEdges): St
       },
     ];
   });
-  return { machineId: graph.machineId, width: (laid.width ?? 0) + 2 * m, height: (laid.height ?? 0) + 2 * m, states, edges, initials };
+  return {
+    machineId: graph.machineId,
+    width: (laid.width ?? 0) + 2 * m,
+    height: (laid.height ?? 0) + 2 * m,
+    states,
+    edges,
+    initials,
+  };
 }

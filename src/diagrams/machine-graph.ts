@@ -93,7 +93,8 @@ function eventLabel(state: AnyStateNode, transition: Transition): string {
   if (state.always?.includes(transition)) return 'always';
   const eventType = String(transition.eventType);
   const delayed = state.after.find((t: { eventType: unknown }) => t.eventType === eventType);
-  if (delayed) return `after ${typeof delayed.delay === 'number' ? `${delayed.delay} ms` : typeof delayed.delay === 'string' ? delayed.delay : 'delay'}`;
+  if (delayed)
+    return `after ${typeof delayed.delay === 'number' ? `${delayed.delay} ms` : typeof delayed.delay === 'string' ? delayed.delay : 'delay'}`;
   const actor = /^xstate\.(done|error)\.actor\.(.+)$/.exec(eventType);
   if (actor) {
     const [, kind, id] = actor;

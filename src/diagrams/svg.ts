@@ -34,7 +34,10 @@ const STYLE = `
 `;
 
 function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+  return text.replace(
+    /[<>&"']/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c] ?? c,
+  );
 }
 
 const n = (value: number) => Math.round(value * 10) / 10;
@@ -73,11 +76,15 @@ function stateText(state: LaidOutState): string[] {
     parts.push(`<text class="sc-title" x="${n(x + METRICS.padX)}" y="${n(titleY)}">${escapeXml(state.label)}</text>`);
   } else {
     const ty = state.lines.length > 0 ? titleY : y + height / 2 + METRICS.titleSize * 0.36;
-    parts.push(`<text class="sc-title" x="${n(x + width / 2)}" y="${n(ty)}" text-anchor="middle">${escapeXml(state.label)}</text>`);
+    parts.push(
+      `<text class="sc-title" x="${n(x + width / 2)}" y="${n(ty)}" text-anchor="middle">${escapeXml(state.label)}</text>`,
+    );
   }
   state.lines.forEach((line, i) => {
     const ly = y + METRICS.headerHeight + (i + 1) * METRICS.lineHeight;
-    parts.push(`<text class="sc-line sc-${line.kind}" x="${n(x + METRICS.padX)}" y="${n(ly)}">${escapeXml(line.text)}</text>`);
+    parts.push(
+      `<text class="sc-line sc-${line.kind}" x="${n(x + METRICS.padX)}" y="${n(ly)}">${escapeXml(line.text)}</text>`,
+    );
   });
   return parts;
 }
@@ -86,9 +93,13 @@ function renderState(state: LaidOutState, isMachine: boolean): string {
   const classes = ['sc-state', `sc-${state.type}`, ...(isMachine ? ['sc-machine'] : [])].join(' ');
   const { x, y, width, height } = state;
   const parts: string[] = [`<title>${escapeXml(state.id)}</title>`];
-  parts.push(`<rect class="sc-box" x="${n(x)}" y="${n(y)}" width="${n(width)}" height="${n(height)}" rx="${isContainer(state) ? 10 : 8}"/>`);
+  parts.push(
+    `<rect class="sc-box" x="${n(x)}" y="${n(y)}" width="${n(width)}" height="${n(height)}" rx="${isContainer(state) ? 10 : 8}"/>`,
+  );
   if (state.type === 'final') {
-    parts.push(`<rect class="sc-inner" x="${n(x + 3.5)}" y="${n(y + 3.5)}" width="${n(width - 7)}" height="${n(height - 7)}" rx="5"/>`);
+    parts.push(
+      `<rect class="sc-inner" x="${n(x + 3.5)}" y="${n(y + 3.5)}" width="${n(width - 7)}" height="${n(height - 7)}" rx="5"/>`,
+    );
   }
   if (state.lines.length > 0) {
     const ruleY = y + METRICS.headerHeight;
@@ -107,7 +118,9 @@ function renderEdge(edge: LaidOutEdge, markerId: string): string {
   const parts = [`<path d="${roundedPath(edge.points)}" marker-end="url(#${markerId})"/>`];
   const box = edge.labelBox;
   if (box && edge.labels.length > 0) {
-    parts.push(`<rect class="sc-label-bg" x="${n(box.x)}" y="${n(box.y)}" width="${n(box.width)}" height="${n(box.height)}" rx="4"/>`);
+    parts.push(
+      `<rect class="sc-label-bg" x="${n(box.x)}" y="${n(box.y)}" width="${n(box.width)}" height="${n(box.height)}" rx="4"/>`,
+    );
     edge.labels.forEach((label, i) => {
       const ly = box.y + 2 + (i + 1) * METRICS.edgeLabelLineHeight - 4;
       parts.push(`<text x="${n(box.x + box.width / 2)}" y="${n(ly)}" text-anchor="middle">${escapeXml(label)}</text>`);

@@ -53,7 +53,12 @@ export function provideActMachine({ table, ledger, clock, claims, crossRunClaims
         if (!handle || !call) return;
         const startedAt = handle.batch!.startedAt[index];
         if (!result.ok && result.error && REFUSALS.has(result.error.code)) {
-          (handle.status.denied ??= []).push({ callId: call.callId, tool: call.tool, code: result.error.code, message: result.error.message });
+          (handle.status.denied ??= []).push({
+            callId: call.callId,
+            tool: call.tool,
+            code: result.error.code,
+            message: result.error.message,
+          });
         }
         ledger.append(handle, 'tool.finished', {
           callId: call.callId,
@@ -85,7 +90,10 @@ export function provideActMachine({ table, ledger, clock, claims, crossRunClaims
             }
             effects.of(runId, index).ticket = claims.acquire(
               { workspace: batch.service.workspace, runId, callId: call.callId, tool: call.tool, claim: call.claim },
-              { waiting: (block) => self.send({ type: 'CLAIM_WAITING', ...block }), held: () => self.send({ type: 'CLAIM_HELD' }) },
+              {
+                waiting: (block) => self.send({ type: 'CLAIM_WAITING', ...block }),
+                held: () => self.send({ type: 'CLAIM_HELD' }),
+              },
             );
           },
           releaseClaim: (_, { runId, index }) => effects.release(runId, index),
@@ -94,13 +102,19 @@ export function provideActMachine({ table, ledger, clock, claims, crossRunClaims
             let running: Promise<unknown>;
             try {
               const batch = batchOf(runId);
-              running = batch.service.execute(batch.calls[index]!, controller.signal, batch.act.calls[index]!.timeoutMs);
+              running = batch.service.execute(
+                batch.calls[index]!,
+                controller.signal,
+                batch.act.calls[index]!.timeoutMs,
+              );
             } catch (error) {
               running = Promise.reject(error);
             }
             const call = effects.of(runId, index);
             call.execution = { controller, running, settled: false };
-            const settle = (event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown }) => {
+            const settle = (
+              event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown },
+            ) => {
               call.execution!.settled = true;
               // An abandoned execution's answer is dropped: the call has moved on.
               if (!controller.signal.aborted) self.send(event);
@@ -183,6 +197,12 @@ export function recordResults(handle: RunHandle, output: ActOutput): void {
 }
 
 function toolMessage(callId: string, result: ToolCallOutcome) {
-  const body = result.ok ? result.output : { error: result.error, ...(result.output !== undefined ? { output: result.output } : {}) };
-  return { role: 'tool' as const, toolCallId: callId, content: typeof body === 'string' ? body : JSON.stringify(body ?? null) };
+  const body = result.ok
+    ? result.output
+    : { error: result.error, ...(result.output !== undefined ? { output: result.output } : {}) };
+  return {
+    role: 'tool' as const,
+    toolCallId: callId,
+    content: typeof body === 'string' ? body : JSON.stringify(body ?? null),
+  };
 }

@@ -46,13 +46,20 @@ export class Admission {
     assertOpen();
     const request = admitRequest(raw, this.deps.config(), nowOf(this.deps.clock));
     const refused = sandboxRequestIssue(request, this.deps.config());
-    if (refused !== undefined) throw new EngineError('invalid_request', `invalid run request: ${refused.path}: ${refused.message}`, { issues: [refused] });
+    if (refused !== undefined)
+      throw new EngineError('invalid_request', `invalid run request: ${refused.path}: ${refused.message}`, {
+        issues: [refused],
+      });
     this.assertFreeId(request.runId);
     const [providerId] = splitModel(request.model);
     if (!this.deps.models.has(providerId)) {
-      throw new EngineError('unknown_model', `no model provider "${providerId}"; known: ${[...this.deps.models.keys()].join(', ')}`, {
-        model: request.model,
-      });
+      throw new EngineError(
+        'unknown_model',
+        `no model provider "${providerId}"; known: ${[...this.deps.models.keys()].join(', ')}`,
+        {
+          model: request.model,
+        },
+      );
     }
     const ticket = this.order.enter(request.sessionId);
     let decided: SubmitResult | undefined;
@@ -85,9 +92,13 @@ export class Admission {
     } catch (error) {
       this.deps.cancel(request.runId, 'store_failed');
       const why = error instanceof Error ? error.message : String(error);
-      throw new EngineError('store_failed', `the message could not be stored (${why}); it was not accepted: check the store, then submit it again`, {
-        runId: request.runId,
-      });
+      throw new EngineError(
+        'store_failed',
+        `the message could not be stored (${why}); it was not accepted: check the store, then submit it again`,
+        {
+          runId: request.runId,
+        },
+      );
     }
     return decided ?? this.decisionOf(request.runId, request.sessionId);
   }
@@ -138,5 +149,7 @@ function withCollectKey(collectKey: string | undefined): { collectKey?: string }
 }
 
 function duplicateRunId(runId: string): EngineError {
-  return new EngineError('duplicate_run_id', `runId "${runId}" is already in use; omit runId to get a generated one`, { runId });
+  return new EngineError('duplicate_run_id', `runId "${runId}" is already in use; omit runId to get a generated one`, {
+    runId,
+  });
 }

@@ -25,11 +25,21 @@ export function approvalGateFor({ clock, config, grants, table, ledger, approver
     grants,
     onRequested: (request) => {
       const handle = table.get(request.runId);
-      if (handle) ledger().append(handle, 'approval.requested', { approvalId: request.approvalId, callId: request.callId, action: request.action });
+      if (handle)
+        ledger().append(handle, 'approval.requested', {
+          approvalId: request.approvalId,
+          callId: request.callId,
+          action: request.action,
+        });
     },
     onResolved: (resolution) => {
       const handle = table.get(resolution.runId);
-      if (handle) ledger().append(handle, 'approval.resolved', { approvalId: resolution.approvalId, decision: resolution.decision, by: resolution.by });
+      if (handle)
+        ledger().append(handle, 'approval.resolved', {
+          approvalId: resolution.approvalId,
+          decision: resolution.decision,
+          by: resolution.by,
+        });
     },
   });
 }

@@ -41,13 +41,22 @@ export class BusyMessages {
     if (!rejection) return undefined;
     this.rejections.delete(runId);
     if (rejection.code === 'session_busy') {
-      const running = rejection.activeRunId !== undefined ? `run "${rejection.activeRunId}" is active` : 'messages are waiting';
-      return new EngineError('session_busy', `session "${sessionId}" is busy (${running}) and the message's busyPolicy is "reject": nothing was stored; send it again once the run ended, or choose another busyPolicy`, {
-        sessionId,
-        ...(rejection.activeRunId !== undefined ? { activeRunId: rejection.activeRunId } : {}),
-      });
+      const running =
+        rejection.activeRunId !== undefined ? `run "${rejection.activeRunId}" is active` : 'messages are waiting';
+      return new EngineError(
+        'session_busy',
+        `session "${sessionId}" is busy (${running}) and the message's busyPolicy is "reject": nothing was stored; send it again once the run ended, or choose another busyPolicy`,
+        {
+          sessionId,
+          ...(rejection.activeRunId !== undefined ? { activeRunId: rejection.activeRunId } : {}),
+        },
+      );
     }
-    return new EngineError('lane_full', `session "${sessionId}" has ${laneCapacity} messages waiting; retry later or raise execution.wait_lane_capacity`, { sessionId });
+    return new EngineError(
+      'lane_full',
+      `session "${sessionId}" has ${laneCapacity} messages waiting; retry later or raise execution.wait_lane_capacity`,
+      { sessionId },
+    );
   }
 
   /** `rolledBack` was cancelled for the message `by`, which runs next. */
@@ -78,7 +87,14 @@ export class BusyMessages {
     const carried = carries.map((id) => table.get(id)).filter((h): h is RunHandle => h !== undefined && !h.ended);
     if (carried.length > 0) {
       const all = [handle, ...carried];
-      const input = collectedInput(all.map((h) => ({ runId: h.status.runId, input: h.request.input, ...(h.request.metadata ? { metadata: h.request.metadata } : {}), createdAt: h.status.createdAt })));
+      const input = collectedInput(
+        all.map((h) => ({
+          runId: h.status.runId,
+          input: h.request.input,
+          ...(h.request.metadata ? { metadata: h.request.metadata } : {}),
+          createdAt: h.status.createdAt,
+        })),
+      );
       handle.request = { ...handle.request, input };
       handle.status.carries = all.map((h) => h.status.runId);
       handle.inbox = [{ role: 'user', content: input }];

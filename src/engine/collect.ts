@@ -13,14 +13,29 @@ import type { AdmittedRequest } from '../core/run-request.js';
  */
 export function collectKeyOf(request: AdmittedRequest, workspace: string): string | undefined {
   if (request.busyPolicy !== 'collect' || !request.plainText || request.startBy !== undefined) return undefined;
-  return JSON.stringify([request.agentId, request.model, workspace, request.approvalTier ?? '', request.unattended === true, request.priority, request.parentRunId ?? '']);
+  return JSON.stringify([
+    request.agentId,
+    request.model,
+    workspace,
+    request.approvalTier ?? '',
+    request.unattended === true,
+    request.priority,
+    request.parentRunId ?? '',
+  ]);
 }
 
 /** The input of a run that carries several `collect` messages: each in order, with its id and metadata. */
-export function collectedInput(messages: readonly { runId: string; input: string; metadata?: Record<string, string>; createdAt?: string }[]): string {
+export function collectedInput(
+  messages: readonly { runId: string; input: string; metadata?: Record<string, string>; createdAt?: string }[],
+): string {
   const parts = messages.map((m, i) => {
     const meta = Object.entries(m.metadata ?? {}).map(([k, v]) => `${k}=${v}`);
-    const head = [`message ${i + 1} of ${messages.length}`, `id ${m.runId}`, ...(m.createdAt ? [`sent ${m.createdAt}`] : []), ...meta].join(', ');
+    const head = [
+      `message ${i + 1} of ${messages.length}`,
+      `id ${m.runId}`,
+      ...(m.createdAt ? [`sent ${m.createdAt}`] : []),
+      ...meta,
+    ].join(', ');
     return `[${head}]\n${m.input}`;
   });
   return `${messages.length} messages arrived while you were busy; answer them together, in order.\n\n${parts.join('\n\n')}`;
@@ -28,7 +43,10 @@ export function collectedInput(messages: readonly { runId: string; input: string
 
 /** The first `words` words of a message, for a notice. */
 export function firstWords(text: string, words = 8): string {
-  const all = text.trim().split(/\s+/).filter((w) => w.length > 0);
+  const all = text
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w.length > 0);
   return all.slice(0, words).join(' ') + (all.length > words ? ' …' : '');
 }
 

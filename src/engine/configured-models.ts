@@ -16,7 +16,10 @@ import { EngineError } from '../core/errors.js';
 
 type ModelConfig = Config['models'][string];
 
-const DEFAULT_KEY_ENV: Record<string, string | undefined> = { anthropic: 'ANTHROPIC_API_KEY', google: 'GEMINI_API_KEY' };
+const DEFAULT_KEY_ENV: Record<string, string | undefined> = {
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GEMINI_API_KEY',
+};
 
 export async function configuredModels(config: Config): Promise<Map<string, ModelProvider>> {
   const models = new Map<string, ModelProvider>();
@@ -26,11 +29,18 @@ export async function configuredModels(config: Config): Promise<Map<string, Mode
         models.set(id, scriptedModel(model.script ? await readScript(id, model.script) : []));
         break;
       case 'openai':
-        if (!model.base_url) throw new EngineError('invalid_config', `[models.${id}] kind "openai" needs base_url (e.g. "http://localhost:11434/v1")`);
+        if (!model.base_url)
+          throw new EngineError(
+            'invalid_config',
+            `[models.${id}] kind "openai" needs base_url (e.g. "http://localhost:11434/v1")`,
+          );
         models.set(id, openAICompatibleModel({ ...providerOptions(id, model), baseURL: model.base_url }));
         break;
       case 'anthropic':
-        models.set(id, anthropicModel({ ...providerOptions(id, model), ...(model.base_url ? { baseURL: model.base_url } : {}) }));
+        models.set(
+          id,
+          anthropicModel({ ...providerOptions(id, model), ...(model.base_url ? { baseURL: model.base_url } : {}) }),
+        );
         break;
       case 'google': {
         const { parallelToolCalls: _unsupported, ...options } = providerOptions(id, model);
@@ -44,11 +54,18 @@ export async function configuredModels(config: Config): Promise<Map<string, Mode
 
 /** What every HTTP kind shares, checked here so a bad entry fails at start, not at the first run. */
 function providerOptions(id: string, model: ModelConfig): Omit<ProviderOptions, 'baseURL'> {
-  if (!model.model) throw new EngineError('invalid_config', `[models.${id}] kind "${model.kind}" needs model (the model name the server knows)`);
+  if (!model.model)
+    throw new EngineError(
+      'invalid_config',
+      `[models.${id}] kind "${model.kind}" needs model (the model name the server knows)`,
+    );
   const keyEnv = model.api_key_env ?? DEFAULT_KEY_ENV[model.kind];
   const apiKey = keyEnv ? process.env[keyEnv] : undefined;
   if (keyEnv && apiKey === undefined) {
-    throw new EngineError('invalid_config', `[models.${id}] needs an API key in the environment variable ${keyEnv}, which is not set; set it or name another with api_key_env`);
+    throw new EngineError(
+      'invalid_config',
+      `[models.${id}] needs an API key in the environment variable ${keyEnv}, which is not set; set it or name another with api_key_env`,
+    );
   }
   return {
     model: model.model,
@@ -67,8 +84,12 @@ async function readScript(id: string, path: string): Promise<ScriptTurn[]> {
   try {
     parsed = JSON.parse(await readFile(resolve(path), 'utf8'));
   } catch (error) {
-    throw new EngineError('invalid_config', `[models.${id}] script ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new EngineError(
+      'invalid_config',
+      `[models.${id}] script ${path}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  if (!Array.isArray(parsed)) throw new EngineError('invalid_config', `[models.${id}] script ${path} must hold a JSON array of turns`);
+  if (!Array.isArray(parsed))
+    throw new EngineError('invalid_config', `[models.${id}] script ${path} must hold a JSON array of turns`);
   return parsed as ScriptTurn[];
 }

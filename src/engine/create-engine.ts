@@ -146,7 +146,8 @@ async function connectConfiguredMcp(config: Config): Promise<McpConnection[]> {
 async function resolveStore(options: EngineOptions, config: Config): Promise<Store> {
   const choice = options.store;
   if (choice === 'memory') return new MemoryStore();
-  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice)) return LowdbStore.open(choice.dir, { fsync: config.store.fsync });
+  if (choice !== undefined && 'dir' in choice && !('appendEvent' in choice))
+    return LowdbStore.open(choice.dir, { fsync: config.store.fsync });
   if (choice !== undefined) return choice as Store;
   const configured = typeof options.config === 'object' && options.config.store !== undefined;
   if (!configured || config.store.kind === 'memory') return new MemoryStore();

@@ -5,7 +5,13 @@
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Config, PartialConfig } from '../config/index.js';
-import { ApprovalDecisionSchema, SessionGrants, type ApprovalDecision, type ApprovalGate, type ApprovalRequest } from '../approval/index.js';
+import {
+  ApprovalDecisionSchema,
+  SessionGrants,
+  type ApprovalDecision,
+  type ApprovalGate,
+  type ApprovalRequest,
+} from '../approval/index.js';
 import { appliedConfig, ConfigError, diffConfig, mergeConfig } from '../config/index.js';
 import { InProcessClaimRegistry, type ClaimRegistry } from '../concurrency/index.js';
 import type { Clock } from '../core/clock.js';
@@ -101,9 +107,18 @@ export class Engine {
     const conversations = new Conversations(this.store);
     const ownership = deps.ownership;
     this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root);
-    this.grants = new SessionGrants({ onChange: (sessionId, fingerprints) => settleInBackground(this.store.saveGrants?.(sessionId, fingerprints)) });
+    this.grants = new SessionGrants({
+      onChange: (sessionId, fingerprints) => settleInBackground(this.store.saveGrants?.(sessionId, fingerprints)),
+    });
     const ledger = () => this.ledger;
-    this.approvals = approvalGateFor({ clock: this.clock, config, grants: this.grants, table: this.table, ledger, ...(deps.approver ? { approver: deps.approver } : {}) });
+    this.approvals = approvalGateFor({
+      clock: this.clock,
+      config,
+      grants: this.grants,
+      table: this.table,
+      ledger,
+      ...(deps.approver ? { approver: deps.approver } : {}),
+    });
     this.ledger = new RunLedger({
       store: this.store,
       log: this.log,
@@ -124,17 +139,25 @@ export class Engine {
       observer,
     });
     const exec = this.config.execution;
-    const limits = { maxGlobal: exec.max_runs_global, maxPerAgent: exec.max_runs_per_agent, weights: exec.priority_weights };
+    const limits = {
+      maxGlobal: exec.max_runs_global,
+      maxPerAgent: exec.max_runs_per_agent,
+      weights: exec.priority_weights,
+    };
     const limiterHandlers = {
       granted: (runId: string) => {
         // While shutting down a run waiting for permits stays queued for the next start.
         if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
       },
       waiting: (runId: string, position: number) => this.ledger.markQueued(runId, position, 'limits'),
-      released: (runId: string) => this.table.running.delete(runId) && this.log.engineEvent('engine.running', { running: [...this.table.running] }),
+      released: (runId: string) =>
+        this.table.running.delete(runId) &&
+        this.log.engineEvent('engine.running', { running: [...this.table.running] }),
     };
     const sessionOf = (runId: string) => this.table.get(runId)?.status.sessionId;
-    this.limiter = ownership ? ownership.limiter(limiterHandlers, limits, sessionOf) : new LimiterHost(limits, this.clock, this.inspection, limiterHandlers);
+    this.limiter = ownership
+      ? ownership.limiter(limiterHandlers, limits, sessionOf)
+      : new LimiterHost(limits, this.clock, this.inspection, limiterHandlers);
     this.sessions = new SessionHost({
       clock: this.clock,
       store: this.store,
@@ -157,7 +180,14 @@ export class Engine {
         dropped: (runId, reason) => this.ledger.endQueued(runId, reason),
       },
     });
-    this.steers = new Steers({ table: this.table, sessions: this.sessions, store: this.store, clock: this.clock, settleInBackground, closing: () => this.closed });
+    this.steers = new Steers({
+      table: this.table,
+      sessions: this.sessions,
+      store: this.store,
+      clock: this.clock,
+      settleInBackground,
+      closing: () => this.closed,
+    });
     this.busy = new BusyMessages({ table: this.table, ledger: this.ledger, steers: this.steers, store: this.store });
     this.runHost = new RunHost({
       table: this.table,
@@ -179,7 +209,9 @@ export class Engine {
       ...(deps.nodes ? { nodes: deps.nodes } : {}),
       onError: this.onError,
       closing: () => this.closed,
-      delegate: ownership ? (request) => ownership.delegate(request) : async (request) => this.wait((await this.submit(request)).runId),
+      delegate: ownership
+        ? (request) => ownership.delegate(request)
+        : async (request) => this.wait((await this.submit(request)).runId),
       ...(ownership ? { ownership } : {}),
       observer,
     });
@@ -194,13 +226,24 @@ export class Engine {
       clock: this.clock,
       assertOpen: () => {
         this.assertOpen();
-        if (this.draining) throw new EngineError('closed', 'the engine is shutting down and accepts no new messages; send it again once it is back');
+        if (this.draining)
+          throw new EngineError(
+            'closed',
+            'the engine is shutting down and accepts no new messages; send it again once it is back',
+          );
       },
       cancel: (runId, reason) => void this.cancel(runId, reason),
       limiter: this.limiter,
       busy: this.busy,
     });
-    this.handover = new SessionHandover({ table: this.table, sessions: this.sessions, ledger: this.ledger, conversations, cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason), recoveryDeps: this.recoveryDeps });
+    this.handover = new SessionHandover({
+      table: this.table,
+      sessions: this.sessions,
+      ledger: this.ledger,
+      conversations,
+      cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason),
+      recoveryDeps: this.recoveryDeps,
+    });
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */
@@ -269,7 +312,8 @@ export class Engine {
     try {
       next = mergeConfig(this.config, partial);
     } catch (error) {
-      if (error instanceof ConfigError) throw new EngineError('invalid_config', error.message, { issues: error.issues });
+      if (error instanceof ConfigError)
+        throw new EngineError('invalid_config', error.message, { issues: error.issues });
       throw error;
     }
     const diff = diffConfig(this.config, next);
@@ -278,9 +322,14 @@ export class Engine {
     const exec = next.execution;
     if (diff.changed.some((key) => key === 'execution.max_runs_global' || key === 'execution.max_runs_per_agent')) {
       // Announced first, so runs the raise admits never appear before the limit that let them in.
-      this.log.engineEvent('limits.changed', { max_runs_global: exec.max_runs_global, max_runs_per_agent: exec.max_runs_per_agent });
+      this.log.engineEvent('limits.changed', {
+        max_runs_global: exec.max_runs_global,
+        max_runs_per_agent: exec.max_runs_per_agent,
+      });
     }
-    if (diff.changed.some((key) => key.startsWith('execution.max_runs_') || key.startsWith('execution.priority_weights'))) {
+    if (
+      diff.changed.some((key) => key.startsWith('execution.max_runs_') || key.startsWith('execution.priority_weights'))
+    ) {
       this.limiter.reconfigure(exec.max_runs_global, exec.max_runs_per_agent, exec.priority_weights);
     }
     this.sessions.reconfigure();
@@ -294,7 +343,10 @@ export class Engine {
   respondApproval(approvalId: string, decision: ApprovalDecision): boolean {
     const parsed = ApprovalDecisionSchema.safeParse(decision);
     if (!parsed.success) {
-      throw new EngineError('invalid_request', `decision must be one of allow_once, allow_session, deny; got ${JSON.stringify(decision)}`);
+      throw new EngineError(
+        'invalid_request',
+        `decision must be one of allow_once, allow_session, deny; got ${JSON.stringify(decision)}`,
+      );
     }
     return this.approvals.respond(approvalId, parsed.data);
   }
@@ -355,7 +407,8 @@ export class Engine {
     this.sessions.stopAll();
     for (const handle of this.table.handles()) {
       if (!handle.settled) {
-        for (const resolve of handle.waiters.splice(0)) resolve({ runId: handle.status.runId, state: 'cancelled', reason: 'engine closed' });
+        for (const resolve of handle.waiters.splice(0))
+          resolve({ runId: handle.status.runId, state: 'cancelled', reason: 'engine closed' });
       }
     }
     this.limiter.stop();
@@ -379,7 +432,15 @@ export class Engine {
     for (const handle of this.table.handles()) if (handle.actor) yield handle.actor;
   }
 
-  private readonly recoveryDeps = () => ({ store: this.store, log: this.log, grants: this.grants, table: this.table, ledger: this.ledger, sessions: this.sessions, steers: this.steers });
+  private readonly recoveryDeps = () => ({
+    store: this.store,
+    log: this.log,
+    grants: this.grants,
+    table: this.table,
+    ledger: this.ledger,
+    sessions: this.sessions,
+    steers: this.steers,
+  });
 
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'the engine is closed; create a new one');

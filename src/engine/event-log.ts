@@ -5,7 +5,14 @@
  * asynchronously, publication follows a single chain, keeping the global order.
  */
 import { isoNow, type Clock } from '../core/clock.js';
-import type { EngineEvent, EngineEventData, RunEvent, RunEventData, RunEventType, StreamEvent } from '../core/run-events.js';
+import type {
+  EngineEvent,
+  EngineEventData,
+  RunEvent,
+  RunEventData,
+  RunEventType,
+  StreamEvent,
+} from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import type { Store } from '../store/types.js';
 
@@ -86,11 +93,12 @@ export class EventLog {
   }
 
   subscribe(filter: EventFilter, listener: EventListener): () => void {
-    const set = filter.runId !== undefined
-      ? setIn(this.byRun, filter.runId)
-      : filter.sessionId !== undefined
-        ? setIn(this.bySession, filter.sessionId)
-        : this.everything;
+    const set =
+      filter.runId !== undefined
+        ? setIn(this.byRun, filter.runId)
+        : filter.sessionId !== undefined
+          ? setIn(this.bySession, filter.sessionId)
+          : this.everything;
     set.add(listener);
     return () => {
       set.delete(listener);

@@ -24,7 +24,7 @@ export function openEventStream(log: EventLog, store: Store, filter: EventStream
   const held: StreamEvent[] = [];
 
   const orderOf = (event: StreamEvent): number =>
-    filter.runId !== undefined ? event.seq : (event as RunEvent).sessionSeq ?? event.seq;
+    filter.runId !== undefined ? event.seq : ((event as RunEvent).sessionSeq ?? event.seq);
 
   const push = (event: StreamEvent) => {
     if (closed) return;
@@ -36,12 +36,16 @@ export function openEventStream(log: EventLog, store: Store, filter: EventStream
     wake?.();
   };
 
-  const unsubscribe = log.subscribe({ runId: filter.runId, sessionId: filter.runId === undefined ? filter.sessionId : undefined }, push);
+  const unsubscribe = log.subscribe(
+    { runId: filter.runId, sessionId: filter.runId === undefined ? filter.sessionId : undefined },
+    push,
+  );
 
   if (replaying) {
-    const read = filter.runId !== undefined
-      ? store.readEvents(filter.runId, filter.fromSeq)
-      : store.readSessionEvents(filter.sessionId!, filter.fromSeq);
+    const read =
+      filter.runId !== undefined
+        ? store.readEvents(filter.runId, filter.fromSeq)
+        : store.readSessionEvents(filter.sessionId!, filter.fromSeq);
     void read.then(
       (events) => finishReplay(events),
       () => finishReplay([]),
@@ -52,7 +56,8 @@ export function openEventStream(log: EventLog, store: Store, filter: EventStream
     // A stream closed while its replay was being read stays ended.
     if (closed) return;
     for (const event of events) {
-      if (filter.runId === undefined && filter.sessionId !== undefined && event.sessionId !== filter.sessionId) continue;
+      if (filter.runId === undefined && filter.sessionId !== undefined && event.sessionId !== filter.sessionId)
+        continue;
       buffer.push(event);
       lastSeq = Math.max(lastSeq, orderOf(event));
     }

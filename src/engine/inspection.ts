@@ -67,7 +67,13 @@ export class InspectionHub {
     const events: InspectionEvent[] = [];
     const visit = (actor: AnyActorRef, rootId: string) => {
       const snapshot: Snapshot<unknown> & { children?: Record<string, AnyActorRef | undefined> } = actor.getSnapshot();
-      events.push({ type: '@xstate.snapshot', actorRef: actor, rootId, snapshot, event: { type: CURRENT_STATE_EVENT } });
+      events.push({
+        type: '@xstate.snapshot',
+        actorRef: actor,
+        rootId,
+        snapshot,
+        event: { type: CURRENT_STATE_EVENT },
+      });
       for (const child of Object.values(snapshot.children ?? {})) if (child) visit(child, rootId);
     };
     for (const root of this.liveRoots()) visit(root, root.sessionId);

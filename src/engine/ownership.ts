@@ -37,7 +37,11 @@ export interface SessionOwnership {
   /** This process's name; `run.started` carries it as `node`. */
   readonly nodeId: string;
   /** Builds the engine's limiter. `sessionOf` names the session of a run the engine knows. */
-  limiter(handlers: LimiterHandlers, limits: { maxGlobal: number; maxPerAgent: number }, sessionOf: (runId: string) => string | undefined): Limiter;
+  limiter(
+    handlers: LimiterHandlers,
+    limits: { maxGlobal: number; maxPerAgent: number },
+    sessionOf: (runId: string) => string | undefined,
+  ): Limiter;
   /**
    * Whether this process may still act for the session: false once its lease ran out (a long
    * pause), so a run stops before its next model turn or tool call instead of acting twice.
@@ -51,16 +55,22 @@ export interface SessionOwnership {
 /** The error a run fails with when its process may no longer act for its session. */
 export const OWNER_LOST = {
   code: 'interrupted',
-  message: 'this process lost its lease on the session (it stalled longer than [cluster] lease_seconds); another process continues the session',
+  message:
+    'this process lost its lease on the session (it stalled longer than [cluster] lease_seconds); another process continues the session',
 } as const;
 
 /** Throws the run's failure (code `interrupted`) when this process may no longer act for the session. */
 export function assertMayAct(ownership: Pick<SessionOwnership, 'mayAct'> | undefined, sessionId: string): void {
-  if (ownership && !ownership.mayAct(sessionId)) throw Object.assign(new Error(OWNER_LOST.message), { code: OWNER_LOST.code });
+  if (ownership && !ownership.mayAct(sessionId))
+    throw Object.assign(new Error(OWNER_LOST.message), { code: OWNER_LOST.code });
 }
 
 /** A session's tools in a cluster: each checks that this process may still act before it executes. */
-export function leaseCheckedTools(tools: ReadonlyMap<string, AnyTool>, sessionId: string, ownership: Pick<SessionOwnership, 'mayAct'>): ReadonlyMap<string, AnyTool> {
+export function leaseCheckedTools(
+  tools: ReadonlyMap<string, AnyTool>,
+  sessionId: string,
+  ownership: Pick<SessionOwnership, 'mayAct'>,
+): ReadonlyMap<string, AnyTool> {
   // Object.create keeps whatever the tool has, own or inherited; only execute is put in front.
   const checked = (tool: AnyTool): AnyTool =>
     Object.create(tool, {

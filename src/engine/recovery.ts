@@ -70,7 +70,12 @@ async function sessionWorkOf(store: Store, sessionId: string): Promise<SessionWo
   };
 }
 
-async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers: SteerRecord[], lanes: Record<string, StoredLaneEntry[]>): Promise<Recovered> {
+async function recoverWork(
+  deps: RecoveryDeps,
+  open: RunRecord[],
+  pendingSteers: SteerRecord[],
+  lanes: Record<string, StoredLaneEntry[]>,
+): Promise<Recovered> {
   const { store, log, table, ledger, sessions } = deps;
   const result: Recovered = { interrupted: [], requeued: [], repaired: [] };
   for (const sessionId of new Set([...open.map((r) => r.sessionId), ...pendingSteers.map((s) => s.sessionId)])) {
@@ -98,13 +103,22 @@ async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers:
       // Its record ended before the crash, its log did not: the log gets the same ending.
       result.repaired.push(record.runId);
       handle.inbox = [];
-      ledger.endRun(handle, outcomeOf(record), { turns: count(events, 'turn.started'), toolCalls: count(events, 'tool.started') });
+      ledger.endRun(handle, outcomeOf(record), {
+        turns: count(events, 'turn.started'),
+        toolCalls: count(events, 'tool.started'),
+      });
       ledger.settleRun(handle);
     } else if (record.state === 'running') {
       result.interrupted.push(record.runId);
       // Its input entered the conversation when it started; only a run that never did carries it.
       handle.inbox = [];
-      ledger.endRun(handle, { state: 'failed', error: { code: 'interrupted', message: 'the engine stopped while this run was running; submit it again to retry' } });
+      ledger.endRun(handle, {
+        state: 'failed',
+        error: {
+          code: 'interrupted',
+          message: 'the engine stopped while this run was running; submit it again to retry',
+        },
+      });
       ledger.settleRun(handle);
     } else if (record.queuedFor === 'limits') {
       admitted.set(record.sessionId, [...(admitted.get(record.sessionId) ?? []), handle]);
@@ -113,7 +127,11 @@ async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers:
     }
   }
   const steerFollowUps = await recoverSteers(deps, pendingSteers);
-  const sessionIds = new Set([...steerFollowUps.keys(), ...admitted.keys(), ...[...queued.values()].map((h) => h.status.sessionId)]);
+  const sessionIds = new Set([
+    ...steerFollowUps.keys(),
+    ...admitted.keys(),
+    ...[...queued.values()].map((h) => h.status.sessionId),
+  ]);
   for (const sessionId of sessionIds) {
     const lane = lanes[sessionId] ?? [];
     const inLane = lane.map((e) => queued.get(e.runId)).filter((h): h is RunHandle => h !== undefined);
@@ -125,7 +143,9 @@ async function recoverWork(deps: RecoveryDeps, open: RunRecord[], pendingSteers:
       model: h.request.model,
       workspace: h.workspace,
       ...(h.request.startBy !== undefined ? { startBy: h.request.startBy } : {}),
-      ...(h.status.carries === undefined && collectKeyOf(h.request, h.workspace) !== undefined ? { collectKey: collectKeyOf(h.request, h.workspace) } : {}),
+      ...(h.status.carries === undefined && collectKeyOf(h.request, h.workspace) !== undefined
+        ? { collectKey: collectKeyOf(h.request, h.workspace) }
+        : {}),
     }));
     result.requeued.push(...entries.map((e) => e.runId));
     sessions.restore(sessionId, entries);
@@ -146,7 +166,15 @@ async function collectedMessages({ store, steers }: RecoveryDeps, open: RunRecor
       const message = byId.get(id);
       if (id === carrier.runId || !message || message.state !== 'queued') continue;
       collected.add(id);
-      steers.settle({ steerId: id, sessionId: message.sessionId, into: carrier.runId, state: 'merged', followUp: carrier.runId, createdAt: message.createdAt, request: message.request });
+      steers.settle({
+        steerId: id,
+        sessionId: message.sessionId,
+        into: carrier.runId,
+        state: 'merged',
+        followUp: carrier.runId,
+        createdAt: message.createdAt,
+        request: message.request,
+      });
     }
   }
   for (const record of open) {
@@ -165,7 +193,10 @@ async function collectedMessages({ store, steers }: RecoveryDeps, open: RunRecor
  * in the run's log), carried by a follow-up whose record landed, or neither — then the steers
  * of one run become one follow-up run, for the front of the session's lane.
  */
-async function recoverSteers({ store, ledger, steers }: RecoveryDeps, pending: SteerRecord[]): Promise<Map<string, RunHandle[]>> {
+async function recoverSteers(
+  { store, ledger, steers }: RecoveryDeps,
+  pending: SteerRecord[],
+): Promise<Map<string, RunHandle[]>> {
   const settled = new Set<string>();
   for (const steer of pending) {
     if (settled.has(steer.steerId)) continue;
@@ -174,14 +205,24 @@ async function recoverSteers({ store, ledger, steers }: RecoveryDeps, pending: S
       for (const id of followUp.carries ?? [steer.steerId]) {
         const carried = id === steer.steerId ? steer : pending.find((s) => s.steerId === id);
         if (!carried) continue;
-        steers.settle({ ...carried, ...(id === steer.steerId ? { state: 'requeued' } : { state: 'merged' }), followUp: steer.steerId });
+        steers.settle({
+          ...carried,
+          ...(id === steer.steerId ? { state: 'requeued' } : { state: 'merged' }),
+          followUp: steer.steerId,
+        });
         settled.add(id);
       }
       continue;
     }
-    const read = (await store.readEvents(steer.into)).find((e) => e.type === 'run.steered' && e.steerId === steer.steerId);
+    const read = (await store.readEvents(steer.into)).find(
+      (e) => e.type === 'run.steered' && e.steerId === steer.steerId,
+    );
     if (read?.type === 'run.steered') {
-      steers.settle({ ...steer, state: 'consumed', ...(read.consumedAtTurn !== undefined ? { consumedAtTurn: read.consumedAtTurn } : {}) });
+      steers.settle({
+        ...steer,
+        state: 'consumed',
+        ...(read.consumedAtTurn !== undefined ? { consumedAtTurn: read.consumedAtTurn } : {}),
+      });
       settled.add(steer.steerId);
     }
   }
@@ -194,7 +235,11 @@ async function recoverSteers({ store, ledger, steers }: RecoveryDeps, pending: S
   const followUps = new Map<string, RunHandle[]>();
   for (const group of byTarget.values()) {
     const [first] = group;
-    const handle = steers.followUpOf(first!.request, group.map((s) => ({ steerId: s.steerId, text: s.request.input })), 0);
+    const handle = steers.followUpOf(
+      first!.request,
+      group.map((s) => ({ steerId: s.steerId, text: s.request.input })),
+      0,
+    );
     handle.status.createdAt = first!.createdAt;
     ledger.markQueued(handle.status.runId, 1, 'session_busy');
     followUps.set(first!.sessionId, [...(followUps.get(first!.sessionId) ?? []), handle]);
@@ -205,7 +250,10 @@ async function recoverSteers({ store, ledger, steers }: RecoveryDeps, pending: S
 function outcomeOf(record: RunRecord): RunOutcome {
   if (record.state === 'completed') return { state: 'completed', output: record.output ?? '' };
   if (record.state === 'cancelled') return { state: 'cancelled', reason: record.reason ?? 'cancelled' };
-  return { state: 'failed', error: record.error ?? { code: 'internal', message: 'the run failed before the engine stopped' } };
+  return {
+    state: 'failed',
+    error: record.error ?? { code: 'internal', message: 'the run failed before the engine stopped' },
+  };
 }
 
 function recordFromTerminalEvent(record: RunRecord, event: RunEvent): RunRecord {

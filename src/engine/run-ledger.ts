@@ -113,7 +113,10 @@ export class RunLedger {
   endRun(handle: RunHandle, outcome: RunOutcome | undefined, usage = { turns: 0, toolCalls: 0 }): void {
     if (handle.ended) return;
     const status = handle.status;
-    const final: RunOutcome = outcome ?? { state: 'failed', error: { code: 'internal', message: 'run ended without an outcome' } };
+    const final: RunOutcome = outcome ?? {
+      state: 'failed',
+      error: { code: 'internal', message: 'run ended without an outcome' },
+    };
     status.state = final.state;
     status.endedAt = isoNow(this.deps.clock);
     status.turns = usage.turns;
@@ -140,13 +143,15 @@ export class RunLedger {
     if (final.state !== 'completed') {
       // Keep the session's conversation well-formed for its next run: results that arrived
       // go in, and tool calls that never finished get an error answer.
-      const error = final.state === 'failed' ? final.error : { code: 'cancelled', message: `run cancelled (${final.reason})` };
+      const error =
+        final.state === 'failed' ? final.error : { code: 'cancelled', message: `run cancelled (${final.reason})` };
       if (status.startedAt !== undefined) {
         void this.flushInbox(handle)
           .then(() => this.deps.conversations.closeToolCalls(status.sessionId, error))
           .catch(this.deps.onError);
       }
-      for (const child of this.deps.table.childrenOf(status.runId)) this.deps.cancelRunTree(child, `parent ${final.state}`);
+      for (const child of this.deps.table.childrenOf(status.runId))
+        this.deps.cancelRunTree(child, `parent ${final.state}`);
     }
   }
 

@@ -147,10 +147,19 @@ export class RunTable {
       signal?.addEventListener('abort', onAbort, { once: true });
       if (timeoutMs !== undefined) {
         const runId = handle.status.runId;
-        timer = this.clock.setTimeout(() => {
-          stop();
-          reject(new EngineError('timeout', `run "${runId}" did not finish within ${timeoutMs} ms; it goes on: wait again or cancel it`, { runId }));
-        }, Math.min(timeoutMs, MAX_TIMER_MS));
+        timer = this.clock.setTimeout(
+          () => {
+            stop();
+            reject(
+              new EngineError(
+                'timeout',
+                `run "${runId}" did not finish within ${timeoutMs} ms; it goes on: wait again or cancel it`,
+                { runId },
+              ),
+            );
+          },
+          Math.min(timeoutMs, MAX_TIMER_MS),
+        );
       }
     });
   }

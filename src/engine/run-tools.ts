@@ -48,7 +48,10 @@ export class RunTools {
   /** The engine's tools, with the session's own over them (in a cluster, each checking the lease first). */
   private toolsOf(sessionId: string): ReadonlyMap<string, AnyTool> {
     const own = this.deps.sessionTools?.(sessionId) ?? [];
-    const tools = own.length === 0 ? this.deps.tools : new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
+    const tools =
+      own.length === 0
+        ? this.deps.tools
+        : new Map([...this.deps.tools, ...own.map((tool) => [tool.name, tool] as const)]);
     return this.deps.ownership ? leaseCheckedTools(tools, sessionId, this.deps.ownership) : tools;
   }
 

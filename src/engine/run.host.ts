@@ -16,7 +16,13 @@ import { splitModel, type RunRequest } from '../core/run-request.js';
 import type { RunResult } from '../core/run-status.js';
 import { planBatch } from '../harness/batch-plan.js';
 import type { Conversations } from '../harness/conversation.js';
-import { addUsage, assistantMessageOf, modelMessageData, runModelTurn, unfinishedReplyError } from '../harness/model-turn.js';
+import {
+  addUsage,
+  assistantMessageOf,
+  modelMessageData,
+  runModelTurn,
+  unfinishedReplyError,
+} from '../harness/model-turn.js';
 import type { ModelProvider } from '../model/types.js';
 import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
@@ -99,7 +105,9 @@ export class RunHost {
         agentId: handle.request.agentId,
         timeoutMs: handle.request.timeoutMs,
         maxIterations: handle.request.maxIterations,
-        ...(handle.request.startBy !== undefined ? { startWithinMs: Math.max(0, Date.parse(handle.request.startBy) - nowOf(this.deps.clock)) } : {}),
+        ...(handle.request.startBy !== undefined
+          ? { startWithinMs: Math.max(0, Date.parse(handle.request.startBy) - nowOf(this.deps.clock)) }
+          : {}),
       },
       clock: this.deps.clock,
       inspect: this.deps.inspection.option,
@@ -180,11 +188,15 @@ export class RunHost {
             concurrency: toolConfig.parallel_tool_concurrency,
             scheduling: toolConfig.scheduling,
             steerPending: context.pendingSteers.length > 0,
-            callTimeoutMs: Math.max(1, Math.min(toolConfig.default_timeout_seconds * 1000, handle.deadlineAt - nowOf(clock))),
+            callTimeoutMs: Math.max(
+              1,
+              Math.min(toolConfig.default_timeout_seconds * 1000, handle.deadlineAt - nowOf(clock)),
+            ),
           });
           handle.batch = { ...plan, service, startedAt: [] };
           for (const { tool, commandVerdict } of plan.calls) {
-            if (commandVerdict) this.deps.observer.commandJudged({ runId: context.runId, tool, verdict: commandVerdict });
+            if (commandVerdict)
+              this.deps.observer.commandJudged({ runId: context.runId, tool, verdict: commandVerdict });
           }
           return { batch: plan.act };
         }),
@@ -247,7 +259,13 @@ export class RunHost {
       tools: this.tools.toolSpecsOf(handle.status.sessionId),
       signal,
       clock: this.deps.clock,
-      context: { runId: input.runId, sessionId: handle.status.sessionId, turn: input.turn, input: handle.request.input, deadline: handle.deadlineAt },
+      context: {
+        runId: input.runId,
+        sessionId: handle.status.sessionId,
+        turn: input.turn,
+        input: handle.request.input,
+        deadline: handle.deadlineAt,
+      },
       onDelta: (text) => ledger.append(handle, 'model.delta', { turn: input.turn, text }),
       onRetry: (attempt, reason) => ledger.append(handle, 'run.retrying', { attempt, reason }),
     });

@@ -222,7 +222,10 @@ export class SessionHost {
     const handlers = this.deps.handlers;
     switch (event.type) {
       case 'admit':
-        handlers.admit(event.runId, { ...(event.carries ? { carries: event.carries } : {}), ...(event.summarizes ? { summarizes: event.summarizes } : {}) });
+        handlers.admit(event.runId, {
+          ...(event.carries ? { carries: event.carries } : {}),
+          ...(event.summarizes ? { summarizes: event.summarizes } : {}),
+        });
         break;
       case 'steer':
         handlers.steer(event.runId, event.intoRunId);
@@ -231,7 +234,12 @@ export class SessionHost {
         handlers.queued(event.runId, event.position);
         break;
       case 'rejected':
-        handlers.rejected(event.runId, event.code === 'session_busy' ? { code: event.code, ...(event.activeRunId !== undefined ? { activeRunId: event.activeRunId } : {}) } : { code: event.code });
+        handlers.rejected(
+          event.runId,
+          event.code === 'session_busy'
+            ? { code: event.code, ...(event.activeRunId !== undefined ? { activeRunId: event.activeRunId } : {}) }
+            : { code: event.code },
+        );
         break;
       case 'cancelActive':
         handlers.cancelActive(event.runId, event.reason, event.by);
@@ -245,7 +253,8 @@ export class SessionHost {
         queueMicrotask(() => this.admitNextOrRetire(sessionId, session));
         break;
     }
-    if (event.type === 'queued' || event.type === 'dropped' || event.type === 'admit') this.persistLane(sessionId, session);
+    if (event.type === 'queued' || event.type === 'dropped' || event.type === 'admit')
+      this.persistLane(sessionId, session);
   }
 
   private admitNextOrRetire(sessionId: string, session: SessionActor): void {

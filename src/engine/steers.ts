@@ -79,7 +79,8 @@ export class Steers {
     const target = table.get(intoRunId);
     if (target?.actor && !target.ended) {
       const { steerDeadlineMs, steerEscalation } = steerHandle.request;
-      const deadline = steerDeadlineMs !== undefined ? { deadlineMs: steerDeadlineMs, escalation: steerEscalation } : {};
+      const deadline =
+        steerDeadlineMs !== undefined ? { deadlineMs: steerDeadlineMs, escalation: steerEscalation } : {};
       target.actor.send({ type: 'STEER', steer: { steerId, text, ...deadline } });
     } else if (target) {
       this.handOver(target, [{ steerId, text }], target.status.state === 'completed');
@@ -147,7 +148,10 @@ export class Steers {
     followUp.status.carries = steers.map((s) => s.steerId);
     this.deps.table.add(followUp);
     for (const steer of steers) {
-      this.settleAfterDurable(steer.steerId, steer.steerId === runId ? { state: 'requeued', followUp: runId } : { state: 'merged', followUp: runId });
+      this.settleAfterDurable(
+        steer.steerId,
+        steer.steerId === runId ? { state: 'requeued', followUp: runId } : { state: 'merged', followUp: runId },
+      );
     }
     return followUp;
   }

@@ -9,7 +9,11 @@ import type { GatewayLogger } from './logger.js';
 import { toJson } from './protocol.js';
 
 /** Reads the engine-wide stream until it is closed. */
-export async function forwardApprovals(stream: EventStream, registry: ConnectionRegistry, logger: GatewayLogger): Promise<void> {
+export async function forwardApprovals(
+  stream: EventStream,
+  registry: ConnectionRegistry,
+  logger: GatewayLogger,
+): Promise<void> {
   try {
     for await (const event of stream) {
       if (event.type !== 'approval.requested') continue;

@@ -53,7 +53,9 @@ export class Connection {
     this.sender = new BoundedSender(ws, {
       limitBytes: options.sendBufferLimitBytes,
       onOverflow: (pending) => {
-        options.logger.warn(`${label}: ${pending} bytes unread (limit ${options.sendBufferLimitBytes}); closing it as a slow consumer`);
+        options.logger.warn(
+          `${label}: ${pending} bytes unread (limit ${options.sendBufferLimitBytes}); closing it as a slow consumer`,
+        );
         this.slowConsumer = true;
         this.close(GatewayCloseCode.SlowConsumer, SLOW_CONSUMER_REASON);
       },
@@ -138,7 +140,8 @@ export class Connection {
         // (as the client's `ready` says); a replay from fromSeq misses nothing either way.
         this.subscriptions.set(subscriptionId, () => {});
         afterReply.push(() => {
-          if (this.subscriptions.has(subscriptionId)) void this.pump(subscriptionId, this.openStream(subscriptionId, filter), filter);
+          if (this.subscriptions.has(subscriptionId))
+            void this.pump(subscriptionId, this.openStream(subscriptionId, filter), filter);
         });
         return subscriptionId;
       },
@@ -166,10 +169,14 @@ export class Connection {
 
   private reserveSubscription(): string {
     if (this.subscriptions.size >= this.options.maxSubscriptions) {
-      throw new RpcError(RpcErrorCode.EngineError, `this connection already has ${this.options.maxSubscriptions} subscriptions; unsubscribe some first`, {
-        code: 'too_many_subscriptions',
-        max: this.options.maxSubscriptions,
-      });
+      throw new RpcError(
+        RpcErrorCode.EngineError,
+        `this connection already has ${this.options.maxSubscriptions} subscriptions; unsubscribe some first`,
+        {
+          code: 'too_many_subscriptions',
+          max: this.options.maxSubscriptions,
+        },
+      );
     }
     return `sub-${this.nextSubscription++}`;
   }
@@ -190,13 +197,19 @@ export class Connection {
     try {
       for await (const event of stream) {
         if (!this.sender.send(eventFrame(subscriptionId, event))) break;
-        if (this.sender.pending > highWater && !(await this.sender.drained(this.sender.limit / 4, this.options.drainTimeoutMs))) {
+        if (
+          this.sender.pending > highWater &&
+          !(await this.sender.drained(this.sender.limit / 4, this.options.drainTimeoutMs))
+        ) {
           this.sender.overflow();
           break;
         }
       }
     } catch (error) {
-      this.options.logger.error(`connection ${this.id}: subscription ${subscriptionId} (${JSON.stringify(filter)}) failed`, error);
+      this.options.logger.error(
+        `connection ${this.id}: subscription ${subscriptionId} (${JSON.stringify(filter)}) failed`,
+        error,
+      );
     } finally {
       stream.close();
     }

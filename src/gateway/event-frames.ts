@@ -23,7 +23,9 @@ export function eventFrame(subscriptionId: string, event: object): Buffer {
     recentEvents.set(event, serialized);
     recentEventChars += json.length;
   }
-  frame = Buffer.from(notificationFrame('event', `{"subscriptionId":${JSON.stringify(subscriptionId)},"event":${serialized.json}}`));
+  frame = Buffer.from(
+    notificationFrame('event', `{"subscriptionId":${JSON.stringify(subscriptionId)},"event":${serialized.json}}`),
+  );
   serialized.frames.set(subscriptionId, frame);
   serialized.chars += frame.length;
   recentEventChars += frame.length;

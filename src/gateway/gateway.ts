@@ -117,20 +117,45 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let admitting = true;
   let closing: Promise<void> | undefined;
   const registry = new ConnectionRegistry({
-    client: { engine, inspect, admitting: () => admitting, logger, ...clientLimits, ...(options.nodes ? { nodes: options.nodes } : {}) },
-    node: { logger, maxPayloadBytes, sendBufferLimitBytes: clientLimits.sendBufferLimitBytes, closeTimeoutMs: clientLimits.closeTimeoutMs },
+    client: {
+      engine,
+      inspect,
+      admitting: () => admitting,
+      logger,
+      ...clientLimits,
+      ...(options.nodes ? { nodes: options.nodes } : {}),
+    },
+    node: {
+      logger,
+      maxPayloadBytes,
+      sendBufferLimitBytes: clientLimits.sendBufferLimitBytes,
+      closeTimeoutMs: clientLimits.closeTimeoutMs,
+    },
     ...(options.nodes ? { nodes: options.nodes } : {}),
   });
   // Filled in once the port is known (port 0 picks one).
   const guard: GuardOptions = { token, allowedOrigins: options.allowedOrigins ?? [], ownOrigins: [] };
-  const wss = new WebSocketServer({ noServer: true, maxPayload: maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: maxPayloadBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
 
   const ready = async (): Promise<{ ready: boolean; details?: string[] }> => {
     if (!admitting || closing !== undefined) return { ready: false };
     const answer = options.readiness ? await options.readiness() : true;
     return typeof answer === 'boolean' ? { ready: answer } : answer;
   };
-  const server = createServer(httpRoutes({ routes: options.httpRoutes ?? {}, publicRoutes: options.publicHttpRoutes ?? {}, ready, guard, logger }));
+  const server = createServer(
+    httpRoutes({
+      routes: options.httpRoutes ?? {},
+      publicRoutes: options.publicHttpRoutes ?? {},
+      ready,
+      guard,
+      logger,
+    }),
+  );
   server.on(
     'upgrade',
     upgradeHandler({
@@ -194,7 +219,8 @@ function connectionLimitsOf(options: GatewayOptions) {
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
     drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
   };
-  if (!(limits.sendBufferLimitBytes > 0)) throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
+  if (!(limits.sendBufferLimitBytes > 0))
+    throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
   if (!(limits.maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
   if (!(limits.maxBatchRequests >= 1)) throw new RangeError('maxBatchRequests must be at least 1');
   return limits;

@@ -47,7 +47,9 @@ export function httpRoutes(options: HttpRoutesOptions): RequestListener {
     }
     const route = routes.get(path) ?? routeBelow(routes, path);
     if (!route) {
-      sendJson(res, 404, { error: path === '/inspect' ? 'the inspector page is not available in this server' : `no route ${path}` });
+      sendJson(res, 404, {
+        error: path === '/inspect' ? 'the inspector page is not available in this server' : `no route ${path}`,
+      });
       return;
     }
     const verdict = checkRequest(req, options.guard);
@@ -71,7 +73,8 @@ export function httpRoutes(options: HttpRoutesOptions): RequestListener {
 /** The "/x/*" route that answers a path below /x/, if any. */
 function routeBelow(routes: Map<string, HttpRouteHandler>, path: string): HttpRouteHandler | undefined {
   for (const [pattern, route] of routes) {
-    if (pattern.endsWith('/*') && path.startsWith(pattern.slice(0, -1)) && path.length > pattern.length - 1) return route;
+    if (pattern.endsWith('/*') && path.startsWith(pattern.slice(0, -1)) && path.length > pattern.length - 1)
+      return route;
   }
   return undefined;
 }
@@ -86,6 +89,9 @@ function pathOf(req: IncomingMessage): string {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

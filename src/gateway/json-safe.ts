@@ -64,7 +64,12 @@ function copy(value: unknown, depth: number, state: CopyState): unknown {
   state.nodesLeft -= 1;
   state.ancestors.add(object);
   try {
-    if (object instanceof Map) return copyEntries([...object.entries()].map(([k, v]) => [keyText(k), v]), depth, state);
+    if (object instanceof Map)
+      return copyEntries(
+        [...object.entries()].map(([k, v]) => [keyText(k), v]),
+        depth,
+        state,
+      );
     if (object instanceof Set) return copyItems([...object], depth, state);
     if (Array.isArray(object)) return copyItems(object, depth, state);
     return copyEntries(Object.entries(object), depth, state);
@@ -139,14 +144,19 @@ function write(value: unknown, depth: number, state: WriteState): string | undef
   if (stand !== undefined) return JSON.stringify(stand);
   // Most values are plain objects and arrays: they skip the questions only other objects need.
   const plain = Array.isArray(object) || Object.getPrototypeOf(object) === Object.prototype;
-  if (!plain && object instanceof Error) return JSON.stringify({ name: object.name, message: clip(object.message, limits.chars) });
-  if (!plain && object instanceof Date) return Number.isNaN(object.getTime()) ? 'null' : JSON.stringify(object.toISOString());
+  if (!plain && object instanceof Error)
+    return JSON.stringify({ name: object.name, message: clip(object.message, limits.chars) });
+  if (!plain && object instanceof Date)
+    return Number.isNaN(object.getTime()) ? 'null' : JSON.stringify(object.toISOString());
   if (depth >= limits.depth || state.nodesLeft <= 0) return '"…"';
   if (state.path.includes(object)) return '"[circular]"';
   state.nodesLeft -= 1;
   state.path.push(object);
   try {
-    if (plain) return Array.isArray(object) ? writeItems(object, depth, state) : writeMembers(Object.keys(object), undefined, object as Record<string, unknown>, depth, state);
+    if (plain)
+      return Array.isArray(object)
+        ? writeItems(object, depth, state)
+        : writeMembers(Object.keys(object), undefined, object as Record<string, unknown>, depth, state);
     if (object instanceof Map) {
       const keys: string[] = [];
       const values: unknown[] = [];
@@ -174,7 +184,13 @@ function writeItems(items: unknown[], depth: number, state: WriteState): string 
 }
 
 /** An object's members, its values either in `values` (a Map's) or read from `record` by key. */
-function writeMembers(keys: string[], values: unknown[] | undefined, record: Record<string, unknown> | undefined, depth: number, state: WriteState): string {
+function writeMembers(
+  keys: string[],
+  values: unknown[] | undefined,
+  record: Record<string, unknown> | undefined,
+  depth: number,
+  state: WriteState,
+): string {
   let text = '{';
   let kept = 0;
   for (let i = 0; i < keys.length; i++) {

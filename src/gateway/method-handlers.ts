@@ -18,7 +18,17 @@ import { isStoreError, type StoreError } from '../store/store-error.js';
  */
 export type GatewayEngine = Pick<
   Engine,
-  'submit' | 'wait' | 'events' | 'history' | 'cancel' | 'stopSession' | 'status' | 'getRun' | 'inspect' | 'queryRuns' | 'inspectionSnapshot'
+  | 'submit'
+  | 'wait'
+  | 'events'
+  | 'history'
+  | 'cancel'
+  | 'stopSession'
+  | 'status'
+  | 'getRun'
+  | 'inspect'
+  | 'queryRuns'
+  | 'inspectionSnapshot'
 > & {
   reconfigure(partial: PartialConfig): ReturnType<Engine['reconfigure']> | Promise<ReturnType<Engine['reconfigure']>>;
   snapshot(): ReturnType<Engine['snapshot']> | Promise<ReturnType<Engine['snapshot']>>;
@@ -46,7 +56,10 @@ type Handler<M extends MethodName> = (
 export const methodHandlers: { [M in MethodName]: Handler<M> } = {
   'run.submit': (request, { engine, admitting }) => {
     if (!admitting()) {
-      throw new EngineError('closed', 'the server is shutting down and admits no new runs; submit again once it is back');
+      throw new EngineError(
+        'closed',
+        'the server is shutting down and admits no new runs; submit again once it is back',
+      );
     }
     return engine.submit(request);
   },
@@ -65,7 +78,9 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
     scope.unsubscribe(subscriptionId);
     return { ok: true };
   },
-  'approval.respond': async ({ approvalId, decision }, { engine }) => ({ ok: await engine.respondApproval(approvalId, decision) }),
+  'approval.respond': async ({ approvalId, decision }, { engine }) => ({
+    ok: await engine.respondApproval(approvalId, decision),
+  }),
   'engine.snapshot': (_params, { engine }) => engine.snapshot(),
   'config.update': (partial, { engine }) => engine.reconfigure(partial as PartialConfig),
   'inspect.subscribe': (_params, scope) => ({ subscriptionId: scope.subscribeInspect() }),
@@ -87,7 +102,9 @@ async function namingRun<T>(runId: string, answer: Promise<T>): Promise<T> {
 /** The ids a store error names (its message already says which file). */
 function storeErrorDetails(error: StoreError): Record<string, string> {
   const { path: _path, cause: _cause, ...ids } = error.details ?? {};
-  return Object.fromEntries(Object.entries(ids).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(ids).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 /** Bad input stays an invalid-params answer even when the engine is the one that found it. */
@@ -102,7 +119,11 @@ export function rpcErrorOf(error: unknown): { body: RpcErrorBody; unexpected: bo
       body: {
         code,
         message: error.message,
-        data: { code: error.code, ...(error.details !== undefined ? { details: error.details } : {}), ...(issues !== undefined ? { issues } : {}) },
+        data: {
+          code: error.code,
+          ...(error.details !== undefined ? { details: error.details } : {}),
+          ...(issues !== undefined ? { issues } : {}),
+        },
       },
       unexpected: false,
     };
@@ -112,9 +133,16 @@ export function rpcErrorOf(error: unknown): { body: RpcErrorBody; unexpected: bo
     const code = error.code === 'corrupt_file' ? 'corrupt_file' : 'store_failed';
     const details = storeErrorDetails(error);
     return {
-      body: { code: RpcErrorCode.EngineError, message: error.message, data: { code, ...(Object.keys(details).length > 0 ? { details } : {}) } },
+      body: {
+        code: RpcErrorCode.EngineError,
+        message: error.message,
+        data: { code, ...(Object.keys(details).length > 0 ? { details } : {}) },
+      },
       unexpected: false,
     };
   }
-  return { body: { code: RpcErrorCode.InternalError, message: 'internal error; the server log has the details' }, unexpected: true };
+  return {
+    body: { code: RpcErrorCode.InternalError, message: 'internal error; the server log has the details' },
+    unexpected: true,
+  };
 }

@@ -40,9 +40,15 @@ export const EventsSubscribeParamsSchema = z
 export const RunsQueryParamsSchema = z
   .object({
     sessionId: Id.optional(),
-    states: z.array(z.enum(['queued', 'running', 'completed', 'cancelled', 'failed'])).max(5).optional(),
+    states: z
+      .array(z.enum(['queued', 'running', 'completed', 'cancelled', 'failed']))
+      .max(5)
+      .optional(),
     outcome: z.string().min(1).max(500).optional(),
-    before: z.string().regex(/^[1-9]\d{0,15}$/, 'the cursor of a previous page').optional(),
+    before: z
+      .string()
+      .regex(/^[1-9]\d{0,15}$/, 'the cursor of a previous page')
+      .optional(),
     limit: z.number().int().min(1).max(RUN_QUERY_MAX_LIMIT).default(50),
   })
   .strict();

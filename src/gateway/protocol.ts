@@ -36,7 +36,10 @@ export const RequestFrameSchema = z
     // invalid-params answer from the method, not an invalid request. Checked, not copied: the
     // method's own schema must see the params exactly as sent (a "__proto__" key included).
     params: z
-      .custom<Record<string, unknown> | unknown[]>((v) => typeof v === 'object' && v !== null, 'params must be an object or an array')
+      .custom<Record<string, unknown> | unknown[]>(
+        (v) => typeof v === 'object' && v !== null,
+        'params must be an object or an array',
+      )
       .optional(),
   })
   .strict();
@@ -142,7 +145,9 @@ export type ShapedFrame<T> = { ok: true; frame: T } | { ok: false; answer: strin
 
 export function readShape<T>(shape: FrameShape<T>, raw: unknown): ShapedFrame<T> {
   const parsed = shape.schema.safeParse(raw);
-  return parsed.success ? { ok: true, frame: parsed.data } : { ok: false, answer: shape.refuse(raw, issuesOf(parsed.error)) };
+  return parsed.success
+    ? { ok: true, frame: parsed.data }
+    : { ok: false, answer: shape.refuse(raw, issuesOf(parsed.error)) };
 }
 
 function textOf(data: RawData): string {

@@ -54,9 +54,14 @@ const KNOWN_METHODS = Object.keys(MethodParamsSchemas).join(', ');
 const REQUEST_SHAPE: FrameShape<RequestFrame> = {
   schema: RequestFrameSchema,
   refuse: (raw, issues) =>
-    errorAnswer(idOf(raw), RpcErrorCode.InvalidRequest, 'invalid request: expected {"jsonrpc":"2.0","id"?:<string|number>,"method":<string>,"params"?:<object>}', {
-      issues,
-    }),
+    errorAnswer(
+      idOf(raw),
+      RpcErrorCode.InvalidRequest,
+      'invalid request: expected {"jsonrpc":"2.0","id"?:<string|number>,"method":<string>,"params"?:<object>}',
+      {
+        issues,
+      },
+    ),
 };
 
 export class RequestDispatcher {
@@ -69,7 +74,13 @@ export class RequestDispatcher {
       return;
     }
     if (raw.length === 0) {
-      this.options.send(errorAnswer(null, RpcErrorCode.InvalidRequest, 'invalid request: an empty batch; a batch holds at least one request'));
+      this.options.send(
+        errorAnswer(
+          null,
+          RpcErrorCode.InvalidRequest,
+          'invalid request: an empty batch; a batch holds at least one request',
+        ),
+      );
       return;
     }
     if (raw.length > this.options.maxBatchRequests) {
@@ -101,7 +112,15 @@ export class RequestDispatcher {
     const { id, method } = shaped.frame;
     if (!isMethodName(method)) {
       if (id === undefined) return done(this.ignored(method, 'no such method'));
-      return done(answered(errorAnswer(id, RpcErrorCode.MethodNotFound, `unknown method "${method.slice(0, 100)}"; known: ${KNOWN_METHODS}`)));
+      return done(
+        answered(
+          errorAnswer(
+            id,
+            RpcErrorCode.MethodNotFound,
+            `unknown method "${method.slice(0, 100)}"; known: ${KNOWN_METHODS}`,
+          ),
+        ),
+      );
     }
     const params = MethodParamsSchemas[method].safeParse(shaped.frame.params ?? {});
     if (!params.success) {
@@ -118,7 +137,13 @@ export class RequestDispatcher {
     void this.call(method, params.data, id, inBatch, done);
   }
 
-  private async call(method: MethodName, params: unknown, id: RequestId | undefined, inBatch: boolean, done: (outcome: Outcome) => void): Promise<void> {
+  private async call(
+    method: MethodName,
+    params: unknown,
+    id: RequestId | undefined,
+    inBatch: boolean,
+    done: (outcome: Outcome) => void,
+  ): Promise<void> {
     const afterReply: (() => void)[] = [];
     // The table is keyed by method, and the params were parsed by that method's own schema.
     const handler = methodHandlers[method] as (params: unknown, scope: CallScope) => unknown;
@@ -129,14 +154,17 @@ export class RequestDispatcher {
     } catch (error) {
       const { body, unexpected } = rpcErrorOf(error);
       if (unexpected) this.options.logger.error(`${this.options.label}: ${method} failed`, error);
-      else if (id === undefined) this.options.logger.info(`${this.options.label}: notification ${method} failed: ${body.message}`);
+      else if (id === undefined)
+        this.options.logger.info(`${this.options.label}: notification ${method} failed: ${body.message}`);
       outcome = answered(id === undefined ? undefined : errorFrame(id, body));
     }
     done(outcome);
   }
 
   private ignored(method: string, why: string): Outcome {
-    this.options.logger.info(`${this.options.label}: ignored a notification of ${JSON.stringify(method.slice(0, 100))}: ${why}`);
+    this.options.logger.info(
+      `${this.options.label}: ignored a notification of ${JSON.stringify(method.slice(0, 100))}: ${why}`,
+    );
     return answered(undefined);
   }
 

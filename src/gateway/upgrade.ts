@@ -41,7 +41,13 @@ export function upgradeHandler(options: UpgradeOptions): UpgradeListener {
     }
     const role = connectionRoleOf(req);
     if (role.kind === 'refused' || (role.kind === 'node' && !options.takesNodes)) {
-      rejectUpgrade(socket, 403, role.kind === 'refused' ? role.reason : 'this gateway takes no node clients (it was started without a node registry)');
+      rejectUpgrade(
+        socket,
+        403,
+        role.kind === 'refused'
+          ? role.reason
+          : 'this gateway takes no node clients (it was started without a node registry)',
+      );
       return;
     }
     options.wss.handleUpgrade(req, socket, head, (ws) => {

@@ -6,7 +6,14 @@
  */
 import type { ActInput, PlannedCall } from '../../machines/act.machine.js';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
-import { Claims, canonicalJson, claimsConflict, conflictReason, describeClaim, partitionParallelGroups } from '../concurrency/index.js';
+import {
+  Claims,
+  canonicalJson,
+  claimsConflict,
+  conflictReason,
+  describeClaim,
+  partitionParallelGroups,
+} from '../concurrency/index.js';
 import type { ScheduleBoundary, ToolScheduleData } from '../core/run-events.js';
 import type { AdmittedCall, ToolService } from '../tools/tool-service.js';
 
@@ -33,7 +40,12 @@ export function planBatch(options: PlanOptions): BatchPlan {
   const claims = calls.map((c) => c.claim);
   const duplicateOf = findDuplicates(calls);
   const hasDuplicates = duplicateOf.some((d) => d !== undefined);
-  const serialReason = options.concurrency < 2 ? 'serial: concurrency < 2' : hasDuplicates ? 'serial: duplicate calls in the batch' : undefined;
+  const serialReason =
+    options.concurrency < 2
+      ? 'serial: concurrency < 2'
+      : hasDuplicates
+        ? 'serial: duplicate calls in the batch'
+        : undefined;
   const dag = options.scheduling === 'dag' && serialReason === undefined;
 
   let groups: [number, number][];
@@ -68,7 +80,9 @@ export function planBatch(options: PlanOptions): BatchPlan {
       concurrency: options.concurrency,
       groups,
       claims: calls.map((c) => ({ callId: c.callId, tool: c.tool, claim: c.claim, label: describeClaim(c.claim) })),
-      boundaries: groups.slice(1).map(([start]) => explainBoundary(calls, groups, start, duplicateOf[start], serialReason)),
+      boundaries: groups
+        .slice(1)
+        .map(([start]) => explainBoundary(calls, groups, start, duplicateOf[start], serialReason)),
       ...(dag ? { deps: planned.map((p) => p.deps) } : {}),
     },
   };
@@ -79,7 +93,8 @@ export function planBatch(options: PlanOptions): BatchPlan {
  * `invalid_arguments`, quoting the text so the model can see what it wrote and try again.
  */
 function admitCall(call: ToolCallRequest, service: ToolService): AdmittedCall {
-  const raw = 'malformedArguments' in call && typeof call.malformedArguments === 'string' ? call.malformedArguments : undefined;
+  const raw =
+    'malformedArguments' in call && typeof call.malformedArguments === 'string' ? call.malformedArguments : undefined;
   if (raw === undefined) return service.admit(call);
   return {
     callId: call.id,
@@ -150,9 +165,15 @@ function explainBoundary(
     if (reason !== undefined) return { index: start, previous: calls[j]!.callId, next: next.callId, reason };
   }
   const previous = calls[prevEnd - 1]!.callId;
-  if (duplicate !== undefined) return { index: start, previous: calls[duplicate]!.callId, next: next.callId, reason: 'duplicate' };
+  if (duplicate !== undefined)
+    return { index: start, previous: calls[duplicate]!.callId, next: next.callId, reason: 'duplicate' };
   if (calls.slice(prevStart, start + 1).some((c) => c.rewritten)) {
-    return { index: start, previous, next: next.callId, reason: 'serial: arguments rewritten after the claim was computed' };
+    return {
+      index: start,
+      previous,
+      next: next.callId,
+      reason: 'serial: arguments rewritten after the claim was computed',
+    };
   }
   return { index: start, previous, next: next.callId, reason: serialReason ?? 'serial' };
 }

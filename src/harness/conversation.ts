@@ -30,9 +30,11 @@ export class Conversations {
   /** Answers every unanswered tool call of the last assistant message with an error. */
   closeToolCalls(sessionId: string, error: { code: string; message: string }): Promise<void> {
     return this.enqueue(sessionId, async (conversation) => {
-      const answers = unansweredToolCalls(conversation).map(
-        (id): Message => ({ role: 'tool', toolCallId: id, content: JSON.stringify({ error }) }),
-      );
+      const answers = unansweredToolCalls(conversation).map((id): Message => ({
+        role: 'tool',
+        toolCallId: id,
+        content: JSON.stringify({ error }),
+      }));
       if (answers.length === 0) return;
       conversation.push(...answers);
       await this.store.appendMessages(sessionId, answers);
@@ -91,7 +93,12 @@ export function unansweredToolCalls(messages: readonly Message[]): string[] {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
     if (message.role !== 'assistant') continue;
-    const answered = new Set(messages.slice(i + 1).filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+    const answered = new Set(
+      messages
+        .slice(i + 1)
+        .filter((m) => m.role === 'tool')
+        .map((m) => m.toolCallId),
+    );
     return (message.toolCalls ?? []).map((c) => c.id).filter((id) => !answered.has(id));
   }
   return [];

@@ -105,13 +105,22 @@ export function modelMessageData(turn: number, reply: TurnReply) {
  * passing the fragment off as its answer. A cut reply with tool calls goes on: its calls
  * either parsed or fail as `invalid_arguments`, and the model gets another turn.
  */
-export function unfinishedReplyError(reply: TurnReply): { code: 'model_truncated' | 'content_filtered'; message: string } | undefined {
+export function unfinishedReplyError(
+  reply: TurnReply,
+): { code: 'model_truncated' | 'content_filtered'; message: string } | undefined {
   if (reply.toolCalls.length > 0) return undefined;
   if (reply.finishReason === 'length') {
-    return { code: 'model_truncated', message: 'the model reached its output limit (finish reason "length") before finishing its answer; raise max_tokens or ask for less' };
+    return {
+      code: 'model_truncated',
+      message:
+        'the model reached its output limit (finish reason "length") before finishing its answer; raise max_tokens or ask for less',
+    };
   }
   if (reply.finishReason === 'content_filter') {
-    return { code: 'content_filtered', message: "the provider's content filter stopped the answer (finish reason \"content_filter\")" };
+    return {
+      code: 'content_filtered',
+      message: 'the provider\'s content filter stopped the answer (finish reason "content_filter")',
+    };
   }
   return undefined;
 }

@@ -18,13 +18,16 @@ export function anthropicModel(options: AnthropicModelOptions): ModelProvider {
   return languageModelProvider({
     where: baseURL,
     defaultModel: options.model,
-    model: (modelId, fetch) => createAnthropic({ baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch })(modelId),
+    model: (modelId, fetch) =>
+      createAnthropic({ baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch })(modelId),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     dialect: 'json-schema',
     prompt: { replayReasoning: true },
     settings: {
       ...settingsOf(options),
-      ...(parallelToolCalls !== undefined ? { providerOptions: { anthropic: { disableParallelToolUse: !parallelToolCalls } } } : {}),
+      ...(parallelToolCalls !== undefined
+        ? { providerOptions: { anthropic: { disableParallelToolUse: !parallelToolCalls } } }
+        : {}),
     },
     retry: retryOptionsOf(options),
   });

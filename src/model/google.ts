@@ -19,7 +19,10 @@ export function googleModel(options: GoogleModelOptions): ModelProvider {
   return languageModelProvider({
     where: baseURL,
     defaultModel: options.model,
-    model: (modelId, fetch) => createGoogleGenerativeAI({ baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch })(modelId),
+    model: (modelId, fetch) =>
+      createGoogleGenerativeAI({ baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch })(
+        modelId,
+      ),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     dialect: 'json-schema',
     prompt: { replayReasoning: true },

@@ -65,7 +65,12 @@ export function languageModelProvider(setup: LanguageModelSetup): ModelProvider 
           if (error instanceof ModelError) throw error;
           failure = failureOfTurn(error, witness, setup.where);
           // Deltas already went out: a retry would repeat them.
-          if (yielded) throw new ModelError('model_error', `the model's reply from ${setup.where} broke off: ${failure.reason}`, failure.status);
+          if (yielded)
+            throw new ModelError(
+              'model_error',
+              `the model's reply from ${setup.where} broke off: ${failure.reason}`,
+              failure.status,
+            );
         }
         const decision = decideRetry(failure, attempt, setup.retry, setup.where);
         if (!decision.retry) throw decision.error;
@@ -94,7 +99,12 @@ function callOptions(setup: LanguageModelSetup, request: ModelRequest): Language
   return {
     prompt: toPrompt(request.messages, setup.prompt),
     ...(tools.length > 0 ? { tools } : {}),
-    ...(tools.length > 0 && toolChoice !== undefined ? { toolChoice: typeof toolChoice === 'string' ? { type: toolChoice } : { type: 'tool', toolName: toolChoice.tool } } : {}),
+    ...(tools.length > 0 && toolChoice !== undefined
+      ? {
+          toolChoice:
+            typeof toolChoice === 'string' ? { type: toolChoice } : { type: 'tool', toolName: toolChoice.tool },
+        }
+      : {}),
     ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(providerOptions ? { providerOptions } : {}),
@@ -103,5 +113,10 @@ function callOptions(setup: LanguageModelSetup, request: ModelRequest): Language
 }
 
 function functionTool(tool: ToolSpec, dialect: SchemaDialect): LanguageModelV3FunctionTool {
-  return { type: 'function', name: tool.name, description: tool.description, inputSchema: toolSchemaFor(tool.parameters, dialect) };
+  return {
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    inputSchema: toolSchemaFor(tool.parameters, dialect),
+  };
 }

@@ -26,16 +26,28 @@ export function openAICompatibleModel(options: OpenAICompatibleModelOptions): Mo
     where: baseURL,
     defaultModel: options.model,
     model: official
-      ? (modelId, fetch) => createOpenAI({ baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch }).chat(modelId)
+      ? (modelId, fetch) =>
+          createOpenAI({ baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch }).chat(modelId)
       : (modelId, fetch) =>
-          createOpenAICompatible({ name: NAME, baseURL, ...(apiKey ? { apiKey } : {}), ...(headers ? { headers } : {}), fetch, includeUsage: quirks.includeUsage }).chatModel(modelId),
+          createOpenAICompatible({
+            name: NAME,
+            baseURL,
+            ...(apiKey ? { apiKey } : {}),
+            ...(headers ? { headers } : {}),
+            fetch,
+            includeUsage: quirks.includeUsage,
+          }).chatModel(modelId),
     ...(options.fetch ? { fetch: options.fetch } : {}),
     dialect: quirks.dialect,
     prompt: { replayReasoning: quirks.replayReasoning, replayOptions: replayThoughtSignature },
     settings: {
       ...settingsOf(options),
       ...(parallelToolCalls !== undefined
-        ? { providerOptions: official ? { openai: { parallelToolCalls } } : { [NAME]: { parallel_tool_calls: parallelToolCalls } } }
+        ? {
+            providerOptions: official
+              ? { openai: { parallelToolCalls } }
+              : { [NAME]: { parallel_tool_calls: parallelToolCalls } },
+          }
         : {}),
     },
     retry: retryOptionsOf(options),
@@ -47,6 +59,10 @@ export function openAICompatibleModel(options: OpenAICompatibleModelOptions): Mo
  * compatible package reports the signature under its own name but reads it back from `google`.
  */
 function replayThoughtSignature(metadata: ProviderMetadata): SharedV3ProviderOptions {
-  const signature = Object.values(metadata).find((values) => typeof values['thoughtSignature'] === 'string')?.['thoughtSignature'];
-  return signature === undefined ? metadata : { ...metadata, google: { ...metadata['google'], thoughtSignature: signature } };
+  const signature = Object.values(metadata).find((values) => typeof values['thoughtSignature'] === 'string')?.[
+    'thoughtSignature'
+  ];
+  return signature === undefined
+    ? metadata
+    : { ...metadata, google: { ...metadata['google'], thoughtSignature: signature } };
 }

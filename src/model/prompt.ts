@@ -4,11 +4,7 @@
  * call of the assistant message before it, and no assistant message is empty. Provider
  * metadata kept on a message goes back on the part it came with.
  */
-import type {
-  LanguageModelV3Message,
-  LanguageModelV3Prompt,
-  SharedV3ProviderOptions,
-} from '@ai-sdk/provider';
+import type { LanguageModelV3Message, LanguageModelV3Prompt, SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { Message, ProviderMetadata } from './types.js';
 
 export interface PromptOptions {
@@ -39,14 +35,22 @@ export function toPrompt(messages: readonly Message[], options: PromptOptions): 
         const parts: AssistantPart[] = [];
         if (options.replayReasoning) {
           for (const reasoning of message.reasoning ?? []) {
-            if (reasoning.text !== '' || reasoning.providerMetadata) parts.push({ type: 'reasoning', text: reasoning.text, ...replay(reasoning.providerMetadata) });
+            if (reasoning.text !== '' || reasoning.providerMetadata)
+              parts.push({ type: 'reasoning', text: reasoning.text, ...replay(reasoning.providerMetadata) });
           }
         }
-        if (message.content !== '') parts.push({ type: 'text', text: message.content, ...replay(message.providerMetadata) });
+        if (message.content !== '')
+          parts.push({ type: 'text', text: message.content, ...replay(message.providerMetadata) });
         openCalls = new Map();
         for (const call of message.toolCalls ?? []) {
           openCalls.set(call.id, call.name);
-          parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: objectArguments(call.args), ...replay(call.providerMetadata) });
+          parts.push({
+            type: 'tool-call',
+            toolCallId: call.id,
+            toolName: call.name,
+            input: objectArguments(call.args),
+            ...replay(call.providerMetadata),
+          });
         }
         // An empty assistant turn is refused by Anthropic and says nothing to anyone else.
         if (parts.length > 0) prompt.push({ role: 'assistant', content: parts });
@@ -58,7 +62,14 @@ export function toPrompt(messages: readonly Message[], options: PromptOptions): 
         if (toolName === undefined) break;
         prompt.push({
           role: 'tool',
-          content: [{ type: 'tool-result', toolCallId: message.toolCallId!, toolName, output: { type: 'text', value: message.content } }],
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: message.toolCallId!,
+              toolName,
+              output: { type: 'text', value: message.content },
+            },
+          ],
         });
         break;
       }

@@ -34,7 +34,9 @@ export interface ProviderOptions {
   parallelToolCalls?: boolean;
 }
 
-export function retryOptionsOf(options: Pick<ProviderOptions, 'maxRetries' | 'retryBaseDelayMs' | 'maxRetryWaitMs' | 'random'>): RetryOptions {
+export function retryOptionsOf(
+  options: Pick<ProviderOptions, 'maxRetries' | 'retryBaseDelayMs' | 'maxRetryWaitMs' | 'random'>,
+): RetryOptions {
   return {
     maxRetries: options.maxRetries ?? 3,
     baseDelayMs: options.retryBaseDelayMs ?? 500,

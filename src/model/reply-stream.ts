@@ -6,7 +6,12 @@
  * A server that says `[DONE]` has finished, finish reason or not. A verdict of the content
  * filter that flags the answer fails it, however late it came.
  */
-import { InvalidResponseDataError, type LanguageModelV3FinishReason, type LanguageModelV3StreamPart, type LanguageModelV3Usage } from '@ai-sdk/provider';
+import {
+  InvalidResponseDataError,
+  type LanguageModelV3FinishReason,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Usage,
+} from '@ai-sdk/provider';
 import { ModelError } from './model-error.js';
 import { parseToolArguments } from './tool-arguments.js';
 import type { FinishReason, ModelChunk, ModelToolCall, ProviderMetadata, ReasoningPart, TokenUsage } from './types.js';
@@ -31,7 +36,10 @@ export interface ServerSaid {
   serverMessage(): { message: string; status?: number } | undefined;
 }
 
-export async function* readReply(stream: ReadableStream<LanguageModelV3StreamPart>, said: ServerSaid): AsyncGenerator<ModelChunk> {
+export async function* readReply(
+  stream: ReadableStream<LanguageModelV3StreamPart>,
+  said: ServerSaid,
+): AsyncGenerator<ModelChunk> {
   const reader = stream.getReader();
   let text = '';
   let textMetadata: ProviderMetadata | undefined;
@@ -100,12 +108,18 @@ export async function* readReply(stream: ReadableStream<LanguageModelV3StreamPar
     reader.releaseLock();
   }
   if (said.serverMessage()) throw new StreamErrorPart(new Error('the server wrote an error into the stream'));
-  const reason = noFinishReason || !finish || (finish.finishReason.unified === 'other' && finish.finishReason.raw === undefined) ? undefined : finish.finishReason;
+  const reason =
+    noFinishReason || !finish || (finish.finishReason.unified === 'other' && finish.finishReason.raw === undefined)
+      ? undefined
+      : finish.finishReason;
   // Azure's asynchronous filter: the verdict comes after the text, even after the finish.
   if (said.flagged.length > 0 && reason?.unified !== 'content-filter') throw flaggedError(said.flagged);
-  if (!reason && !said.saidDone) throw new StreamErrorPart(new Error('the stream ended before the model finished (no finish reason, no [DONE])'));
-  if (said.filterAnnotates && !said.saidDone) throw new StreamErrorPart(new Error("the stream ended before the content filter's verdict (no [DONE])"));
-  if (reason?.unified === 'error') throw new ModelError('model_error', `the model's reply failed (finish reason ${reason.raw ?? 'error'})`);
+  if (!reason && !said.saidDone)
+    throw new StreamErrorPart(new Error('the stream ended before the model finished (no finish reason, no [DONE])'));
+  if (said.filterAnnotates && !said.saidDone)
+    throw new StreamErrorPart(new Error("the stream ended before the content filter's verdict (no [DONE])"));
+  if (reason?.unified === 'error')
+    throw new ModelError('model_error', `the model's reply failed (finish reason ${reason.raw ?? 'error'})`);
   // Snowflake Cortex never sends a finish reason: its [DONE] is the finish.
   const finishReason = reason ? finishReasonOf(reason) : toolCalls.length > 0 ? 'tool_calls' : 'stop';
   const usage = finish ? usageOf(finish.usage) : undefined;
@@ -130,7 +144,11 @@ function flaggedError(categories: string[]): ModelError {
 
 /** The compatible package's error part for a stream that ended without `finish_reason`. */
 function isNoFinishReason(error: unknown): boolean {
-  return InvalidResponseDataError.isInstance(error) && error.data === undefined && /without a finish reason/.test(error.message);
+  return (
+    InvalidResponseDataError.isInstance(error) &&
+    error.data === undefined &&
+    /without a finish reason/.test(error.message)
+  );
 }
 
 function finishReasonOf(reason: LanguageModelV3FinishReason): FinishReason {
@@ -153,7 +171,11 @@ function usageOf(usage: LanguageModelV3Usage): TokenUsage | undefined {
   const output = usage.outputTokens.total;
   if (input === undefined && output === undefined) return undefined;
   const cached = usage.inputTokens.cacheRead;
-  return { inputTokens: input ?? 0, outputTokens: (output ?? 0) + uncountedReasoning(usage), ...(cached ? { cachedTokens: cached } : {}) };
+  return {
+    inputTokens: input ?? 0,
+    outputTokens: (output ?? 0) + uncountedReasoning(usage),
+    ...(cached ? { cachedTokens: cached } : {}),
+  };
 }
 
 /**
@@ -171,7 +193,8 @@ function mergeMetadata(a: ProviderMetadata | undefined, b: unknown): ProviderMet
   if (!b || typeof b !== 'object') return a;
   const out: ProviderMetadata = { ...a };
   for (const [provider, values] of Object.entries(b as ProviderMetadata)) {
-    if (values && typeof values === 'object' && Object.keys(values).length > 0) out[provider] = { ...out[provider], ...values };
+    if (values && typeof values === 'object' && Object.keys(values).length > 0)
+      out[provider] = { ...out[provider], ...values };
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }

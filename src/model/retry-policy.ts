@@ -53,7 +53,14 @@ export function failureOf(error: unknown, where: string): Failure {
 export function decideRetry(failure: Failure, attempt: number, options: RetryOptions, where: string): RetryDecision {
   const rateLimited = failure.status === 429;
   if (!failure.retryable) {
-    return { retry: false, error: new ModelError('model_error', `model request to ${where} failed with ${failure.reason}${hintFor(failure.status)}`, failure.status) };
+    return {
+      retry: false,
+      error: new ModelError(
+        'model_error',
+        `model request to ${where} failed with ${failure.reason}${hintFor(failure.status)}`,
+        failure.status,
+      ),
+    };
   }
   if (failure.serverWait && failure.serverWait.ms > options.maxWaitMs) {
     return {
@@ -89,7 +96,11 @@ function withServerWait(wait: Failure['serverWait']): Pick<Failure, 'serverWait'
   return wait ? { serverWait: wait } : {};
 }
 
-function serverWaitOf(headers: Record<string, string>, body: string | undefined, status: number): Failure['serverWait'] {
+function serverWaitOf(
+  headers: Record<string, string>,
+  body: string | undefined,
+  status: number,
+): Failure['serverWait'] {
   const header = (name: string) => headers[name] ?? headers[name.toLowerCase()];
   const ms = Number(header('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return { ms, source: 'retry-after-ms' };
@@ -110,7 +121,11 @@ function googleRetryDelay(body: string | undefined): Failure['serverWait'] {
   const details = (parseJson(body ?? '') as { error?: { details?: unknown } } | undefined)?.error?.details;
   if (!Array.isArray(details)) return undefined;
   for (const detail of details as { '@type'?: unknown; retryDelay?: unknown }[]) {
-    if (typeof detail['@type'] === 'string' && detail['@type'].endsWith('RetryInfo') && typeof detail.retryDelay === 'string') {
+    if (
+      typeof detail['@type'] === 'string' &&
+      detail['@type'].endsWith('RetryInfo') &&
+      typeof detail.retryDelay === 'string'
+    ) {
       const ms = durationMs(detail.retryDelay);
       if (ms !== undefined) return { ms, source: 'RetryInfo.retryDelay' };
     }
@@ -126,9 +141,13 @@ function googleRetryDelay(body: string | undefined): Failure['serverWait'] {
 function exhaustedLimitReset(headers: Record<string, string>): Failure['serverWait'] {
   let longest: Failure['serverWait'];
   for (const [name, value] of Object.entries(headers)) {
-    const match = /^(x-ratelimit|anthropic-ratelimit)-reset-(.+)$/.exec(name) ?? /^(anthropic-ratelimit)-(.+)-reset$/.exec(name);
+    const match =
+      /^(x-ratelimit|anthropic-ratelimit)-reset-(.+)$/.exec(name) ?? /^(anthropic-ratelimit)-(.+)-reset$/.exec(name);
     if (!match) continue;
-    const remaining = match[1] === 'x-ratelimit' ? headers[`x-ratelimit-remaining-${match[2]}`] : headers[`anthropic-ratelimit-${match[2]}-remaining`];
+    const remaining =
+      match[1] === 'x-ratelimit'
+        ? headers[`x-ratelimit-remaining-${match[2]}`]
+        : headers[`anthropic-ratelimit-${match[2]}-remaining`];
     if (remaining?.trim() !== '0') continue;
     const date = match[1] === 'anthropic-ratelimit' ? Date.parse(value) : NaN;
     const ms = Number.isNaN(date) ? durationMs(value) : Math.max(0, date - Date.now());
@@ -146,8 +165,17 @@ function durationMs(text: string): number | undefined {
 }
 
 const CONNECTION_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
 ]);
 
 /**
@@ -163,7 +191,8 @@ function connectionFailureOf(error: unknown): { code: string; message: string } 
     const code = (current as { code?: unknown }).code;
     if (current instanceof AggregateError) {
       const failures = (current.errors as unknown[]).map(connectionFailureOf).filter((f) => f !== undefined);
-      if (failures.length > 0) return { code: failures[0]!.code, message: [...new Set(failures.map((f) => f.message))].join('; ') };
+      if (failures.length > 0)
+        return { code: failures[0]!.code, message: [...new Set(failures.map((f) => f.message))].join('; ') };
     }
     if (typeof code === 'string' && CONNECTION_CODES.has(code)) return { code, message: current.message || code };
   }

@@ -7,7 +7,9 @@ import { TypeValidationError } from '@ai-sdk/provider';
 import { z } from 'zod';
 
 const detailItem = z.object({ loc: z.array(z.union([z.string(), z.number()])).optional(), msg: z.string() });
-const detailList = z.array(detailItem).transform((items) => items.map((d) => (d.loc ? `${d.loc.join('.')}: ${d.msg}` : d.msg)).join('; '));
+const detailList = z
+  .array(detailItem)
+  .transform((items) => items.map((d) => (d.loc ? `${d.loc.join('.')}: ${d.msg}` : d.msg)).join('; '));
 
 const errorShape: z.ZodType<string, unknown> = z.union([
   z.object({ error: z.object({ message: z.string() }) }).transform((e) => e.error.message),

@@ -15,7 +15,12 @@ export interface ServerQuirks {
   dialect: SchemaDialect;
 }
 
-const COMMON: ServerQuirks = { package: 'openai-compatible', includeUsage: true, replayReasoning: false, dialect: 'json-schema' };
+const COMMON: ServerQuirks = {
+  package: 'openai-compatible',
+  includeUsage: true,
+  replayReasoning: false,
+  dialect: 'json-schema',
+};
 
 const BY_HOST: Record<string, Partial<ServerQuirks>> = {
   'api.openai.com': { package: 'openai' },

@@ -51,7 +51,11 @@ export class StreamWitness {
         },
         flush: () => this.end(),
       });
-      return new Response(response.body.pipeThrough(tap), { status: response.status, statusText: response.statusText, headers: response.headers });
+      return new Response(response.body.pipeThrough(tap), {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     };
   }
 

@@ -6,7 +6,8 @@
  */
 import type { JsonValue } from './types.js';
 
-export type ParsedArguments = { args: { [key: string]: JsonValue | undefined } } | { args: Record<string, never>; malformed: string };
+export type ParsedArguments =
+  { args: { [key: string]: JsonValue | undefined } } | { args: Record<string, never>; malformed: string };
 
 export function parseToolArguments(text: string): ParsedArguments {
   if (text.trim() === '') return { args: {} };

@@ -20,9 +20,28 @@ function withoutMetaKeys(schema: Record<string, unknown>): Record<string, unknow
 
 /** The keys of Gemini's Schema object (ai.google.dev/api/caching#Schema) that a JSON Schema can carry over. */
 const GEMINI_KEYS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required',
-  'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering',
-  'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 
 function geminiSchema(input: Record<string, unknown>): Record<string, unknown> {
@@ -37,9 +56,12 @@ function geminiSchema(input: Record<string, unknown>): Record<string, unknown> {
       if (types.length < value.length) out['nullable'] = true;
     } else if (!GEMINI_KEYS.has(key)) continue;
     else if (key === 'properties' && isRecord(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, isRecord(sub) ? geminiSchema(sub) : sub]));
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([name, sub]) => [name, isRecord(sub) ? geminiSchema(sub) : sub]),
+      );
     } else if (key === 'items' && isRecord(value)) out[key] = geminiSchema(value);
-    else if (key === 'anyOf' && Array.isArray(value)) out[key] = value.map((sub) => (isRecord(sub) ? geminiSchema(sub) : sub));
+    else if (key === 'anyOf' && Array.isArray(value))
+      out[key] = value.map((sub) => (isRecord(sub) ? geminiSchema(sub) : sub));
     else out[key] = value;
   }
   return out;

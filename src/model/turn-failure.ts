@@ -13,11 +13,15 @@ const RETRYABLE_STATUS = (status: number) => status === 408 || status === 409 ||
 
 export function failureOfTurn(error: unknown, witness: StreamWitness, where: string): Failure {
   const reported = error instanceof StreamErrorPart ? error.error : error;
-  if (APICallError.isInstance(reported) && reported.statusCode !== undefined && reported.statusCode >= 400) return failureOf(reported, where);
+  if (APICallError.isInstance(reported) && reported.statusCode !== undefined && reported.statusCode >= 400)
+    return failureOf(reported, where);
   const http = failureOf(reported, where);
   if (http.retryable) return http; // the connection broke
   const said = witness.serverMessage();
-  const detail = said?.message ?? messageOf(reported) ?? (witness.reached && witness.empty ? 'the server closed the stream without sending any event' : http.reason);
+  const detail =
+    said?.message ??
+    messageOf(reported) ??
+    (witness.reached && witness.empty ? 'the server closed the stream without sending any event' : http.reason);
   const status = said?.status ?? statusOf(reported);
   return {
     reason: `${status !== undefined ? `HTTP ${status} ` : ''}${error instanceof StreamErrorPart ? 'in the stream' : 'response'}: ${detail}`,
@@ -28,8 +32,13 @@ export function failureOfTurn(error: unknown, witness: StreamWitness, where: str
 
 /** The message of an error the package passed on: a chunk it could not parse, or the error object a chunk carried. */
 function messageOf(error: unknown): string | undefined {
-  if (TypeValidationError.isInstance(error)) return serverMessageOf(error.value) ?? truncate(JSON.stringify(error.value));
+  if (TypeValidationError.isInstance(error))
+    return serverMessageOf(error.value) ?? truncate(JSON.stringify(error.value));
   if (JSONParseError.isInstance(error)) return serverMessageOfText(error.text);
   if (error instanceof Error) return undefined;
-  return serverMessageOf({ error }) ?? serverMessageOf(error) ?? (error === undefined ? undefined : truncate(JSON.stringify(error)));
+  return (
+    serverMessageOf({ error }) ??
+    serverMessageOf(error) ??
+    (error === undefined ? undefined : truncate(JSON.stringify(error)))
+  );
 }

@@ -42,30 +42,66 @@ export interface BwrapArgsOptions {
  * of bwrap's process group, which is safe because killing bwrap ends the pid namespace
  * (--die-with-parent) and with it every process inside.
  */
-export function bwrapArgs({ workspace, network, cwd, tmpfsBytes, system, readOnlyPaths = [] }: BwrapArgsOptions): string[] {
+export function bwrapArgs({
+  workspace,
+  network,
+  cwd,
+  tmpfsBytes,
+  system,
+  readOnlyPaths = [],
+}: BwrapArgsOptions): string[] {
   const size = String(tmpfsBytes);
   return [
-    '--unshare-user', '--disable-userns',
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+    '--unshare-user',
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
     ...(network ? [] : ['--unshare-net']),
     '--die-with-parent',
     '--new-session',
-    ...system.flatMap((entry) => (entry.kind === 'bind' ? ['--ro-bind', entry.path, entry.path] : ['--symlink', entry.target, entry.path])),
-    '--dir', '/etc',
+    ...system.flatMap((entry) =>
+      entry.kind === 'bind' ? ['--ro-bind', entry.path, entry.path] : ['--symlink', entry.target, entry.path],
+    ),
+    '--dir',
+    '/etc',
     ...ETC_ENTRIES.flatMap((entry) => ['--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`]),
-    '--perms', '0644', '--ro-bind-data', String(BWRAP_FDS.passwd), '/etc/passwd',
-    '--perms', '0644', '--ro-bind-data', String(BWRAP_FDS.group), '/etc/group',
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--size', size, '--tmpfs', '/dev/shm',
-    '--remount-ro', '/dev',
-    '--size', size, '--tmpfs', '/tmp',
-    '--size', size, '--tmpfs', SANDBOX_HOME,
+    '--perms',
+    '0644',
+    '--ro-bind-data',
+    String(BWRAP_FDS.passwd),
+    '/etc/passwd',
+    '--perms',
+    '0644',
+    '--ro-bind-data',
+    String(BWRAP_FDS.group),
+    '/etc/group',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    size,
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
+    '--size',
+    size,
+    '--tmpfs',
+    '/tmp',
+    '--size',
+    size,
+    '--tmpfs',
+    SANDBOX_HOME,
     ...readOnlyPaths.flatMap((path) => ['--ro-bind', path, path]),
     // Last, so a workspace under /tmp or /usr is the workspace, not the tmpfs or the read-only bind.
     ...(workspace === undefined ? [] : ['--bind', workspace, workspace]),
-    '--remount-ro', '/',
-    '--chdir', cwd,
+    '--remount-ro',
+    '/',
+    '--chdir',
+    cwd,
   ];
 }
 
@@ -107,12 +143,19 @@ export function sandboxedProcess(options: SandboxedCommandOptions): SandboxedPro
     ...bwrapArgs({ ...options, tmpfsBytes: options.limits.maxFileBytes, system: systemLayout() }),
     '--',
     ...limitPrefix(prlimit, options.limits),
-    '/bin/bash', '-c', START_SCRIPT, 'sandbox-start',
+    '/bin/bash',
+    '-c',
+    START_SCRIPT,
+    'sandbox-start',
     ...options.argv,
   ];
   const { passwd, group } = identityFiles(options.uid, options.gid);
   const encoder = new TextEncoder();
-  return { file: options.bwrapPath ?? DEFAULT_BWRAP_PATH, args, extraStdio: [encoder.encode(passwd), encoder.encode(group), 'pipe'] };
+  return {
+    file: options.bwrapPath ?? DEFAULT_BWRAP_PATH,
+    args,
+    extraStdio: [encoder.encode(passwd), encoder.encode(group), 'pipe'],
+  };
 }
 
 const probes = new Map<string, Promise<BwrapProbe>>();
@@ -121,7 +164,10 @@ const probes = new Map<string, Promise<BwrapProbe>>();
  * Runs `true` under the same confinement and limits commands get, once per bwrap path and
  * user (a server running as root runs commands as another user, who must be able to run bwrap).
  */
-export function probeBwrap(bwrapPath: string = DEFAULT_BWRAP_PATH, user?: { uid: number; gid: number }): Promise<BwrapProbe> {
+export function probeBwrap(
+  bwrapPath: string = DEFAULT_BWRAP_PATH,
+  user?: { uid: number; gid: number },
+): Promise<BwrapProbe> {
   const key = `${bwrapPath}\0${user?.uid ?? ''}`;
   let probe = probes.get(key);
   if (probe === undefined) {
@@ -131,7 +177,10 @@ export function probeBwrap(bwrapPath: string = DEFAULT_BWRAP_PATH, user?: { uid:
   return probe;
 }
 
-export async function bwrapAvailable(bwrapPath: string = DEFAULT_BWRAP_PATH, user?: { uid: number; gid: number }): Promise<boolean> {
+export async function bwrapAvailable(
+  bwrapPath: string = DEFAULT_BWRAP_PATH,
+  user?: { uid: number; gid: number },
+): Promise<boolean> {
   return (await probeBwrap(bwrapPath, user)).available;
 }
 
@@ -159,6 +208,7 @@ async function runProbe(bwrapPath: string, user: { uid: number; gid: number } | 
     extendEnv: false,
   });
   if (result.exitCode === 0) return { available: true };
-  const detail = result.code === 'ENOENT' ? `${bwrapPath} not found` : String(result.stderr).trim() || result.shortMessage;
+  const detail =
+    result.code === 'ENOENT' ? `${bwrapPath} not found` : String(result.stderr).trim() || result.shortMessage;
   return { available: false, reason: detail };
 }

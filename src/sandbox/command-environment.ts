@@ -4,7 +4,19 @@
  * environment never reach a command.
  */
 
-const PASSED_THROUGH = ['PATH', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'LC_COLLATE', 'LC_MESSAGES', 'LC_NUMERIC', 'LC_TIME', 'TZ', 'TERM'] as const;
+const PASSED_THROUGH = [
+  'PATH',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'LC_CTYPE',
+  'LC_COLLATE',
+  'LC_MESSAGES',
+  'LC_NUMERIC',
+  'LC_TIME',
+  'TZ',
+  'TERM',
+] as const;
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface CommandEnvironmentOptions {
@@ -15,7 +27,11 @@ export interface CommandEnvironmentOptions {
   source?: NodeJS.ProcessEnv;
 }
 
-export function commandEnvironment({ home, extra = {}, source = process.env }: CommandEnvironmentOptions): Record<string, string> {
+export function commandEnvironment({
+  home,
+  extra = {},
+  source = process.env,
+}: CommandEnvironmentOptions): Record<string, string> {
   const env: Record<string, string> = { PATH: FALLBACK_PATH, LANG: 'C.UTF-8' };
   for (const name of PASSED_THROUGH) {
     const value = source[name];

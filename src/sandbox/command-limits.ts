@@ -32,5 +32,11 @@ export function findPrlimit(): string | undefined {
 
 /** The prefix that runs a command under `limits`: `prlimit --nproc=… --as=… --fsize=… --`. */
 export function limitPrefix(prlimit: string, limits: CommandLimits): string[] {
-  return [prlimit, `--nproc=${limits.maxProcesses}`, `--as=${limits.maxMemoryBytes}`, `--fsize=${limits.maxFileBytes}`, '--'];
+  return [
+    prlimit,
+    `--nproc=${limits.maxProcesses}`,
+    `--as=${limits.maxMemoryBytes}`,
+    `--fsize=${limits.maxFileBytes}`,
+    '--',
+  ];
 }

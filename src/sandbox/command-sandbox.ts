@@ -9,11 +9,22 @@ import { assertWorkspaceAllowed } from './workspace-guard.js';
 
 export type CommandSandboxOptions = Pick<
   RunCommandOptions,
-  'backend' | 'network' | 'allowUnsandboxed' | 'limits' | 'bwrapPath' | 'readOnlyPaths' | 'unprivileged' | 'workspaceOwners' | 'workspace'
+  | 'backend'
+  | 'network'
+  | 'allowUnsandboxed'
+  | 'limits'
+  | 'bwrapPath'
+  | 'readOnlyPaths'
+  | 'unprivileged'
+  | 'workspaceOwners'
+  | 'workspace'
 >;
 
 /** Without settings (a tool called outside an engine): bubblewrap, no network, nothing unsandboxed. */
-export async function commandSandbox(settings: SandboxSettings | undefined, workspace: string): Promise<CommandSandboxOptions> {
+export async function commandSandbox(
+  settings: SandboxSettings | undefined,
+  workspace: string,
+): Promise<CommandSandboxOptions> {
   const backend = settings?.backend ?? 'auto';
   if (backend === 'none' && settings?.allowUnsandboxed !== true) {
     throw new ToolError(

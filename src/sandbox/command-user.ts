@@ -42,16 +42,23 @@ export function serverIsRoot(): boolean {
  * own. Refuses (`workspace_refused`) a directory the policy does not allow; changes nothing.
  * `statPath` names the same directory when the caller holds it open (/proc/self/fd/N).
  */
-export async function commandUser(workspace: string, options: WorkspaceOwnerOptions = {}, statPath: string = workspace): Promise<UnixUser | undefined> {
+export async function commandUser(
+  workspace: string,
+  options: WorkspaceOwnerOptions = {},
+  statPath: string = workspace,
+): Promise<UnixUser | undefined> {
   const info = await stat(statPath).catch(() => undefined);
-  if (!info?.isDirectory()) throw new ToolError('invalid_cwd', `workspace ${workspace} does not exist or is not a directory`);
+  if (!info?.isDirectory())
+    throw new ToolError('invalid_cwd', `workspace ${workspace} does not exist or is not a directory`);
   const { uid, gid } = info;
   const owners = options.owners ?? 'sandbox_user';
   const allowOthers = 'or set [sandbox] client_workspaces = "run_as_owner" to allow directories of other users';
   if (!serverIsRoot()) {
     const self = process.getuid?.();
     if (self === undefined || uid === self || owners === 'run_as_owner') return undefined;
-    throw refused(`${workspace} belongs to uid ${uid}, not to the server's user (uid ${self}), who runs the commands; name a directory of that user, ${allowOthers}`);
+    throw refused(
+      `${workspace} belongs to uid ${uid}, not to the server's user (uid ${self}), who runs the commands; name a directory of that user, ${allowOthers}`,
+    );
   }
   const sandboxUser = options.unprivileged ?? DEFAULT_UNPRIVILEGED_USER;
   if (uid === sandboxUser.uid) return sandboxUser;
@@ -63,7 +70,9 @@ export async function commandUser(workspace: string, options: WorkspaceOwnerOpti
     );
   }
   if (owners === 'run_as_owner') return { uid, gid };
-  throw refused(`${workspace} belongs to uid ${uid}, not to the sandbox user (uid ${sandboxUser.uid}); ${giveIt}, ${allowOthers} (commands then run as the owner)`);
+  throw refused(
+    `${workspace} belongs to uid ${uid}, not to the sandbox user (uid ${sandboxUser.uid}); ${giveIt}, ${allowOthers} (commands then run as the owner)`,
+  );
 }
 
 /** A command without a workspace (nothing of the host writable): never root either. */
@@ -86,7 +95,13 @@ export async function makeWorkspace(workspace: string, options: MakeWorkspaceOpt
   const path = resolve(workspace);
   const root = serverIsRoot();
   if (root && options.workspaceRoot !== undefined && !pathWithin(resolve(options.workspaceRoot), path)) {
-    if (await stat(path).then(() => true, () => false)) return;
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     throw refused(
       `${path} does not exist, and a server running as root creates workspaces only under [sandbox] workspace_root ` +
         `(${resolve(options.workspaceRoot)}); create it for the sandbox user first or name a directory that exists`,
@@ -99,8 +114,20 @@ export async function makeWorkspace(workspace: string, options: MakeWorkspaceOpt
 }
 
 /** What of a tool call's sandbox settings decides a workspace's owner. */
-export function workspaceOwnerOptions(settings: { unprivileged?: UnixUser | undefined; clientWorkspaces?: WorkspaceOwners | undefined; workspaceRoot?: string | undefined } | undefined): MakeWorkspaceOptions {
-  return { unprivileged: settings?.unprivileged, owners: settings?.clientWorkspaces, workspaceRoot: settings?.workspaceRoot };
+export function workspaceOwnerOptions(
+  settings:
+    | {
+        unprivileged?: UnixUser | undefined;
+        clientWorkspaces?: WorkspaceOwners | undefined;
+        workspaceRoot?: string | undefined;
+      }
+    | undefined,
+): MakeWorkspaceOptions {
+  return {
+    unprivileged: settings?.unprivileged,
+    owners: settings?.clientWorkspaces,
+    workspaceRoot: settings?.workspaceRoot,
+  };
 }
 
 function refused(reason: string): ToolError {

@@ -1,4 +1,11 @@
-export { evaluateCommand, formatVerdict, FLOOR_RULES, TUNABLE_RULES, TOO_COMPLEX_RULE, UNPARSEABLE_RULE } from './command-policy/index.js';
+export {
+  evaluateCommand,
+  formatVerdict,
+  FLOOR_RULES,
+  TUNABLE_RULES,
+  TOO_COMPLEX_RULE,
+  UNPARSEABLE_RULE,
+} from './command-policy/index.js';
 export type {
   CommandAction,
   CommandEnforcement,

@@ -18,10 +18,14 @@ export function sandboxRequestIssue(
   if (request.sandbox?.backend === 'none' && !config.sandbox.allow_unsandboxed) {
     return {
       path: 'sandbox.backend',
-      message: '"none" (no sandbox) is not allowed: the operator has not set [sandbox] allow_unsandboxed = true; leave it out or ask for "auto" / "bwrap"',
+      message:
+        '"none" (no sandbox) is not allowed: the operator has not set [sandbox] allow_unsandboxed = true; leave it out or ask for "auto" / "bwrap"',
     };
   }
   if (request.workspace === undefined) return undefined;
-  const refusal = workspaceRefusal(request.workspace, { dataDir: resolve(config.store.dir), workspaceRoot: resolve(config.sandbox.workspace_root) });
+  const refusal = workspaceRefusal(request.workspace, {
+    dataDir: resolve(config.store.dir),
+    workspaceRoot: resolve(config.sandbox.workspace_root),
+  });
   return refusal === undefined ? undefined : { path: 'workspace', message: refusal };
 }

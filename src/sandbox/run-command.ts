@@ -84,7 +84,12 @@ const INSTALL_HINT =
 export async function runCommand(options: RunCommandOptions): Promise<CommandResult> {
   // Who would run the command in the sandbox (and whether the workspace may be one), before anything runs.
   const owners = { unprivileged: options.unprivileged, owners: options.workspaceOwners };
-  const sandboxUser = options.backend === 'none' ? undefined : options.workspace === undefined ? commandUserWithoutWorkspace(owners) : await commandUser(options.workspace, owners);
+  const sandboxUser =
+    options.backend === 'none'
+      ? undefined
+      : options.workspace === undefined
+        ? commandUserWithoutWorkspace(owners)
+        : await commandUser(options.workspace, owners);
   const sandbox = await chooseSandbox(options, sandboxUser);
   await assertDirectory(options.cwd);
   const started = performance.now();
@@ -104,7 +109,10 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
 
   const shell = [SHELL, '-c', options.command];
   const user = sandbox === 'bwrap' ? sandboxUser : undefined;
-  const env = commandEnvironment({ home: sandbox === 'bwrap' ? SANDBOX_HOME : (options.workspace ?? options.cwd), ...(options.env ? { extra: options.env } : {}) });
+  const env = commandEnvironment({
+    home: sandbox === 'bwrap' ? SANDBOX_HOME : (options.workspace ?? options.cwd),
+    ...(options.env ? { extra: options.env } : {}),
+  });
   const confined =
     sandbox === 'bwrap'
       ? sandboxedProcess({
@@ -172,8 +180,14 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
       throw new ToolError('spawn_failed', `could not start ${confined?.file ?? SHELL}: ${result.shortMessage}`);
     }
     if (confined && stoppedBy === undefined && !startReport.includes(STARTED)) {
-      const hint = user === undefined ? '' : ` (the server runs as root, so commands run as uid ${user.uid}, who must be able to reach ${options.workspace})`;
-      throw new ToolError('sandbox_unavailable', `bubblewrap could not set up the sandbox: ${stderr.text().trim() || result.shortMessage}${hint}`);
+      const hint =
+        user === undefined
+          ? ''
+          : ` (the server runs as root, so commands run as uid ${user.uid}, who must be able to reach ${options.workspace})`;
+      throw new ToolError(
+        'sandbox_unavailable',
+        `bubblewrap could not set up the sandbox: ${stderr.text().trim() || result.shortMessage}${hint}`,
+      );
     }
     return finish({
       exitCode: result.exitCode ?? null,
@@ -193,14 +207,19 @@ async function chooseSandbox(options: RunCommandOptions, user: UnixUser | undefi
   const probe = await probeBwrap(options.bwrapPath, user);
   if (probe.available) return 'bwrap';
   if (options.backend === 'auto' && options.allowUnsandboxed === true) {
-    options.onWarning?.(`bubblewrap not available: running unsandboxed, as [sandbox] allow_unsandboxed = true permits (${probe.reason})`);
+    options.onWarning?.(
+      `bubblewrap not available: running unsandboxed, as [sandbox] allow_unsandboxed = true permits (${probe.reason})`,
+    );
     return 'none';
   }
-  const configured = options.backend === 'bwrap' ? '[sandbox] backend = "bwrap"' : '[sandbox] backend = "auto" and allow_unsandboxed = false';
+  const configured =
+    options.backend === 'bwrap'
+      ? '[sandbox] backend = "bwrap"'
+      : '[sandbox] backend = "auto" and allow_unsandboxed = false';
   throw new ToolError(
     'sandbox_unavailable',
     `bubblewrap cannot run here (${probe.reason}), and ${configured} refuses to run commands without it. ${INSTALL_HINT}; ` +
-      'or, to run commands unsandboxed with the server\'s own rights, set [sandbox] allow_unsandboxed = true.',
+      "or, to run commands unsandboxed with the server's own rights, set [sandbox] allow_unsandboxed = true.",
   );
 }
 

@@ -41,7 +41,11 @@ export function sandboxSettings(config: Config, request: SandboxRequest | undefi
     maxOutputBytes: sandbox.max_output_bytes,
     commandTimeoutMs: sandbox.default_timeout_seconds * 1000,
     allowUnsandboxed: sandbox.allow_unsandboxed,
-    limits: { maxProcesses: sandbox.max_processes, maxMemoryBytes: sandbox.max_memory_bytes, maxFileBytes: sandbox.max_file_bytes },
+    limits: {
+      maxProcesses: sandbox.max_processes,
+      maxMemoryBytes: sandbox.max_memory_bytes,
+      maxFileBytes: sandbox.max_file_bytes,
+    },
     bwrapPath: sandbox.bwrap_path,
     readOnlyPaths: sandbox.read_only_paths,
     dataDir: resolve(config.store.dir),

@@ -85,10 +85,14 @@ export class WorkspaceDir {
   /** Opens the workspace of a tool call (creating it if missing) after checking it may be one. */
   static async open(workspace: string, settings?: SandboxSettings): Promise<WorkspaceDir> {
     if (process.platform !== 'linux') {
-      throw new ToolError('sandbox_unavailable', 'the file tools need Linux: they open paths through /proc/self/fd so that no symlink is ever followed');
+      throw new ToolError(
+        'sandbox_unavailable',
+        'the file tools need Linux: they open paths through /proc/self/fd so that no symlink is ever followed',
+      );
     }
     const path = resolve(workspace);
-    if (settings?.dataDir !== undefined || settings?.workspaceRoot !== undefined) await assertWorkspaceAllowed(path, settings);
+    if (settings?.dataDir !== undefined || settings?.workspaceRoot !== undefined)
+      await assertWorkspaceAllowed(path, settings);
     // The workspace's own path is the operator's; only what lies below it is checked.
     const root = await open(path, O_RDONLY | O_DIRECTORY).catch(async (error: unknown) => {
       if (errorCode(error) !== 'ENOENT') throw error;
@@ -97,9 +101,16 @@ export class WorkspaceDir {
     });
     try {
       const realPath = await readlink(`/proc/self/fd/${root.fd}`);
-      if (realPath === sep) throw new ToolError('invalid_request', 'workspace refused: the file-system root cannot be a workspace; name a project directory');
+      if (realPath === sep)
+        throw new ToolError(
+          'invalid_request',
+          'workspace refused: the file-system root cannot be a workspace; name a project directory',
+        );
       // Checked on the open directory: the one the tools will use, whatever its path names by now.
-      const owner = settings === undefined ? undefined : await commandUser(path, workspaceOwnerOptions(settings), `/proc/self/fd/${root.fd}`);
+      const owner =
+        settings === undefined
+          ? undefined
+          : await commandUser(path, workspaceOwnerOptions(settings), `/proc/self/fd/${root.fd}`);
       return new WorkspaceDir(root, path, realPath, owner);
     } catch (error) {
       await root.close();
@@ -108,7 +119,11 @@ export class WorkspaceDir {
   }
 
   /** Opens the workspace, runs `use`, and closes it whatever happens. */
-  static async with<T>(workspace: string, settings: SandboxSettings | undefined, use: (dir: WorkspaceDir) => Promise<T>): Promise<T> {
+  static async with<T>(
+    workspace: string,
+    settings: SandboxSettings | undefined,
+    use: (dir: WorkspaceDir) => Promise<T>,
+  ): Promise<T> {
     const dir = await WorkspaceDir.open(workspace, settings);
     try {
       return await use(dir);
@@ -125,7 +140,10 @@ export class WorkspaceDir {
   components(path: string): string[] {
     const absolute = resolve(this.path, path);
     for (const base of [this.path, this.realPath]) {
-      if (pathWithin(base, absolute)) return relative(base, absolute).split(sep).filter((part) => part !== '');
+      if (pathWithin(base, absolute))
+        return relative(base, absolute)
+          .split(sep)
+          .filter((part) => part !== '');
     }
     throw new ToolError('outside_workspace', `${path} resolves to ${absolute}, outside the workspace ${this.path}`);
   }
@@ -241,7 +259,11 @@ export class WorkspaceDir {
   }
 
   /** Opens `parts` as nested directories from the root, or says which link to follow instead. */
-  private async walk(parts: readonly string[], create: boolean, shown: string): Promise<{ kind: 'dir'; dir: OpenDir } | { kind: 'link'; parts: string[] }> {
+  private async walk(
+    parts: readonly string[],
+    create: boolean,
+    shown: string,
+  ): Promise<{ kind: 'dir'; dir: OpenDir } | { kind: 'link'; parts: string[] }> {
     let dir = this.rootDir;
     for (let index = 0; index < parts.length; index++) {
       const name = parts[index] as string;
@@ -281,13 +303,22 @@ export class WorkspaceDir {
     if (target.startsWith('/')) {
       const absolute = resolve(target);
       for (const base of [this.realPath, this.path]) {
-        if (pathWithin(base, absolute)) return relative(base, absolute).split(sep).filter((part) => part !== '');
+        if (pathWithin(base, absolute))
+          return relative(base, absolute)
+            .split(sep)
+            .filter((part) => part !== '');
       }
-      throw new ToolError('outside_workspace', `${shown} leads through a symlink to ${absolute}, outside the workspace ${this.path}`);
+      throw new ToolError(
+        'outside_workspace',
+        `${shown} leads through a symlink to ${absolute}, outside the workspace ${this.path}`,
+      );
     }
     const joined = posix.normalize([...from, target].join('/'));
     if (joined === '..' || joined.startsWith('../')) {
-      throw new ToolError('outside_workspace', `${shown} leads through a symlink to ${target}, outside the workspace ${this.path}`);
+      throw new ToolError(
+        'outside_workspace',
+        `${shown} leads through a symlink to ${target}, outside the workspace ${this.path}`,
+      );
     }
     return joined === '.' ? [] : joined.split('/').filter((part) => part !== '');
   }

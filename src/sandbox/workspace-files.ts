@@ -31,7 +31,12 @@ export interface OpenedFile {
  * `write` creates it (and missing parent directories) when it does not. Throws ENOENT /
  * EISDIR-style errors for fileSystemError, ToolError for a path that leaves the workspace.
  */
-export async function openWorkspaceFile(workspace: WorkspaceDir, path: string, access: FileAccess, shown = path): Promise<OpenedFile> {
+export async function openWorkspaceFile(
+  workspace: WorkspaceDir,
+  path: string,
+  access: FileAccess,
+  shown = path,
+): Promise<OpenedFile> {
   for (let attempt = 0; attempt < RETRIES; attempt++) {
     // Links in the last position are rare: the first try opens without looking, a link (ELOOP) is resolved on the next.
     const located = await workspace.locate(path, { follow: attempt > 0, createParents: access === 'write' });
@@ -46,8 +51,14 @@ export async function openWorkspaceFile(workspace: WorkspaceDir, path: string, a
 }
 
 /** undefined: the entry turned into a link between locating and opening it; locate again. */
-async function openLocated(workspace: WorkspaceDir, located: Located, access: FileAccess, shown: string): Promise<OpenedFile | undefined> {
-  if (located.name === undefined) throw Object.assign(new Error(`${shown} is the workspace directory`), { code: 'EISDIR' });
+async function openLocated(
+  workspace: WorkspaceDir,
+  located: Located,
+  access: FileAccess,
+  shown: string,
+): Promise<OpenedFile | undefined> {
+  if (located.name === undefined)
+    throw Object.assign(new Error(`${shown} is the workspace directory`), { code: 'EISDIR' });
   const path = located.dir.entry(located.name);
   let handle: FileHandle;
   let created = false;
@@ -86,7 +97,12 @@ async function openLocated(workspace: WorkspaceDir, located: Located, access: Fi
 }
 
 /** The whole file, as bytes. */
-export async function readWorkspaceFile(workspace: WorkspaceDir, path: string, shown = path, signal?: AbortSignal): Promise<Buffer> {
+export async function readWorkspaceFile(
+  workspace: WorkspaceDir,
+  path: string,
+  shown = path,
+  signal?: AbortSignal,
+): Promise<Buffer> {
   const file = await openWorkspaceFile(workspace, path, 'read', shown);
   try {
     return await file.handle.readFile(signal ? { signal } : {});
@@ -96,7 +112,11 @@ export async function readWorkspaceFile(workspace: WorkspaceDir, path: string, s
 }
 
 /** The file's text, or null when it does not exist. */
-export async function readWorkspaceTextIfExists(workspace: WorkspaceDir, path: string, shown = path): Promise<string | null> {
+export async function readWorkspaceTextIfExists(
+  workspace: WorkspaceDir,
+  path: string,
+  shown = path,
+): Promise<string | null> {
   try {
     return (await readWorkspaceFile(workspace, path, shown)).toString('utf8');
   } catch (error) {
@@ -106,7 +126,12 @@ export async function readWorkspaceTextIfExists(workspace: WorkspaceDir, path: s
 }
 
 /** Creates or replaces the file with `text`, creating missing parent directories. */
-export async function writeWorkspaceFile(workspace: WorkspaceDir, path: string, text: string, shown = path): Promise<void> {
+export async function writeWorkspaceFile(
+  workspace: WorkspaceDir,
+  path: string,
+  text: string,
+  shown = path,
+): Promise<void> {
   const file = await openWorkspaceFile(workspace, path, 'write', shown);
   try {
     await replaceContent(file.handle, Buffer.from(text, 'utf8'));

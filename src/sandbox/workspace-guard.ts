@@ -38,7 +38,9 @@ export async function assertWorkspaceAllowed(workspace: string, guard: Workspace
   const real = await realPathOfPossiblyMissing(resolve(workspace));
   const realGuard: WorkspaceGuard = {
     ...(guard.dataDir !== undefined ? { dataDir: await realPathOfPossiblyMissing(resolve(guard.dataDir)) } : {}),
-    ...(guard.workspaceRoot !== undefined ? { workspaceRoot: await realPathOfPossiblyMissing(resolve(guard.workspaceRoot)) } : {}),
+    ...(guard.workspaceRoot !== undefined
+      ? { workspaceRoot: await realPathOfPossiblyMissing(resolve(guard.workspaceRoot)) }
+      : {}),
   };
   const refusal = workspaceRefusal(real, realGuard) ?? workspaceRefusal(workspace, guard);
   if (refusal !== undefined) throw new ToolError('invalid_request', `workspace refused: ${refusal}`);

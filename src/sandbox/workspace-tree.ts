@@ -102,7 +102,12 @@ export async function makeDirectories(workspace: WorkspaceDir, path: string): Pr
 }
 
 /** Removes `name` from `dir`: a file or link is unlinked, a directory removed with everything in it when `recursive`. */
-export async function removeEntry(workspace: WorkspaceDir, dir: OpenDir, name: string, recursive: boolean): Promise<EntryType> {
+export async function removeEntry(
+  workspace: WorkspaceDir,
+  dir: OpenDir,
+  name: string,
+  recursive: boolean,
+): Promise<EntryType> {
   const info = await workspace.lstatEntry(dir, name);
   if (info === undefined) throw Object.assign(new Error(`${name} does not exist`), { code: 'ENOENT' });
   const type = entryType(info);
@@ -132,7 +137,13 @@ async function emptyDirectory(workspace: WorkspaceDir, dir: OpenDir): Promise<vo
  * Copies `source` (an entry of `from`, links in its path already resolved) to the new entry
  * `target` of `to`: files by content, directories with everything in them, links as links.
  */
-export async function copyEntry(workspace: WorkspaceDir, from: OpenDir, source: string, to: OpenDir, target: string): Promise<void> {
+export async function copyEntry(
+  workspace: WorkspaceDir,
+  from: OpenDir,
+  source: string,
+  to: OpenDir,
+  target: string,
+): Promise<void> {
   const info = await workspace.lstatEntry(from, source);
   if (info === undefined) throw Object.assign(new Error(`${source} does not exist`), { code: 'ENOENT' });
   if (info.isSymbolicLink()) {
@@ -148,16 +159,25 @@ export async function copyEntry(workspace: WorkspaceDir, from: OpenDir, source: 
   }
 }
 
-async function copyDirectory(workspace: WorkspaceDir, from: OpenDir, source: string, to: OpenDir, target: string, mode: number): Promise<void> {
+async function copyDirectory(
+  workspace: WorkspaceDir,
+  from: OpenDir,
+  source: string,
+  to: OpenDir,
+  target: string,
+  mode: number,
+): Promise<void> {
   const sourceDir = await openSubdirectory(from, source);
   if (sourceDir === undefined) return copyEntry(workspace, from, source, to, target);
   try {
-    if (!(await workspace.makeDirectory(to, target))) throw Object.assign(new Error(`${target} already exists`), { code: 'EEXIST' });
+    if (!(await workspace.makeDirectory(to, target)))
+      throw Object.assign(new Error(`${target} already exists`), { code: 'EEXIST' });
     const targetDir = await openSubdirectory(to, target);
     if (targetDir === undefined) throw new ToolError('copy_failed', `${target} changed while it was being copied into`);
     try {
       await targetDir.handle.chmod(mode);
-      for (const entry of await entriesOf(sourceDir)) await copyEntry(workspace, sourceDir, entry.name, targetDir, entry.name);
+      for (const entry of await entriesOf(sourceDir))
+        await copyEntry(workspace, sourceDir, entry.name, targetDir, entry.name);
     } finally {
       await targetDir.release();
     }
@@ -166,7 +186,14 @@ async function copyDirectory(workspace: WorkspaceDir, from: OpenDir, source: str
   }
 }
 
-async function copyFile(workspace: WorkspaceDir, from: OpenDir, source: string, to: OpenDir, target: string, mode: number): Promise<void> {
+async function copyFile(
+  workspace: WorkspaceDir,
+  from: OpenDir,
+  source: string,
+  to: OpenDir,
+  target: string,
+  mode: number,
+): Promise<void> {
   const input = await openFileIn(from, source);
   if (input === undefined) return copyEntry(workspace, from, source, to, target);
   try {
@@ -189,7 +216,13 @@ async function copyFile(workspace: WorkspaceDir, from: OpenDir, source: string, 
 }
 
 /** Moves the entry `source` of `from` to the new entry `target` of `to`; across file systems by copy and remove. */
-export async function moveEntry(workspace: WorkspaceDir, from: OpenDir, source: string, to: OpenDir, target: string): Promise<void> {
+export async function moveEntry(
+  workspace: WorkspaceDir,
+  from: OpenDir,
+  source: string,
+  to: OpenDir,
+  target: string,
+): Promise<void> {
   try {
     await rename(from.entry(source), to.entry(target));
   } catch (error) {

@@ -103,7 +103,12 @@ function parseSimulateArgs(argv: string[]): ParsedArgs {
     shrink: !values['no-shrink'],
     store: storeOption(values.store),
     ...(values['debug-lying-claim'] || values['debug-early-answer']
-      ? { debug: { lyingWriteClaim: values['debug-lying-claim'] === true, earlyAnswer: values['debug-early-answer'] === true } }
+      ? {
+          debug: {
+            lyingWriteClaim: values['debug-lying-claim'] === true,
+            earlyAnswer: values['debug-early-answer'] === true,
+          },
+        }
       : {}),
   };
   return { options, json: values.json === true };
@@ -112,7 +117,8 @@ function parseSimulateArgs(argv: string[]): ParsedArgs {
 function integer(value: string | undefined, flag: string, fallback: number, min: number): number {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < min) throw new UsageError(`${flag} must be an integer >= ${min}, not "${value}"`);
+  if (!Number.isSafeInteger(parsed) || parsed < min)
+    throw new UsageError(`${flag} must be an integer >= ${min}, not "${value}"`);
   return parsed;
 }
 
@@ -124,8 +130,12 @@ function storeOption(value: string | undefined): 'memory' | 'lowdb' {
 function faultsOption(value: string | undefined): SimulateOptions['faults'] {
   if (value === undefined || value === 'all') return 'all';
   if (value === 'none') return 'none';
-  const kinds = value.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const kinds = value
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
   const unknown = kinds.filter((k) => !(FAULT_KINDS as readonly string[]).includes(k));
-  if (unknown.length > 0) throw new UsageError(`--faults: unknown fault kinds ${unknown.join(', ')}; known: ${FAULT_KINDS.join(', ')}`);
+  if (unknown.length > 0)
+    throw new UsageError(`--faults: unknown fault kinds ${unknown.join(', ')}; known: ${FAULT_KINDS.join(', ')}`);
   return Object.fromEntries(FAULT_KINDS.map((k) => [k, kinds.includes(k)])) as Record<FaultKind, boolean>;
 }

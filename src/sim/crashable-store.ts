@@ -135,7 +135,9 @@ export class CrashableStore implements Store {
 
   lastSessionSeq(sessionId: string): Promise<number> {
     return this.read((store) =>
-      store.lastSessionSeq ? store.lastSessionSeq(sessionId) : store.readSessionEvents(sessionId).then((events) => events.at(-1)?.sessionSeq ?? 0),
+      store.lastSessionSeq
+        ? store.lastSessionSeq(sessionId)
+        : store.readSessionEvents(sessionId).then((events) => events.at(-1)?.sessionSeq ?? 0),
     );
   }
 

@@ -70,7 +70,9 @@ export async function runDeploymentCommand(argv: string[], io: DeploymentIo): Pr
     }
     if (parsed.saveWorkload !== undefined) {
       writeFileSync(parsed.saveWorkload, `${JSON.stringify(workload, null, 2)}\n`);
-      io.out(`workload of ${workload.source.runs} runs (${Object.keys(workload.agents).length} agents, ${Object.keys(workload.tools).length} tools) written to ${parsed.saveWorkload}\n`);
+      io.out(
+        `workload of ${workload.source.runs} runs (${Object.keys(workload.agents).length} agents, ${Object.keys(workload.tools).length} tools) written to ${parsed.saveWorkload}\n`,
+      );
     }
     if (parsed.configs.length === 0 && parsed.saveWorkload !== undefined) return 0;
   } else {
@@ -86,10 +88,15 @@ export async function runDeploymentCommand(argv: string[], io: DeploymentIo): Pr
     const wallMs = performance.now() - started;
     const label = path === undefined ? 'defaults' : basename(path);
     reports.push({ label, report });
-    if (!parsed.json) io.out(`simulated ${fmtMs(report.virtualMs)} of virtual time for ${label} in ${(wallMs / 1000).toFixed(1)} s\n`);
+    if (!parsed.json)
+      io.out(`simulated ${fmtMs(report.virtualMs)} of virtual time for ${label} in ${(wallMs / 1000).toFixed(1)} s\n`);
   }
   if (parsed.report !== undefined) writeFileSync(parsed.report, deploymentHtml(reports));
-  io.out(parsed.json ? `${JSON.stringify(reports.length === 1 ? reports[0]!.report : Object.fromEntries(reports.map((r) => [r.label, r.report])))}\n` : formatDeployment(reports));
+  io.out(
+    parsed.json
+      ? `${JSON.stringify(reports.length === 1 ? reports[0]!.report : Object.fromEntries(reports.map((r) => [r.label, r.report])))}\n`
+      : formatDeployment(reports),
+  );
   if (parsed.report !== undefined && !parsed.json) io.out(`report written to ${parsed.report}\n`);
   return reports.every((r) => r.report.invariants.violations.length === 0) ? 0 : 1;
 }
@@ -131,11 +138,14 @@ function parseDeploymentArgs(argv: string[]): DeploymentArgs {
   } catch (error) {
     throw new DeploymentUsageError(error instanceof Error ? error.message : String(error));
   }
-  if ((values['from-store'] === undefined) === (values.workload === undefined)) throw new DeploymentUsageError('give one of --from-store DIR or --workload FILE');
+  if ((values['from-store'] === undefined) === (values.workload === undefined))
+    throw new DeploymentUsageError('give one of --from-store DIR or --workload FILE');
   const configs: string[] = [];
   if (values.compare !== undefined) {
-    if (values.config !== undefined) throw new DeploymentUsageError('--compare takes both configurations; leave out --config');
-    if (positionals.length !== 1) throw new DeploymentUsageError('--compare takes two files: --compare base.toml candidate.toml');
+    if (values.config !== undefined)
+      throw new DeploymentUsageError('--compare takes both configurations; leave out --config');
+    if (positionals.length !== 1)
+      throw new DeploymentUsageError('--compare takes two files: --compare base.toml candidate.toml');
     configs.push(values.compare, positionals[0]!);
   } else {
     if (positionals.length > 0) throw new DeploymentUsageError(`unexpected arguments: ${positionals.join(' ')}`);
@@ -169,7 +179,8 @@ function integer(value: string | undefined, flag: string, fallback: number): num
 
 function hourOption(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 23) throw new DeploymentUsageError(`--start-hour must be an hour 0–23, not "${value}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 23)
+    throw new DeploymentUsageError(`--start-hour must be an hour 0–23, not "${value}"`);
   return n;
 }
 
@@ -177,7 +188,8 @@ function hourOption(value: string): number {
 export function scaleOption(value: string | undefined): number {
   if (value === undefined) return 1;
   const n = Number(value.replace(/x$/i, ''));
-  if (!Number.isFinite(n) || n <= 0) throw new DeploymentUsageError(`--scale must be a positive factor such as 3x, not "${value}"`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new DeploymentUsageError(`--scale must be a positive factor such as 3x, not "${value}"`);
   return n;
 }
 
@@ -187,7 +199,8 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 export function durationOption(value: string | undefined): number {
   if (value === undefined) return 3_600_000;
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value.trim());
-  if (match === null || Number(match[1]) <= 0) throw new DeploymentUsageError(`--duration must be a length such as 90s, 30m or 1h, not "${value}"`);
+  if (match === null || Number(match[1]) <= 0)
+    throw new DeploymentUsageError(`--duration must be a length such as 90s, 30m or 1h, not "${value}"`);
   return Math.round(Number(match[1]) * UNIT_MS[match[2]!]!);
 }
 
@@ -232,14 +245,30 @@ export function formatDeployment(reports: LabelledReport[]): string {
     const change = reports.length === 2 ? [diff(values[0]!, values[1]!, unit)] : [];
     table.push([name, ...values.map((v) => cell(v, unit)), ...change]);
   }
-  table.push(['limiter utilisation', ...reports.map((r) => `${(r.report.utilisation.global * 100).toFixed(1)} %`), ...(reports.length === 2 ? [''] : [])]);
-  table.push(['invariant checks', ...reports.map((r) => `${r.report.invariants.checks} (${r.report.invariants.violations.length} violations)`), ...(reports.length === 2 ? [''] : [])]);
+  table.push([
+    'limiter utilisation',
+    ...reports.map((r) => `${(r.report.utilisation.global * 100).toFixed(1)} %`),
+    ...(reports.length === 2 ? [''] : []),
+  ]);
+  table.push([
+    'invariant checks',
+    ...reports.map((r) => `${r.report.invariants.checks} (${r.report.invariants.violations.length} violations)`),
+    ...(reports.length === 2 ? [''] : []),
+  ]);
   const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
-  const lines = table.map((row) => row.map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!))).join('  ').trimEnd());
+  const lines = table.map((row) =>
+    row
+      .map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!)))
+      .join('  ')
+      .trimEnd(),
+  );
   const first = reports[0]!.report;
   const header = `switchyard simulate — seed ${first.seed}, scale ${first.scale}×, ${fmtMs(first.durationMs)} of arrivals from ${first.startHour}:00 UTC, ${first.crashes} crash${first.crashes === 1 ? '' : 'es'}`;
   const unknown = Object.entries(first.unknownPolicies);
-  const note = unknown.length > 0 ? `\nbusy policies this engine does not know, sent as queue: ${unknown.map(([p, n]) => `${p} ×${n}`).join(', ')}` : '';
+  const note =
+    unknown.length > 0
+      ? `\nbusy policies this engine does not know, sent as queue: ${unknown.map(([p, n]) => `${p} ×${n}`).join(', ')}`
+      : '';
   return `${header}\n${lines.map((l) => `  ${l}`).join('\n')}${note}\n`;
 }
 

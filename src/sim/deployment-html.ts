@@ -20,7 +20,7 @@ export const ASSUMPTIONS = [
   'Arrivals are independent (Poisson per agent, at the recorded rate of each hour of the day, times the scale).',
   'Model latency, turns per run, batch sizes, tool durations and approval waits are sampled from history, independently of load and of each other.',
   'No model-quality effects: a configuration never changes what the model answers or how many turns it takes.',
-  'Tools are the simulator\'s synthetic ones with the recorded tools\' claim kinds (shared, paths, nodes, global); each session works in its own workspace.',
+  "Tools are the simulator's synthetic ones with the recorded tools' claim kinds (shared, paths, nodes, global); each session works in its own workspace.",
   'Approvals are modelled as time added to the call; messages keep their recorded busy policy unless one is forced.',
 ];
 
@@ -55,7 +55,14 @@ ${reports.map((r) => `<h3 style="font-size:14px">${esc(r.label)}</h3>${agentTabl
     .map((r) => {
       const v = r.report.invariants.violations;
       return `<li>${esc(r.label)}: ${r.report.invariants.checks.toLocaleString('en-US')} checks, ${
-        v.length === 0 ? '<span class="ok">no violations</span>' : `<span class="bad">${v.length} violations</span>: ${esc(v.slice(0, 3).map((x) => `${x.invariant}: ${x.detail}`).join('; '))}`
+        v.length === 0
+          ? '<span class="ok">no violations</span>'
+          : `<span class="bad">${v.length} violations</span>: ${esc(
+              v
+                .slice(0, 3)
+                .map((x) => `${x.invariant}: ${x.detail}`)
+                .join('; '),
+            )}`
       }</li>`;
     })
     .join('')}</ul>
@@ -67,7 +74,11 @@ ${reports.map((r) => `<h3 style="font-size:14px">${esc(r.label)}</h3>${agentTabl
 
 function summaryTable(reports: LabelledReport[]): string {
   const rows: [string, (m: DeploymentMetrics, r: DeploymentReport) => string][] = [
-    ['limits (global / per agent / lane / tools)', (_m, r) => `${r.limits.max_runs_global} / ${r.limits.max_runs_per_agent} / ${r.limits.wait_lane_capacity} / ${r.limits.parallel_tool_concurrency}`],
+    [
+      'limits (global / per agent / lane / tools)',
+      (_m, r) =>
+        `${r.limits.max_runs_global} / ${r.limits.max_runs_per_agent} / ${r.limits.wait_lane_capacity} / ${r.limits.parallel_tool_concurrency}`,
+    ],
     ['messages', (m) => String(m.messages)],
     ['completed / failed / cancelled', (m) => `${m.completed} / ${m.failed} / ${m.cancelled}`],
     ['rejected lane_full / deadline_unmeetable', (m) => `${m.rejected.lane_full} / ${m.rejected.deadline_unmeetable}`],
@@ -76,16 +87,23 @@ function summaryTable(reports: LabelledReport[]): string {
     ['admission wait p50 / p95 / p99', (m) => pct(m.admissionWaitMs)],
     ['run latency p50 / p95 / p99', (m) => pct(m.runLatencyMs)],
     ['tool-claim waits (count, p95)', (m) => `${m.toolClaimWaitMs.count}, ${fmtMs(m.toolClaimWaitMs.p95)}`],
-    ['limiter utilisation (mean, peak)', (_m, r) => `${(r.utilisation.global * 100).toFixed(1)} %, ${r.utilisation.peakGlobal}`],
+    [
+      'limiter utilisation (mean, peak)',
+      (_m, r) => `${(r.utilisation.global * 100).toFixed(1)} %, ${r.utilisation.peakGlobal}`,
+    ],
     ['crashes', (_m, r) => String(r.crashes)],
   ];
   return `<table><tr><th></th>${reports.map((r) => `<th>${esc(r.label)}</th>`).join('')}</tr>${rows
-    .map(([name, cell]) => `<tr><td>${esc(name)}</td>${reports.map((r) => `<td>${esc(cell(r.report.overall, r.report))}</td>`).join('')}</tr>`)
+    .map(
+      ([name, cell]) =>
+        `<tr><td>${esc(name)}</td>${reports.map((r) => `<td>${esc(cell(r.report.overall, r.report))}</td>`).join('')}</tr>`,
+    )
     .join('')}</table>`;
 }
 
 function agentTable(report: DeploymentReport): string {
-  const head = '<tr><th>agent</th><th>messages</th><th>lane_full</th><th>lane wait p95</th><th>admission wait p95</th><th>latency p50 / p95 / p99</th><th>utilisation</th></tr>';
+  const head =
+    '<tr><th>agent</th><th>messages</th><th>lane_full</th><th>lane wait p95</th><th>admission wait p95</th><th>latency p50 / p95 / p99</th><th>utilisation</th></tr>';
   const rows = Object.entries(report.agents).map(
     ([agent, m]) =>
       `<tr><td>${esc(agent)}</td><td>${m.messages}</td><td>${m.rejected.lane_full}</td><td>${fmtMs(m.laneWaitMs.p95)}</td><td>${fmtMs(m.admissionWaitMs.p95)}</td><td>${pct(m.runLatencyMs)}</td><td>${((report.utilisation.perAgent[agent] ?? 0) * 100).toFixed(1)} %</td></tr>`,

@@ -87,7 +87,12 @@ export class DeploymentMeter {
     private readonly durationMs: number,
   ) {
     const width = Math.max(1, Math.ceil(durationMs / TIMELINE_BUCKETS));
-    this.timeline = Array.from({ length: TIMELINE_BUCKETS }, (_, i) => ({ atMs: i * width, laneDepth: 0, inUse: 0, waiting: 0 }));
+    this.timeline = Array.from({ length: TIMELINE_BUCKETS }, (_, i) => ({
+      atMs: i * width,
+      laneDepth: 0,
+      inUse: 0,
+      waiting: 0,
+    }));
   }
 
   readonly probe: SimulationProbe = {
@@ -151,15 +156,22 @@ export class DeploymentMeter {
     const elapsed = atMs - this.lastStep.at;
     if (elapsed > 0) {
       this.weighted.global += this.lastStep.global * elapsed;
-      for (const [agent, share] of Object.entries(this.lastStep.perAgent)) this.weighted.perAgent[agent] = (this.weighted.perAgent[agent] ?? 0) + share * elapsed;
+      for (const [agent, share] of Object.entries(this.lastStep.perAgent))
+        this.weighted.perAgent[agent] = (this.weighted.perAgent[agent] ?? 0) + share * elapsed;
     }
     const global = snapshot.global.max > 0 ? snapshot.global.inUse / snapshot.global.max : 0;
-    const perAgent = Object.fromEntries(Object.entries(snapshot.perAgent).map(([agent, p]) => [agent, p.max > 0 ? p.inUse / p.max : 0]));
+    const perAgent = Object.fromEntries(
+      Object.entries(snapshot.perAgent).map(([agent, p]) => [agent, p.max > 0 ? p.inUse / p.max : 0]),
+    );
     this.lastStep = { at: Math.max(atMs, this.lastStep.at), global, perAgent };
     this.peakGlobal = Math.max(this.peakGlobal, snapshot.global.inUse);
     if (atMs >= this.durationMs) return;
-    const point = this.timeline[Math.min(TIMELINE_BUCKETS - 1, Math.floor((atMs / this.durationMs) * TIMELINE_BUCKETS))]!;
-    point.laneDepth = Math.max(point.laneDepth, snapshot.sessions.reduce((sum, s) => sum + s.laneDepth, 0));
+    const point =
+      this.timeline[Math.min(TIMELINE_BUCKETS - 1, Math.floor((atMs / this.durationMs) * TIMELINE_BUCKETS))]!;
+    point.laneDepth = Math.max(
+      point.laneDepth,
+      snapshot.sessions.reduce((sum, s) => sum + s.laneDepth, 0),
+    );
     point.inUse = Math.max(point.inUse, snapshot.global.inUse);
     point.waiting = Math.max(point.waiting, snapshot.waiting);
   }
@@ -185,7 +197,12 @@ export class DeploymentMeter {
   }
 
   /** The measurements; `endMs` is the virtual time the simulation ended at. */
-  result(endMs: number): { overall: DeploymentMetrics; agents: Record<string, DeploymentMetrics>; timeline: TimelinePoint[]; utilisation: Utilisation } {
+  result(endMs: number): {
+    overall: DeploymentMetrics;
+    agents: Record<string, DeploymentMetrics>;
+    timeline: TimelinePoint[];
+    utilisation: Utilisation;
+  } {
     this.onStep({ global: { inUse: 0, max: 0 }, perAgent: {}, waiting: 0, running: [], sessions: [] }, endMs);
     const span = Math.max(1, endMs);
     const agents = [...this.byAgent].sort(([a], [b]) => a.localeCompare(b));
@@ -197,7 +214,11 @@ export class DeploymentMeter {
       timeline: this.timeline,
       utilisation: {
         global: round(this.weighted.global / span),
-        perAgent: Object.fromEntries(Object.entries(this.weighted.perAgent).sort(([a], [b]) => a.localeCompare(b)).map(([agent, w]) => [agent, round(w / span)])),
+        perAgent: Object.fromEntries(
+          Object.entries(this.weighted.perAgent)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([agent, w]) => [agent, round(w / span)]),
+        ),
         peakGlobal: this.peakGlobal,
       },
     };

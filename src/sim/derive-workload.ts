@@ -66,17 +66,21 @@ export async function deriveWorkload(store: Store): Promise<Workload> {
       ...(allArrivals.length > 0 ? { from: new Date(from).toISOString(), to: new Date(to).toISOString() } : {}),
       days: Math.max(1, Math.ceil((to - from) / (24 * HOUR_MS))),
     },
-    agents: Object.fromEntries([...agents].sort(([a], [b]) => a.localeCompare(b)).map(([id, a]) => [id, agentWorkload(a, covered)])),
+    agents: Object.fromEntries(
+      [...agents].sort(([a], [b]) => a.localeCompare(b)).map(([id, a]) => [id, agentWorkload(a, covered)]),
+    ),
     tools: Object.fromEntries(
-      [...tools].sort(([a], [b]) => a.localeCompare(b)).map(([name, t]) => [
-        name,
-        {
-          claim: (Object.entries(t.claims) as [ToolClaimKind, number][]).sort((x, y) => y[1] - x[1])[0]![0],
-          durationMs: empiricalOf(t.durationMs),
-          errorRate: ratio(t.errors, t.calls),
-          approvalRate: ratio(t.approvals, t.calls),
-        },
-      ]),
+      [...tools]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, t]) => [
+          name,
+          {
+            claim: (Object.entries(t.claims) as [ToolClaimKind, number][]).sort((x, y) => y[1] - x[1])[0]![0],
+            durationMs: empiricalOf(t.durationMs),
+            errorRate: ratio(t.errors, t.calls),
+            approvalRate: ratio(t.approvals, t.calls),
+          },
+        ]),
     ),
     ...(approvalWaitMs.length > 0 ? { approvalWaitMs: empiricalOf(approvalWaitMs) } : {}),
   };
@@ -110,7 +114,12 @@ function addMessage(agent: AgentObservations, sessionId: string, at: number, pol
 }
 
 /** One run's log: its turns, their model latency and tool batches, its calls, approvals and the steers it took in. */
-function observeLog(events: RunEvent[], agent: AgentObservations, tools: Map<string, ToolObservations>, approvalWaitMs: number[]): void {
+function observeLog(
+  events: RunEvent[],
+  agent: AgentObservations,
+  tools: Map<string, ToolObservations>,
+  approvalWaitMs: number[],
+): void {
   const turnStarted = new Map<number, number>();
   const answered = new Set<number>();
   const toolOf = new Map<string, string>();
@@ -224,7 +233,7 @@ function agentWorkload(a: AgentObservations, covered: number[]): AgentWorkload {
 function hoursCovered(from: number, to: number): number[] {
   const covered = Array.from({ length: 24 }, () => 0);
   const end = Math.max(to, from + 60_000);
-  for (let t = from; t < end; ) {
+  for (let t = from; t < end;) {
     const next = Math.min(end, (Math.floor(t / HOUR_MS) + 1) * HOUR_MS);
     covered[new Date(t).getUTCHours()]! += (next - t) / HOUR_MS;
     t = next;

@@ -1,5 +1,12 @@
 export { InvariantMonitor } from './invariants.js';
-export type { AcceptedMessage, InvariantMonitorOptions, InvariantName, Limits, ObservedEvent, Violation } from './invariants.js';
+export type {
+  AcceptedMessage,
+  InvariantMonitorOptions,
+  InvariantName,
+  Limits,
+  ObservedEvent,
+  Violation,
+} from './invariants.js';
 export { simulate } from './simulate.js';
 export type { SimulationReport, SimulationViolation } from './simulation.js';
 export type { ShrunkFailure } from './shrink.js';

@@ -202,7 +202,8 @@ export class InvariantMonitor {
       this.runs.set(runId, run);
     }
     if (run.terminal !== undefined) {
-      if (event.type === 'run.started') this.report('start-once', `${where}: the run already ended with ${run.terminal}`);
+      if (event.type === 'run.started')
+        this.report('start-once', `${where}: the run already ended with ${run.terminal}`);
       else this.report('terminal-last', `${where} follows the run's terminal ${run.terminal}`);
       return;
     }
@@ -212,10 +213,12 @@ export class InvariantMonitor {
     if (event.type === 'run.started') this.observeStart(runId, run, event, where);
     else if (event.type === 'run.steered' && event.steerId !== undefined) {
       const earlier = this.consumed.get(event.steerId);
-      if (earlier !== undefined) this.report('accounting', `${where}: steer ${event.steerId} was already consumed by run ${earlier}`);
+      if (earlier !== undefined)
+        this.report('accounting', `${where}: steer ${event.steerId} was already consumed by run ${earlier}`);
       else this.consumed.set(event.steerId, runId);
     } else if (event.type === 'model.message') {
-      if (Array.isArray(event.toolCalls) && event.toolCalls.length > 0) this.replies.set(runId, event.toolCalls as ToolCallArgs[]);
+      if (Array.isArray(event.toolCalls) && event.toolCalls.length > 0)
+        this.replies.set(runId, event.toolCalls as ToolCallArgs[]);
     } else if (event.type === 'tool.scheduled') {
       this.observeSchedule(runId, event);
     } else if (event.type === 'tool.started') {
@@ -257,15 +260,24 @@ export class InvariantMonitor {
     const found: Violation[] = [];
     this.checks += 1;
     for (const runId of this.orphans) {
-      found.push({ invariant: 'restart-running', detail: `run ${runId} was running when the engine stopped and is still running after recovery` });
+      found.push({
+        invariant: 'restart-running',
+        detail: `run ${runId} was running when the engine stopped and is still running after recovery`,
+      });
     }
     for (const message of this.accepts.values()) {
       if (this.outcomesOf(message).length > 0 || known(message.runId)) continue;
       this.checks += 1;
       const carrier = message.outcome === 'steered' ? this.pendingCarrier(message, known) : undefined;
       if (carrier !== undefined) continue;
-      const what = message.outcome === 'steered' ? `steer ${message.runId} (into run ${message.intoRunId ?? '?'})` : `message ${message.runId}`;
-      found.push({ invariant: 'restart-lost', detail: `accepted ${what} has no outcome and the restarted engine does not know it` });
+      const what =
+        message.outcome === 'steered'
+          ? `steer ${message.runId} (into run ${message.intoRunId ?? '?'})`
+          : `message ${message.runId}`;
+      found.push({
+        invariant: 'restart-lost',
+        detail: `accepted ${what} has no outcome and the restarted engine does not know it`,
+      });
     }
     return found;
   }
@@ -333,23 +345,31 @@ export class InvariantMonitor {
       if (outcomes.length === 0) {
         report('accounting', `accepted ${message.outcome} message ${message.runId} reached no outcome`);
       } else if (outcomes.length > 1) {
-        report('accounting', `accepted message ${message.runId} reached ${outcomes.length} outcomes: ${outcomes.join('; ')}`);
+        report(
+          'accounting',
+          `accepted message ${message.runId} reached ${outcomes.length} outcomes: ${outcomes.join('; ')}`,
+        );
       }
       const consumer = this.consumed.get(message.runId);
       if (consumer !== undefined && consumer !== message.intoRunId) {
-        report('accounting', `steer ${message.runId} was sent into run ${message.intoRunId ?? '(none)'} but consumed by run ${consumer}`);
+        report(
+          'accounting',
+          `steer ${message.runId} was sent into run ${message.intoRunId ?? '(none)'} but consumed by run ${consumer}`,
+        );
       }
     }
     for (const [runId, run] of this.runs) {
       if (!this.accepts.has(runId) && !this.rejects.has(runId)) {
         report('accounting', `run ${runId} has events but no submit accepted it`);
       }
-      if (run.terminal === undefined) report('terminal-last', `run ${runId} has no terminal event (last seq ${run.lastSeq})`);
+      if (run.terminal === undefined)
+        report('terminal-last', `run ${runId} has no terminal event (last seq ${run.lastSeq})`);
     }
     // Checked at the end: engine-wide events are not ordered behind run events whose store
     // write is still pending, so engine.running may name a run before its run.started arrives.
     for (const runId of this.listedRunning) {
-      if (!this.runs.get(runId)?.started) report('engine-running', `engine.running listed ${runId}, which never started`);
+      if (!this.runs.get(runId)?.started)
+        report('engine-running', `engine.running listed ${runId}, which never started`);
     }
     for (const steerId of this.consumed.keys()) {
       if (!this.accepts.has(steerId) && !this.rejects.has(steerId)) {
@@ -364,7 +384,9 @@ export class InvariantMonitor {
     this.replies.delete(runId);
     const seen = new Set<string>();
     const calls = (event.claims ?? []).map((c): CallTrack => {
-      const footprint = this.footprint ? this.footprint({ tool: c.tool, args: args.get(c.callId), declared: c.claim }) : c.claim;
+      const footprint = this.footprint
+        ? this.footprint({ tool: c.tool, args: args.get(c.callId), declared: c.claim })
+        : c.claim;
       const key = `${c.tool}\u0000${canonicalJson(args.get(c.callId) ?? null)}`;
       const repeat = seen.has(key);
       seen.add(key);
@@ -387,14 +409,23 @@ export class InvariantMonitor {
     for (const [j, other] of batch.calls.entries()) {
       if (j === index || !claimsConflict(call.footprint, other.footprint)) continue;
       if (other.state === 'running') {
-        this.report('tool-overlap', `${where}: call ${call.callId} (#${index}) started while the conflicting call ${other.callId} (#${j}) was running`);
+        this.report(
+          'tool-overlap',
+          `${where}: call ${call.callId} (#${index}) started while the conflicting call ${other.callId} (#${j}) was running`,
+        );
       } else if (j < index && !other.started && (other.state !== 'finished' || other.closedByBatch)) {
         // An earlier conflicting call ran, or failed on its own without running (its wait for
         // another run's claim timed out) and the batch went on; one still open was skipped, and
         // one its batch closed (deferred, aborted) closed everything after it too.
-        this.report('tool-order', `${where}: call ${call.callId} (#${index}) started, but the earlier conflicting call ${other.callId} (#${j}) never ran`);
+        this.report(
+          'tool-order',
+          `${where}: call ${call.callId} (#${index}) started, but the earlier conflicting call ${other.callId} (#${j}) never ran`,
+        );
       } else if (j > index && other.started) {
-        this.report('tool-order', `${where}: call ${call.callId} (#${index}) started after the later conflicting call ${other.callId} (#${j})`);
+        this.report(
+          'tool-order',
+          `${where}: call ${call.callId} (#${index}) started after the later conflicting call ${other.callId} (#${j})`,
+        );
       }
     }
     call.started = true;
@@ -446,18 +477,25 @@ export class InvariantMonitor {
     const agentId = event.agentId ?? 'main';
     const limits = this.limits();
     if (this.running.size >= limits.maxGlobal) {
-      this.report('global-limit', `${where}: ${this.running.size} runs already running, max_runs_global is ${limits.maxGlobal}`);
+      this.report(
+        'global-limit',
+        `${where}: ${this.running.size} runs already running, max_runs_global is ${limits.maxGlobal}`,
+      );
     }
     const ofAgent = [...this.running.values()].filter((a) => a === agentId).length;
     if (ofAgent >= limits.maxPerAgent) {
-      this.report('agent-limit', `${where}: agent ${agentId} already runs ${ofAgent}, max_runs_per_agent is ${limits.maxPerAgent}`);
+      this.report(
+        'agent-limit',
+        `${where}: agent ${agentId} already runs ${ofAgent}, max_runs_per_agent is ${limits.maxPerAgent}`,
+      );
     }
     this.running.set(runId, agentId);
   }
 
   private checkSessionSeq(sessionId: string, sessionSeq: number | undefined, where: string): void {
     const last = this.sessionSeqs.get(sessionId) ?? 0;
-    if (sessionSeq !== last + 1) this.report('session-seq', `${where}: sessionSeq ${sessionSeq}, expected ${last + 1} in session ${sessionId}`);
+    if (sessionSeq !== last + 1)
+      this.report('session-seq', `${where}: sessionSeq ${sessionSeq}, expected ${last + 1} in session ${sessionId}`);
     if (sessionSeq !== undefined) this.sessionSeqs.set(sessionId, sessionSeq);
   }
 
@@ -483,7 +521,12 @@ export class InvariantMonitor {
   private pendingCarrier(message: AcceptedMessage, known: (runId: string) => boolean): string | undefined {
     for (const earlier of this.accepts.values()) {
       if (earlier.runId === message.runId) return undefined;
-      if (earlier.outcome === 'steered' && earlier.intoRunId === message.intoRunId && !this.consumed.has(earlier.runId) && known(earlier.runId)) {
+      if (
+        earlier.outcome === 'steered' &&
+        earlier.intoRunId === message.intoRunId &&
+        !this.consumed.has(earlier.runId) &&
+        known(earlier.runId)
+      ) {
         return earlier.runId;
       }
     }

@@ -22,17 +22,23 @@ async function child(seed: number, runs: number): Promise<void> {
   const started = performance.now();
   const report = await simulate({ seed, runs });
   const result: SeedResult = { report, wallMs: performance.now() - started };
-  await new Promise<void>((resolve, reject) => process.send!(result, (error: Error | null) => (error ? reject(error) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    process.send!(result, (error: Error | null) => (error ? reject(error) : resolve())),
+  );
 }
 
 function runSeed(seed: number, runs: number): Promise<SeedResult> {
   return new Promise((resolve, reject) => {
     // The child inherits this process's execArgv, so it loads TypeScript the same way.
-    const worker = fork(fileURLToPath(import.meta.url), ['--child', String(seed), '--runs', String(runs)], { stdio: 'inherit' });
+    const worker = fork(fileURLToPath(import.meta.url), ['--child', String(seed), '--runs', String(runs)], {
+      stdio: 'inherit',
+    });
     let result: SeedResult | undefined;
     worker.on('message', (message) => (result = message as SeedResult));
     worker.on('error', reject);
-    worker.on('exit', (code) => (result ? resolve(result) : reject(new Error(`seed ${seed}: the simulation process exited with code ${code}`))));
+    worker.on('exit', (code) =>
+      result ? resolve(result) : reject(new Error(`seed ${seed}: the simulation process exited with code ${code}`)),
+    );
   });
 }
 
@@ -63,7 +69,8 @@ async function main(): Promise<number> {
         const result = await runSeed(seed, runs);
         results.set(seed, result);
         const r = result.report;
-        const verdict = r.violations.length === 0 ? 'ok' : `VIOLATION ${r.violations[0]!.invariant}: ${r.violations[0]!.detail}`;
+        const verdict =
+          r.violations.length === 0 ? 'ok' : `VIOLATION ${r.violations[0]!.invariant}: ${r.violations[0]!.detail}`;
         process.stdout.write(
           `seed ${seed}: ${r.completed} completed, ${r.cancelled} cancelled, ${r.failed} failed, ${r.checks} checks, ` +
             `${(r.virtualMs / 1000).toFixed(0)} s virtual in ${(result.wallMs / 1000).toFixed(1)} s — ${verdict}\n`,
@@ -72,8 +79,11 @@ async function main(): Promise<number> {
     }),
   );
   const failed = seeds.filter((seed) => results.get(seed)!.report.violations.length > 0);
-  for (const seed of failed) process.stdout.write(`\n${formatReport(results.get(seed)!.report, results.get(seed)!.wallMs)}`);
-  process.stdout.write(`\n${seeds.length - failed.length}/${seeds.length} seeds held every invariant (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+  for (const seed of failed)
+    process.stdout.write(`\n${formatReport(results.get(seed)!.report, results.get(seed)!.wallMs)}`);
+  process.stdout.write(
+    `\n${seeds.length - failed.length}/${seeds.length} seeds held every invariant (${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+  );
   return failed.length === 0 ? 0 : 1;
 }
 

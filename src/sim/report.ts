@@ -41,7 +41,9 @@ export function formatReport(report: SimulationReport, wallMs?: number): string 
   }
   lines.push(time);
   lines.push(`  faults:    ${FAULT_KINDS.map((kind) => `${kind} ${n(report.faults[kind])}`).join(', ')}`);
-  lines.push(`  checks:    ${n(report.checks)} invariant checks, ${report.violations.length === 0 ? 'no violations' : `${n(report.violations.length)} violations`}`);
+  lines.push(
+    `  checks:    ${n(report.checks)} invariant checks, ${report.violations.length === 0 ? 'no violations' : `${n(report.violations.length)} violations`}`,
+  );
   if (report.violations.length === 0) return `${lines.join('\n')}\n`;
 
   for (const v of report.violations.slice(0, 10)) {

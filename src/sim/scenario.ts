@@ -200,7 +200,12 @@ export function resolveRates(faults: SimulateOptions['faults']): Record<FaultKin
 }
 
 /** The engine configuration: the simulator's defaults, the seed's picks, then the caller's. */
-function simulationConfig(seed: number, options: SimulateOptions, rates: Record<FaultKind, number>, workspaceRoot: string): Config {
+function simulationConfig(
+  seed: number,
+  options: SimulateOptions,
+  rates: Record<FaultKind, number>,
+  workspaceRoot: string,
+): Config {
   const random = Random.derive(seed, 'config');
   const concurrency = random.pick([0, 2, 4, 4, 8]);
   const scheduling = random.pick(['groups', 'dag'] as const);
@@ -256,14 +261,29 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
     const session = random.int(0, sessions - 1);
     const sessionId = `s${session + 1}`;
     const agentId = `agent${(session % agents) + 1}`;
-    const message = planMessage(`m${i + 1}`, sessionId, agentId, stream, rates, toolMix, exec.max_iterations, sharedWorkspaces);
+    const message = planMessage(
+      `m${i + 1}`,
+      sessionId,
+      agentId,
+      stream,
+      rates,
+      toolMix,
+      exec.max_iterations,
+      sharedWorkspaces,
+    );
     const batch = [message];
     // Lane overflow: a burst of queued messages to one session, more than its lane holds.
     const burst = stream('laneOverflow');
     if (burst.chance(rates.laneOverflow)) {
       const extra = Math.min(exec.wait_lane_capacity + 2, runs - count - 1);
       for (let j = 1; j <= extra; j++) {
-        batch.push({ runId: `m${i + 1}.${j}`, sessionId, agentId, policy: 'queue', turns: [{ kind: 'text', delayMs: burst.int(10, 200) }] });
+        batch.push({
+          runId: `m${i + 1}.${j}`,
+          sessionId,
+          agentId,
+          policy: 'queue',
+          turns: [{ kind: 'text', delayMs: burst.int(10, 200) }],
+        });
       }
     }
     for (const m of batch) {
@@ -283,12 +303,18 @@ export function buildScenario(options: SimulateOptions, dataDir: string): Scenar
     if (stop.chance(rates.stopSession)) push({ at: at + stop.int(0, 2_000), op: 'stopSession', sessionId });
     const raise = stream('limitRaise');
     if (raise.chance(rates.limitRaise)) {
-      limits = { maxGlobal: Math.min(8, limits.maxGlobal + raise.int(1, 2)), maxPerAgent: Math.min(4, limits.maxPerAgent + 1) };
+      limits = {
+        maxGlobal: Math.min(8, limits.maxGlobal + raise.int(1, 2)),
+        maxPerAgent: Math.min(4, limits.maxPerAgent + 1),
+      };
       push({ at: at + raise.int(0, 1_000), op: 'reconfigure', kind: 'limitRaise', ...limits });
     }
     const shrink = stream('limitShrink');
     if (shrink.chance(rates.limitShrink)) {
-      limits = { maxGlobal: Math.max(1, limits.maxGlobal - shrink.int(1, 3)), maxPerAgent: Math.max(1, limits.maxPerAgent - 1) };
+      limits = {
+        maxGlobal: Math.max(1, limits.maxGlobal - shrink.int(1, 3)),
+        maxPerAgent: Math.max(1, limits.maxPerAgent - 1),
+      };
       push({ at: at + shrink.int(0, 1_000), op: 'reconfigure', kind: 'limitShrink', ...limits });
     }
     const crash = stream('crash');
@@ -358,7 +384,15 @@ function planMessage(
     if (t === toolTurns) turns.push({ kind: 'text', delayMs });
     else turns.push({ kind: 'tools', delayMs, calls: planBatch(random, rates, toolMix) });
   }
-  return { runId, sessionId, agentId, policy, ...(deadline !== undefined ? { timeoutMs: deadline } : {}), ...options, turns };
+  return {
+    runId,
+    sessionId,
+    agentId,
+    policy,
+    ...(deadline !== undefined ? { timeoutMs: deadline } : {}),
+    ...options,
+    turns,
+  };
 }
 
 function planBatch(random: Random, rates: Record<FaultKind, number>, toolMix: Record<ToolKind, number>): CallPlan[] {
@@ -375,7 +409,15 @@ function planBatch(random: Random, rates: Record<FaultKind, number>, toolMix: Re
     }
     const call = newCall(kind, ms, outcome, random);
     // Only the `duplicate` kind repeats a call: the engine runs a batch with repeats serially.
-    while (calls.some((c) => c.tool === call.tool && c.args.target === call.args.target && c.args.ms === call.args.ms && c.args.outcome === call.args.outcome)) {
+    while (
+      calls.some(
+        (c) =>
+          c.tool === call.tool &&
+          c.args.target === call.args.target &&
+          c.args.ms === call.args.ms &&
+          c.args.outcome === call.args.outcome,
+      )
+    ) {
       call.args.ms += 1;
     }
     calls.push(call);
@@ -421,7 +463,9 @@ function describeMessage(m: MessagePlan): string {
     (m.workspace !== undefined ? ` workspace=${m.workspace.slice(m.workspace.lastIndexOf('/') + 1)}` : '') +
     (m.priority !== undefined ? ` priority=${m.priority}` : '') +
     (m.startWithinMs !== undefined ? ` startWithin=${m.startWithinMs}ms` : '') +
-    (m.steerDeadlineMs !== undefined ? ` steerDeadline=${m.steerDeadlineMs}ms→${m.steerEscalation ?? 'interrupt'}` : '');
+    (m.steerDeadlineMs !== undefined
+      ? ` steerDeadline=${m.steerDeadlineMs}ms→${m.steerEscalation ?? 'interrupt'}`
+      : '');
   const turns = m.turns.map((t) => {
     switch (t.kind) {
       case 'tools':

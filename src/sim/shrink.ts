@@ -30,7 +30,10 @@ const OP_DROP_ATTEMPTS = 120;
  */
 export async function shrink(options: SimulateOptions, first: SimulationRun, tempRoot: string): Promise<ShrunkFailure> {
   const target = first.report.violations[0]!.invariant;
-  const stillFails = async (candidate: SimulateOptions, dropped?: ReadonlySet<number>): Promise<SimulationRun | undefined> => {
+  const stillFails = async (
+    candidate: SimulateOptions,
+    dropped?: ReadonlySet<number>,
+  ): Promise<SimulationRun | undefined> => {
     const run = await runOnce({ ...candidate, shrink: false }, tempRoot, dropped);
     return run.report.violations.some((v) => v.invariant === target) ? run : undefined;
   };
@@ -54,7 +57,8 @@ export async function shrink(options: SimulateOptions, first: SimulationRun, tem
   await fewerRuns();
   const rates = buildScenario(current, tempRoot).rates;
   let enabled = FAULT_KINDS.filter((k) => rates[k] > 0);
-  const faultsOf = (kinds: readonly FaultKind[]) => Object.fromEntries(FAULT_KINDS.map((k) => [k, kinds.includes(k) ? rates[k] : false]));
+  const faultsOf = (kinds: readonly FaultKind[]) =>
+    Object.fromEntries(FAULT_KINDS.map((k) => [k, kinds.includes(k) ? rates[k] : false]));
   let switchedOff = false;
   for (const kind of [...enabled]) {
     const without = enabled.filter((k) => k !== kind);

@@ -46,4 +46,3 @@ export class IncarnationClock implements Clock {
     this.due.clear();
   }
 }
-

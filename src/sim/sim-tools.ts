@@ -50,7 +50,9 @@ export class ExecutionGate {
     return new Promise((resolve, reject) => {
       const failSafe = setTimeout(() => {
         this.allArrived = undefined;
-        reject(new Error(`simulator: started tool calls never reached their tool: ${[...this.owed.keys()].join(', ')}`));
+        reject(
+          new Error(`simulator: started tool calls never reached their tool: ${[...this.owed.keys()].join(', ')}`),
+        );
       }, failSafeMs);
       this.allArrived = () => {
         clearTimeout(failSafe);
@@ -82,7 +84,13 @@ export class ExecutionGate {
   }
 }
 
-export const SIM_TOOL_NAMES: ReadonlySet<string> = new Set<SimTool>(['sim_read', 'sim_write', 'sim_node', 'sim_global', 'sim_peek']);
+export const SIM_TOOL_NAMES: ReadonlySet<string> = new Set<SimTool>([
+  'sim_read',
+  'sim_write',
+  'sim_node',
+  'sim_global',
+  'sim_peek',
+]);
 
 const CallInput = z.object({
   target: z.string(),
@@ -109,7 +117,11 @@ export function trueFootprint(tool: string, args: unknown, declared: Claim): Cla
 
 export function simTools(options: SimToolsOptions): AnyTool[] {
   const { clock, gate } = options;
-  const execute = async (name: SimTool, input: CallInput, ctx: { signal: AbortSignal; runId: string; callId: string }) => {
+  const execute = async (
+    name: SimTool,
+    input: CallInput,
+    ctx: { signal: AbortSignal; runId: string; callId: string },
+  ) => {
     await gate.arrive(gateKey(ctx.runId, ctx.callId));
     if (ctx.signal.aborted) throw abortReason(ctx.signal);
     if (input.outcome === 'hang') {
@@ -121,7 +133,12 @@ export function simTools(options: SimToolsOptions): AnyTool[] {
     if (input.outcome === 'error') throw new ToolError('sim_tool_error', `${name} ${input.target}: injected failure`);
     return `${name} ${input.target}: done in ${input.ms} ms`;
   };
-  const tool = (name: SimTool, description: string, claim: ((input: CallInput) => Claim) | undefined, readOnly = false) =>
+  const tool = (
+    name: SimTool,
+    description: string,
+    claim: ((input: CallInput) => Claim) | undefined,
+    readOnly = false,
+  ) =>
     defineTool<CallInput>({
       name,
       description,
@@ -132,7 +149,9 @@ export function simTools(options: SimToolsOptions): AnyTool[] {
     });
   return [
     tool('sim_read', 'reads a path', (input) => Claims.shared([input.target])),
-    tool('sim_write', 'writes a path', (input) => (options.lyingWriteClaim ? Claims.shared([input.target]) : Claims.paths([input.target]))),
+    tool('sim_write', 'writes a path', (input) =>
+      options.lyingWriteClaim ? Claims.shared([input.target]) : Claims.paths([input.target]),
+    ),
     tool('sim_node', 'runs a command on a node', (input) => Claims.nodes([input.target])),
     tool('sim_global', 'changes anything (no claim: global)', undefined),
     tool('sim_peek', 'reads something unspecified (read-only: shared)', undefined, true),

@@ -51,7 +51,13 @@ export interface DeploymentReport {
   unknownPolicies: Record<string, number>;
   invariants: { checks: number; violations: SimulationViolation[] };
   /** The limits the candidate ran with. */
-  limits: { max_runs_global: number; max_runs_per_agent: number; wait_lane_capacity: number; busy_policy: string; parallel_tool_concurrency: number };
+  limits: {
+    max_runs_global: number;
+    max_runs_per_agent: number;
+    wait_lane_capacity: number;
+    busy_policy: string;
+    parallel_tool_concurrency: number;
+  };
 }
 
 const HOUR_MS = 3_600_000;
@@ -65,7 +71,11 @@ const HOUR_MS = 3_600_000;
  * const report = await simulateDeployment(workload, await loadConfig('candidate.toml'), { scale: 3, faults: { crashesPerHour: 1 } });
  * console.log(report.overall.runLatencyMs.p95, report.overall.rejected.lane_full);
  */
-export async function simulateDeployment(workload: Workload, config: Config, options: DeploymentOptions = {}): Promise<DeploymentReport> {
+export async function simulateDeployment(
+  workload: Workload,
+  config: Config,
+  options: DeploymentOptions = {},
+): Promise<DeploymentReport> {
   const seed = options.seed ?? 1;
   const scale = options.scale ?? 1;
   const durationMs = options.durationMs ?? HOUR_MS;
@@ -77,12 +87,21 @@ export async function simulateDeployment(workload: Workload, config: Config, opt
     const { scenario, unknownPolicies } = buildWorkloadScenario(
       workload,
       config,
-      { seed, scale, durationMs, startHour, faults: options.faults ?? {}, store: options.recordTo !== undefined ? 'lowdb' : 'memory', ...(options.busyPolicy !== undefined ? { busyPolicy: options.busyPolicy } : {}) },
+      {
+        seed,
+        scale,
+        durationMs,
+        startHour,
+        faults: options.faults ?? {},
+        store: options.recordTo !== undefined ? 'lowdb' : 'memory',
+        ...(options.busyPolicy !== undefined ? { busyPolicy: options.busyPolicy } : {}),
+      },
       dataDir,
     );
     if (options.recordInto !== undefined) scenario.memoryStore = options.recordInto;
     const submitted = new Map<string, { agentId: string; atMs: number }>();
-    for (const op of scenario.ops) if (op.op === 'submit') for (const m of op.messages) submitted.set(m.runId, { agentId: m.agentId, atMs: op.at });
+    for (const op of scenario.ops)
+      if (op.op === 'submit') for (const m of op.messages) submitted.set(m.runId, { agentId: m.agentId, atMs: op.at });
     const meter = new DeploymentMeter(submitted, durationMs);
     const { report } = await runScenario(scenario, meter.probe);
     const measured = meter.result(report.virtualMs);

@@ -12,7 +12,14 @@ import { join } from 'node:path';
 import { SimulatedClock } from 'xstate';
 import { canonicalJson } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
-import { createEngine, isEngineError, isTerminalEvent, type Engine, type EventStream, type RunEvent } from '../engine/index.js';
+import {
+  createEngine,
+  isEngineError,
+  isTerminalEvent,
+  type Engine,
+  type EventStream,
+  type RunEvent,
+} from '../engine/index.js';
 import { scriptedModel, type ScriptTurn } from '../model/index.js';
 import { LowdbStore } from '../store/lowdb-store.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -20,7 +27,15 @@ import type { Store } from '../store/types.js';
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import { CrashableStore } from './crashable-store.js';
 import { InvariantMonitor, type InvariantName, type Limits, type Violation } from './invariants.js';
-import { buildScenario, FAULT_KINDS, type FaultKind, type MessagePlan, type Scenario, type SimOp, type SimulateOptions } from './scenario.js';
+import {
+  buildScenario,
+  FAULT_KINDS,
+  type FaultKind,
+  type MessagePlan,
+  type Scenario,
+  type SimOp,
+  type SimulateOptions,
+} from './scenario.js';
 import type { ShrunkFailure } from './shrink.js';
 import { IncarnationClock } from './sim-clock.js';
 import { ExecutionGate, gateKey, SIM_TOOL_NAMES, simTools, trueFootprint } from './sim-tools.js';
@@ -83,7 +98,12 @@ class Incarnation {
    */
   readonly repeats = new Map<string, Set<string>>();
 
-  constructor(base: SimulatedClock, store: Store, earlyAnswer: boolean, onEvent: (incarnation: Incarnation, event: RunEvent) => void) {
+  constructor(
+    base: SimulatedClock,
+    store: Store,
+    earlyAnswer: boolean,
+    onEvent: (incarnation: Incarnation, event: RunEvent) => void,
+  ) {
     this.clock = new IncarnationClock(base);
     this.store = new CrashableStore(store, (event) => onEvent(this, event), { lyingDurable: earlyAnswer });
   }
@@ -131,7 +151,10 @@ class Simulation {
     private readonly probe: SimulationProbe = {},
   ) {
     this.config = scenario.config;
-    this.limits = { maxGlobal: scenario.config.execution.max_runs_global, maxPerAgent: scenario.config.execution.max_runs_per_agent };
+    this.limits = {
+      maxGlobal: scenario.config.execution.max_runs_global,
+      maxPerAgent: scenario.config.execution.max_runs_per_agent,
+    };
     this.monitor = new InvariantMonitor({
       limits: () => this.limits,
       footprint: ({ tool, args, declared }) => trueFootprint(tool, args, declared),
@@ -176,11 +199,15 @@ class Simulation {
   // Engine incarnations
 
   private async openStore(): Promise<Store> {
-    return this.scenario.store === 'lowdb' ? LowdbStore.open(join(this.scenario.dataDir, 'store')) : (this.scenario.memoryStore ?? new MemoryStore());
+    return this.scenario.store === 'lowdb'
+      ? LowdbStore.open(join(this.scenario.dataDir, 'store'))
+      : (this.scenario.memoryStore ?? new MemoryStore());
   }
 
   private async startEngine(): Promise<Incarnation> {
-    const incarnation = new Incarnation(this.base, this.store, this.scenario.earlyAnswer, (inc, event) => this.onEvent(inc, event));
+    const incarnation = new Incarnation(this.base, this.store, this.scenario.earlyAnswer, (inc, event) =>
+      this.onEvent(inc, event),
+    );
     const { clock, gate, store } = incarnation;
     incarnation.engine = await createEngine({
       config: this.config,
@@ -247,7 +274,9 @@ class Simulation {
       case 'run.completed':
       case 'run.cancelled':
       case 'run.failed':
-        this.counts[event.type === 'run.completed' ? 'completed' : event.type === 'run.cancelled' ? 'cancelled' : 'failed'] += 1;
+        this.counts[
+          event.type === 'run.completed' ? 'completed' : event.type === 'run.cancelled' ? 'cancelled' : 'failed'
+        ] += 1;
         incarnation.repeats.delete(event.runId);
         break;
     }
@@ -265,7 +294,10 @@ class Simulation {
       case 'text':
         return { text: `answer ${runId}#${turn}`, delayMs: planned.delayMs };
       case 'tools':
-        return { toolCalls: planned.calls.map((c) => ({ name: c.tool, args: { ...c.args } })), delayMs: planned.delayMs };
+        return {
+          toolCalls: planned.calls.map((c) => ({ name: c.tool, args: { ...c.args } })),
+          delayMs: planned.delayMs,
+        };
       case 'error':
         count('modelError');
         return { error: `injected model failure in ${runId}#${turn}`, delayMs: planned.delayMs };
@@ -353,7 +385,12 @@ class Simulation {
 
   private idle(): boolean {
     const s = this.current.engine.snapshot();
-    return s.global.inUse === 0 && s.waiting === 0 && s.running.length === 0 && s.sessions.every((x) => x.activeRunId === undefined && x.laneDepth === 0);
+    return (
+      s.global.inUse === 0 &&
+      s.waiting === 0 &&
+      s.running.length === 0 &&
+      s.sessions.every((x) => x.activeRunId === undefined && x.laneDepth === 0)
+    );
   }
 
   // -------------------------------------------------------------------------------------
@@ -401,7 +438,9 @@ class Simulation {
           ...(m.workspace !== undefined ? { workspace: m.workspace } : {}),
           ...(m.priority !== undefined ? { priority: m.priority } : {}),
           ...(m.startWithinMs !== undefined ? { startWithinMs: m.startWithinMs } : {}),
-          ...(m.steerDeadlineMs !== undefined ? { steerDeadlineMs: m.steerDeadlineMs, steerEscalation: m.steerEscalation } : {}),
+          ...(m.steerDeadlineMs !== undefined
+            ? { steerDeadlineMs: m.steerDeadlineMs, steerEscalation: m.steerEscalation }
+            : {}),
         }),
       ),
     );
@@ -463,7 +502,10 @@ class Simulation {
     this.probe.onStep?.(snapshot, this.base.now());
     const running = this.monitor.runningRuns();
     if (snapshot.global.inUse !== running.length) {
-      this.violate('permits', `the limiter has ${snapshot.global.inUse} permits in use, but ${running.length} runs are running (${running.join(', ')})`);
+      this.violate(
+        'permits',
+        `the limiter has ${snapshot.global.inUse} permits in use, but ${running.length} runs are running (${running.join(', ')})`,
+      );
       return;
     }
     const byAgent = new Map<string, number>();
@@ -473,7 +515,10 @@ class Simulation {
     }
     for (const [agent, { inUse }] of Object.entries(snapshot.perAgent)) {
       if ((byAgent.get(agent) ?? 0) !== inUse) {
-        this.violate('permits', `agent ${agent} holds ${inUse} permits, but ${byAgent.get(agent) ?? 0} of its runs are running`);
+        this.violate(
+          'permits',
+          `agent ${agent} holds ${inUse} permits, but ${byAgent.get(agent) ?? 0} of its runs are running`,
+        );
       }
     }
   }
@@ -485,7 +530,10 @@ class Simulation {
       const events = await this.current.store.readEvents(runId);
       const gap = events.findIndex((e, i) => e.seq !== i + 1);
       if (events.length !== count || gap >= 0) {
-        this.violate('run-seq', `the store holds ${events.length} events of run ${runId} (seq ${events.map((e) => e.seq).join(',')}), ${count} were appended`);
+        this.violate(
+          'run-seq',
+          `the store holds ${events.length} events of run ${runId} (seq ${events.map((e) => e.seq).join(',')}), ${count} were appended`,
+        );
       } else if (!isTerminalEvent(events.at(-1)!)) {
         this.violate('terminal-last', `the stored log of run ${runId} ends with ${events.at(-1)!.type}`);
       }
@@ -521,7 +569,11 @@ class Simulation {
 }
 
 /** One simulation; `dropped` leaves out operations of the scenario by index (shrinking). */
-export async function runOnce(options: SimulateOptions, tempRoot: string, dropped: ReadonlySet<number> = new Set()): Promise<SimulationRun> {
+export async function runOnce(
+  options: SimulateOptions,
+  tempRoot: string,
+  dropped: ReadonlySet<number> = new Set(),
+): Promise<SimulationRun> {
   // Each simulation gets a fresh directory: a lowdb store must start empty.
   const scenario = buildScenario(options, mkdtempSync(join(tempRoot, 'run-')));
   if (dropped.size > 0) scenario.ops = scenario.ops.filter((_, i) => !dropped.has(i));

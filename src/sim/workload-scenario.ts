@@ -9,7 +9,16 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { defaultConfig } from '../config/index.js';
 import { Random } from './random.js';
-import { FAULT_KINDS, type CallPlan, type FaultKind, type MessagePlan, type Scenario, type SimOp, type SimTool, type TurnPlan } from './scenario.js';
+import {
+  FAULT_KINDS,
+  type CallPlan,
+  type FaultKind,
+  type MessagePlan,
+  type Scenario,
+  type SimOp,
+  type SimTool,
+  type TurnPlan,
+} from './scenario.js';
 import type { AgentWorkload, Empirical, ToolClaimKind, Workload } from './workload.js';
 
 const HOUR_MS = 3_600_000;
@@ -56,15 +65,25 @@ export function deploymentConfig(candidate: Config, dataDir: string): Config {
   };
 }
 
-export function buildWorkloadScenario(workload: Workload, candidate: Config, options: WorkloadScenarioOptions, dataDir: string): WorkloadScenario {
+export function buildWorkloadScenario(
+  workload: Workload,
+  candidate: Config,
+  options: WorkloadScenarioOptions,
+  dataDir: string,
+): WorkloadScenario {
   const config = deploymentConfig(candidate, dataDir);
   const plans = new Map<string, MessagePlan>();
   const drawn: { op: SimOp; order: number }[] = [];
   const unknownPolicies: Record<string, number> = {};
   for (const [agentId, agent] of Object.entries(workload.agents)) {
     const arrivals = Random.derive(options.seed, 'arrivals', agentId);
-    const sessions = new SessionPool(agentId, agent.messagesPerSession, Random.derive(options.seed, 'sessions', agentId));
-    const rate = (at: number) => (agent.arrivalsPerHour[(options.startHour + Math.floor(at / HOUR_MS)) % 24]! * options.scale) / HOUR_MS;
+    const sessions = new SessionPool(
+      agentId,
+      agent.messagesPerSession,
+      Random.derive(options.seed, 'sessions', agentId),
+    );
+    const rate = (at: number) =>
+      (agent.arrivalsPerHour[(options.startHour + Math.floor(at / HOUR_MS)) % 24]! * options.scale) / HOUR_MS;
     let at = 0;
     for (let i = 1; ; i++) {
       at = nextArrival(at, rate, options.durationMs, arrivals);
@@ -86,7 +105,11 @@ export function buildWorkloadScenario(workload: Workload, candidate: Config, opt
   }
   const crashes = Random.derive(options.seed, 'crashes');
   const crashRate = (options.faults.crashesPerHour ?? 0) / HOUR_MS;
-  for (let at = nextArrival(0, () => crashRate, options.durationMs, crashes); at < options.durationMs; at = nextArrival(at, () => crashRate, options.durationMs, crashes)) {
+  for (
+    let at = nextArrival(0, () => crashRate, options.durationMs, crashes);
+    at < options.durationMs;
+    at = nextArrival(at, () => crashRate, options.durationMs, crashes)
+  ) {
     drawn.push({ op: { at: Math.floor(at), op: 'crash' }, order: drawn.length });
   }
   drawn.sort((a, b) => a.op.at - b.op.at || a.order - b.order);
@@ -144,7 +167,10 @@ class SessionPool {
   next(): string {
     if (this.open.length === 0 || this.random.chance(this.newChance)) {
       this.count += 1;
-      const session = { id: `${this.agentId}-s${this.count}`, left: Math.max(1, Math.round(this.random.pick(this.messagesPerSession))) - 1 };
+      const session = {
+        id: `${this.agentId}-s${this.count}`,
+        left: Math.max(1, Math.round(this.random.pick(this.messagesPerSession))) - 1,
+      };
       if (session.left > 0) this.open.push(session);
       return session.id;
     }
@@ -157,7 +183,9 @@ class SessionPool {
 }
 
 function planTurns(workload: Workload, agent: AgentWorkload, random: Random, modelErrorRate: number): TurnPlan[] {
-  const toolNames = Object.keys(agent.tools).filter((name) => workload.tools[name] !== undefined && agent.tools[name]! > 0);
+  const toolNames = Object.keys(agent.tools).filter(
+    (name) => workload.tools[name] !== undefined && agent.tools[name]! > 0,
+  );
   const count = toolNames.length === 0 ? 1 : Math.max(1, Math.round(random.pick(agent.turnsPerRun)));
   const turns: TurnPlan[] = [];
   for (let t = 0; t < count; t++) {
@@ -172,7 +200,12 @@ function planTurns(workload: Workload, agent: AgentWorkload, random: Random, mod
   return turns;
 }
 
-const SIM_TOOL_OF: Record<ToolClaimKind, SimTool> = { shared: 'sim_read', paths: 'sim_write', nodes: 'sim_node', global: 'sim_global' };
+const SIM_TOOL_OF: Record<ToolClaimKind, SimTool> = {
+  shared: 'sim_read',
+  paths: 'sim_write',
+  nodes: 'sim_node',
+  global: 'sim_global',
+};
 
 function planBatch(workload: Workload, agent: AgentWorkload, random: Random): CallPlan[] {
   const size = Math.max(1, Math.round(random.pick(agent.toolBatchSize)));
@@ -180,7 +213,8 @@ function planBatch(workload: Workload, agent: AgentWorkload, random: Random): Ca
   for (let k = 0; k < size; k++) {
     const name = random.weighted(agent.tools);
     const tool = workload.tools[name]!;
-    const approvalMs = random.chance(tool.approvalRate) && workload.approvalWaitMs ? random.pick(workload.approvalWaitMs) : 0;
+    const approvalMs =
+      random.chance(tool.approvalRate) && workload.approvalWaitMs ? random.pick(workload.approvalWaitMs) : 0;
     const call: CallPlan = {
       tool: SIM_TOOL_OF[tool.claim],
       args: {
@@ -191,7 +225,15 @@ function planBatch(workload: Workload, agent: AgentWorkload, random: Random): Ca
       },
     };
     // Identical calls in one batch are run once by the engine; the workload's calls are distinct.
-    while (calls.some((c) => c.tool === call.tool && c.args.target === call.args.target && c.args.ms === call.args.ms && c.args.outcome === call.args.outcome)) {
+    while (
+      calls.some(
+        (c) =>
+          c.tool === call.tool &&
+          c.args.target === call.args.target &&
+          c.args.ms === call.args.ms &&
+          c.args.outcome === call.args.outcome,
+      )
+    ) {
       call.args.ms += 1;
     }
     calls.push(call);

@@ -36,13 +36,19 @@ export const AgentWorkload = z.object({
     .length(24)
     .describe('mean messages per hour, for each hour of the day (UTC), averaged over the days observed'),
   messagesPerSession: Empirical.describe('messages a session received over its life'),
-  busyPolicies: Weights.describe('share of messages per busy policy (steer, interrupt, queue, or any newer policy name)'),
+  busyPolicies: Weights.describe(
+    'share of messages per busy policy (steer, interrupt, queue, or any newer policy name)',
+  ),
   turnsPerRun: Empirical.describe('model turns a run took (every turn but the last asked for tools)'),
   modelLatencyMs: Empirical.describe('time from turn.started to model.message'),
   toolBatchSize: Empirical.describe('tool calls a model turn asked for, over the turns that asked for any'),
-  tools: Weights.describe('share of tool calls per tool name (names in the workload\'s tools table)'),
+  tools: Weights.describe("share of tool calls per tool name (names in the workload's tools table)"),
   modelErrorRate: z.number().min(0).max(1).describe('share of model turns that failed'),
-  failureRate: z.number().min(0).max(1).describe('share of runs that ended failed (for the record; the simulation does not replay it directly)'),
+  failureRate: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe('share of runs that ended failed (for the record; the simulation does not replay it directly)'),
 });
 export type AgentWorkload = z.infer<typeof AgentWorkload>;
 

@@ -62,7 +62,13 @@ export function defineFencedWrite(client: Redis): void {
  * Applies `commands` atomically, refused when `fence` is stale. With `placement` (the runs
  * index's key prefix, run id, session id, state, outcome) the run is placed in the runs index first.
  */
-export async function fencedWrite(client: Redis, fence: WriteFence | undefined, refusedKey: string, commands: RedisCommand[], placement?: string[]): Promise<void> {
+export async function fencedWrite(
+  client: Redis,
+  fence: WriteFence | undefined,
+  refusedKey: string,
+  commands: RedisCommand[],
+  placement?: string[],
+): Promise<void> {
   const args: (string | number)[] = [fence?.key ?? '', fence?.token ?? '', refusedKey, ...(placement ?? [])];
   for (const command of commands) args.push(command.length, ...command);
   try {
@@ -76,7 +82,11 @@ export function storeErrorOf(error: unknown): StoreError {
   if (error instanceof StoreError) return error;
   const message = error instanceof Error ? error.message : String(error);
   if (message.startsWith('FENCED')) {
-    return new StoreError('fenced', `a write was refused: ${message.slice('FENCED '.length)}; another process owns the session now`, { cause: error });
+    return new StoreError(
+      'fenced',
+      `a write was refused: ${message.slice('FENCED '.length)}; another process owns the session now`,
+      { cause: error },
+    );
   }
   return new StoreError('write_failed', `a Redis write failed: ${message}`, { cause: error });
 }

@@ -91,7 +91,10 @@ export class FileRunIndex implements RunIndexReader {
     return this.placeAfter(record, this.placedOf(record.runId));
   }
 
-  private placeAfter(record: RunRecord, previous: PlacedRun | undefined): { stored: StoredRunRecord; after: Promise<void> | undefined } {
+  private placeAfter(
+    record: RunRecord,
+    previous: PlacedRun | undefined,
+  ): { stored: StoredRunRecord; after: Promise<void> | undefined } {
     const { runId } = record;
     const { placed, lists, entry } = placeRun(record, previous, () => ++this.lastPosition);
     if (isTerminalState(placed.state)) this.notEnded.delete(runId);
@@ -114,7 +117,9 @@ export class FileRunIndex implements RunIndexReader {
   }
 
   *unended(before: number): Iterable<RunIndexEntry> {
-    const runs = [...this.notEnded].filter(([, placed]) => placed.position < before).sort(([, a], [, b]) => b.position - a.position);
+    const runs = [...this.notEnded]
+      .filter(([, placed]) => placed.position < before)
+      .sort(([, a], [, b]) => b.position - a.position);
     for (const [runId, { position, state }] of runs) yield [position, runId, state, null];
   }
 

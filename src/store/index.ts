@@ -7,6 +7,18 @@ export type { StoreErrorCode } from './store-error.js';
 // so that nothing that uses only files or memory loads the Redis client.
 export type { RedisStoreOptions, SessionFencing } from './redis-store.js';
 export type { Redis, RedisClientOptions } from './redis-client.js';
-export type { RunPage, RunQuery, RunRecord, RunState, RunSummary, SessionWork, SkippedRun, SteerRecord, Store, StoreHealth, StoredLaneEntry } from './types.js';
+export type {
+  RunPage,
+  RunQuery,
+  RunRecord,
+  RunState,
+  RunSummary,
+  SessionWork,
+  SkippedRun,
+  SteerRecord,
+  Store,
+  StoreHealth,
+  StoredLaneEntry,
+} from './types.js';
 export type { QuarantineEntry } from './quarantine.js';
 export { RUN_QUERY_MAX_LIMIT, runOutcomeOf, runSummaryOf } from './run-summary.js';

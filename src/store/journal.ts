@@ -83,7 +83,9 @@ export class Journal {
     options: JournalOptions,
   ): Promise<{ journal: Journal; leftOver: unknown[]; segments: string[]; damaged: DamagedLine[] }> {
     await makePrivateDir(dir, options.fsync);
-    const segments = (await readdir(dir)).filter((name) => /^\d+\.jsonl$/.test(name)).sort((a, b) => Number.parseInt(a) - Number.parseInt(b));
+    const segments = (await readdir(dir))
+      .filter((name) => /^\d+\.jsonl$/.test(name))
+      .sort((a, b) => Number.parseInt(a) - Number.parseInt(b));
     const leftOver: unknown[] = [];
     const damaged: DamagedLine[] = [];
     for (const name of segments) {
@@ -136,7 +138,8 @@ export class Journal {
 
   /** Deletes the segments a previous process left, once the store's files hold their changes. */
   async discard(segments: string[]): Promise<void> {
-    for (const path of segments) await unlink(path).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
+    for (const path of segments)
+      await unlink(path).catch((error: unknown) => (errorCode(error) === 'ENOENT' ? undefined : Promise.reject(error)));
     if (segments.length > 0 && this.options.fsync) await syncDirectory(this.dir);
   }
 
@@ -204,7 +207,10 @@ export class Journal {
     if (old) {
       await old.close();
       // Every change of the old segment was asked for before this point: once the files hold them, it can go.
-      void this.options.checkpoint().then(() => this.discard([oldPath])).catch(() => {});
+      void this.options
+        .checkpoint()
+        .then(() => this.discard([oldPath]))
+        .catch(() => {});
     }
     return this.handle;
   }
@@ -212,9 +218,12 @@ export class Journal {
 
 /** Writes every byte of `buffer`, however many calls it takes; a call that writes nothing is a full disk. */
 export function writeFully(write: NonNullable<JournalOptions['write']>, fd: number, buffer: Buffer): void {
-  for (let offset = 0; offset < buffer.length; ) {
+  for (let offset = 0; offset < buffer.length;) {
     const written = write(fd, buffer, offset, buffer.length - offset);
-    if (written <= 0) throw Object.assign(new Error(`wrote ${offset} of ${buffer.length} bytes: no space left on the device`), { code: 'ENOSPC' });
+    if (written <= 0)
+      throw Object.assign(new Error(`wrote ${offset} of ${buffer.length} bytes: no space left on the device`), {
+        code: 'ENOSPC',
+      });
     offset += written;
   }
 }

@@ -63,7 +63,11 @@ export async function readJsonDocument<T>(path: string, schema: z.ZodType<T>): P
 }
 
 /** Replaces the document at `path` with `data` through lowdb. */
-export async function writeJsonDocument<T>(path: string, data: T, options: PrivateJsonFileOptions<T> = {}): Promise<void> {
+export async function writeJsonDocument<T>(
+  path: string,
+  data: T,
+  options: PrivateJsonFileOptions<T> = {},
+): Promise<void> {
   const document = jsonDocument(path, options);
   document.data = data;
   await document.write();

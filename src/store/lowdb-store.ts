@@ -67,7 +67,16 @@ import { isTerminalState } from '../core/run-status.js';
 import { RecordFiles } from './record-files.js';
 import { FileRunIndex, type StoredRunRecord } from './file-run-index.js';
 import { queryPage } from './run-index.js';
-import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, StoredLaneEntry, StoreHealth } from './types.js';
+import type {
+  RunPage,
+  RunQuery,
+  RunRecord,
+  RunState,
+  SteerRecord,
+  Store,
+  StoredLaneEntry,
+  StoreHealth,
+} from './types.js';
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
@@ -168,7 +177,6 @@ type JournalChange =
 type SessionEntry = [sessionSeq: number, runId: string, seq: number];
 const StoredSessionEntry = z.tuple([z.number().int(), z.string(), z.number().int()]);
 
-
 export class LowdbStore implements Store {
   readonly kind = 'lowdb';
 
@@ -204,8 +212,17 @@ export class LowdbStore implements Store {
       const openRuns = await readJsonDocument(join(root, 'open-runs.json'), OpenRunsFile);
       const lanes = await readJsonDocument(join(root, 'lanes.json'), LanesFile);
       // The other two can be done without: the open steers are found again by reading every steer, the grants asked for again.
-      const openSteers = await readJsonDocument(join(root, 'open-steers.json'), OpenSteersFile).catch((error: unknown) => quarantine.isolate('file', 'open-steers.json', error).then((isolated) => (isolated ? 'damaged' as const : Promise.reject(error))));
-      const grants = await readJsonDocument(join(root, 'grants.json'), GrantsFile).catch((error: unknown) => quarantine.isolate('file', 'grants.json', error).then((isolated) => (isolated ? undefined : Promise.reject(error))));
+      const openSteers = await readJsonDocument(join(root, 'open-steers.json'), OpenSteersFile).catch(
+        (error: unknown) =>
+          quarantine
+            .isolate('file', 'open-steers.json', error)
+            .then((isolated) => (isolated ? ('damaged' as const) : Promise.reject(error))),
+      );
+      const grants = await readJsonDocument(join(root, 'grants.json'), GrantsFile).catch((error: unknown) =>
+        quarantine
+          .isolate('file', 'grants.json', error)
+          .then((isolated) => (isolated ? undefined : Promise.reject(error))),
+      );
       const store = new LowdbStore(
         root,
         options,
@@ -220,19 +237,30 @@ export class LowdbStore implements Store {
         { list: damage, report },
       );
       if (openSteers === 'damaged') {
-        for (const steer of await store.steers.scan()) if (steer.state === 'pending') void store.pendingWrites.track(store.steers.save(steer));
+        for (const steer of await store.steers.scan())
+          if (steer.state === 'pending') void store.pendingWrites.track(store.steers.save(steer));
       }
       store.runIndex = await store.openRunIndex();
       const { journal, leftOver, segments, damaged } = await Journal.open(join(root, 'journal'), {
         fsync: options.fsync === true,
         // A segment goes only once the files hold it: failed file writes are redone first, and if they fail again it stays.
-        checkpoint: () => store.pendingWrites.settled().catch(() => {}).then(() => store.writer.flush()),
+        checkpoint: () =>
+          store.pendingWrites
+            .settled()
+            .catch(() => {})
+            .then(() => store.writer.flush()),
         ...(options.journalSegmentBytes !== undefined ? { segmentBytes: options.journalSegmentBytes } : {}),
       });
-      for (const line of damaged) report(`journal: line ${line.line} of ${relative(root, line.segment)} is damaged (${line.reason}); skipped, the lines after it were replayed`);
+      for (const line of damaged)
+        report(
+          `journal: line ${line.line} of ${relative(root, line.segment)} is damaged (${line.reason}); skipped, the lines after it were replayed`,
+        );
       store.journal = journal;
       const changes = leftOver.filter(isJournalChange);
-      if (changes.length < leftOver.length) report(`journal: ${leftOver.length - changes.length} line(s) parse but are not changes the store wrote; skipped`);
+      if (changes.length < leftOver.length)
+        report(
+          `journal: ${leftOver.length - changes.length} line(s) parse but are not changes the store wrote; skipped`,
+        );
       const replayed = await store.replay(changes);
       await store.repairAfterCrash(replayed);
       store.opening = false;
@@ -285,7 +313,12 @@ export class LowdbStore implements Store {
   private constructor(
     readonly dir: string,
     private readonly options: LowdbStoreOptions,
-    found: { openRuns: string[]; openSteers: string[]; lanes: [string, StoredLaneEntry[]][]; grants: [string, string[]][] },
+    found: {
+      openRuns: string[];
+      openSteers: string[];
+      lanes: [string, StoredLaneEntry[]][];
+      grants: [string, string[]][];
+    },
     private readonly releaseLock: () => Promise<void>,
     private readonly quarantine: Quarantine,
     private readonly damage: { list: string[]; report: (line: string) => void },
@@ -394,7 +427,9 @@ export class LowdbStore implements Store {
   async pendingSteers(): Promise<SteerRecord[]> {
     this.assertOpen();
     const open = await this.steers.openRecords();
-    return open.filter((steer) => steer.state === 'pending' && !this.quarantine.has('session', steer.sessionId)).sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    return open
+      .filter((steer) => steer.state === 'pending' && !this.quarantine.has('session', steer.sessionId))
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
 
   /**
@@ -425,7 +460,8 @@ export class LowdbStore implements Store {
       }
     }
     // A change of a quarantined run or session is not applied (appended again, it would be refused).
-    const kept = (sessionId: string, kind: QuarantineKind, id: string) => !this.quarantine.has('session', sessionId) && !this.quarantine.has(kind, id);
+    const kept = (sessionId: string, kind: QuarantineKind, id: string) =>
+      !this.quarantine.has('session', sessionId) && !this.quarantine.has(kind, id);
     for (const [runId, record] of runs) {
       const stored = await this.loads(this.runs.get(runId), 'run', runId);
       if (stored === false || !kept(record.sessionId, 'run', runId)) continue;
@@ -433,7 +469,8 @@ export class LowdbStore implements Store {
     }
     for (const [steerId, steer] of steers) {
       const stored = await this.loads(this.steers.get(steerId), 'steer', steerId);
-      if (stored !== false && kept(steer.sessionId, 'steer', steerId) && !sameJson(stored, steer)) void this.saveSteer(steer);
+      if (stored !== false && kept(steer.sessionId, 'steer', steerId) && !sameJson(stored, steer))
+        void this.saveSteer(steer);
     }
     for (const [sessionId, entries] of lanes) void this.saveLane(sessionId, entries);
     for (const [sessionId, fingerprints] of grants) void this.saveGrants(sessionId, fingerprints);
@@ -562,7 +599,12 @@ export class LowdbStore implements Store {
   private logIn<T>(
     logs: LruMap<string, SegmentedLog<T>>,
     key: string,
-    options: () => { dir: string; item: z.ZodType<T>; keyOf?: (item: T) => number; cache: LruMap<string, Promise<T[]>> },
+    options: () => {
+      dir: string;
+      item: z.ZodType<T>;
+      keyOf?: (item: T) => number;
+      cache: LruMap<string, Promise<T[]>>;
+    },
   ): SegmentedLog<T> {
     let log = logs.get(key);
     if (!log) {
@@ -586,7 +628,9 @@ export class LowdbStore implements Store {
     void this.pendingWrites.track(Promise.all(messages.map((message) => log.append(message))).then(() => {}));
     if (at !== undefined) return this.journal.append({ k: 'messages', s: sessionId, at, v: messages });
     return this.deferredAppends.track(
-      log.ready.then(() => this.journal.append({ k: 'messages', s: sessionId, at: log.loadedSize()! - messages.length, v: messages })),
+      log.ready.then(() =>
+        this.journal.append({ k: 'messages', s: sessionId, at: log.loadedSize()! - messages.length, v: messages }),
+      ),
     );
   }
 
@@ -599,7 +643,11 @@ export class LowdbStore implements Store {
   saveLane(sessionId: string, entries: StoredLaneEntry[]): Promise<void> {
     if (this.closed) return closedError();
     if (entries.length === 0) this.lanes.delete(sessionId);
-    else this.lanes.set(sessionId, entries.map((entry) => ({ ...entry })));
+    else
+      this.lanes.set(
+        sessionId,
+        entries.map((entry) => ({ ...entry })),
+      );
     const written = this.writer.write(join(this.dir, 'lanes.json'), () => ({ data: { lanes: [...this.lanes] } }));
     this.lanesWrite = written;
     const done = () => {
@@ -613,7 +661,9 @@ export class LowdbStore implements Store {
   async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
     this.assertOpen();
     return Object.fromEntries(
-      [...this.lanes].filter(([sessionId]) => !this.quarantine.has('session', sessionId)).map(([sessionId, lane]) => [sessionId, lane.map((entry) => ({ ...entry }))]),
+      [...this.lanes]
+        .filter(([sessionId]) => !this.quarantine.has('session', sessionId))
+        .map(([sessionId, lane]) => [sessionId, lane.map((entry) => ({ ...entry }))]),
     );
   }
 
@@ -649,7 +699,9 @@ export class LowdbStore implements Store {
     // What a completed write starts (a run leaving open-runs.json) is started by then.
     await this.pendingWrites.settled().catch(() => {});
     // Appends to a log still being loaded reach the writer once it is loaded.
-    const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map((log) => log.ready);
+    const loading = [...this.runLogs.values(), ...this.sessionLogs.values(), ...this.conversations.values()].map(
+      (log) => log.ready,
+    );
     loading.push(...this.runIndex.loading());
     await Promise.allSettled(loading);
     await this.writer.flush();
@@ -687,7 +739,9 @@ export class LowdbStore implements Store {
     const failure = this.writeFailure();
     return {
       writable: failure === undefined,
-      ...(failure !== undefined ? { problem: `writes fail (${messageOf(failure)}): they are refused until there is room again` } : {}),
+      ...(failure !== undefined
+        ? { problem: `writes fail (${messageOf(failure)}): they are refused until there is room again` }
+        : {}),
       damage: [...this.damage.list],
     };
   }
@@ -698,10 +752,16 @@ export class LowdbStore implements Store {
   }
 
   private writeFailure(): unknown {
-    return this.journal.failure ?? this.writer.failure ?? (this.leftOverSegments.length > 0 ? this.leftOverFailure : undefined);
+    return (
+      this.journal.failure ??
+      this.writer.failure ??
+      (this.leftOverSegments.length > 0 ? this.leftOverFailure : undefined)
+    );
   }
 
-  private readonly leftOverFailure = new Error('the files do not yet hold what the journal left from before the store opened');
+  private readonly leftOverFailure = new Error(
+    'the files do not yet hold what the journal left from before the store opened',
+  );
 
   private async roomAgain(): Promise<boolean> {
     const probe = join(this.dir, '.probe.tmp');
@@ -739,7 +799,10 @@ export class LowdbStore implements Store {
       onRead: this.countRead,
       onDamaged: (error: unknown) => {
         if (this.opening) damaged.push(error);
-        else this.damage.report(`runs index: ${messageOf(error)}; left out of runs.query pages until the index is rebuilt at the next open`);
+        else
+          this.damage.report(
+            `runs index: ${messageOf(error)}; left out of runs.query pages until the index is rebuilt at the next open`,
+          );
       },
     };
     try {
@@ -789,7 +852,11 @@ export class LowdbStore implements Store {
       this.damage.report(`${kind} ${owner ?? '(unknown id)'}: ${messageOf(error)}; left out`);
       return;
     }
-    await this.quarantine.isolate(owner !== undefined ? kind : 'file', owner ?? (path ? relative(this.dir, path) : kind), error);
+    await this.quarantine.isolate(
+      owner !== undefined ? kind : 'file',
+      owner ?? (path ? relative(this.dir, path) : kind),
+      error,
+    );
   }
 
   /** The `corrupt_file` rejection a write for a quarantined run, session or steer gets. */
@@ -870,7 +937,6 @@ function withoutPosition({ indexPosition: _position, ...record }: StoredRunRecor
 function isIdle<T>(log: SegmentedLog<T>): boolean {
   return log.idle;
 }
-
 
 function closedStoreError(): StoreError {
   return new StoreError('store_closed', 'the store is closed; open it again with LowdbStore.open(dir)');

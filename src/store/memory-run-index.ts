@@ -33,7 +33,9 @@ export class MemoryRunIndex implements RunIndexReader {
   }
 
   *unended(before: number): Iterable<RunIndexEntry> {
-    const runs = [...this.notEnded].filter(([, placed]) => placed.position < before).sort(([, a], [, b]) => b.position - a.position);
+    const runs = [...this.notEnded]
+      .filter(([, placed]) => placed.position < before)
+      .sort(([, a], [, b]) => b.position - a.position);
     for (const [runId, { position, state }] of runs) yield [position, runId, state, null];
   }
 

@@ -69,7 +69,8 @@ export class MemoryStore implements Store {
   }
 
   openRuns(): Promise<RunRecord[]> {
-    const ended = (run: RunRecord) => isTerminalState(run.state) && (this.runEvents.get(run.runId)?.some(isTerminalEvent) ?? false);
+    const ended = (run: RunRecord) =>
+      isTerminalState(run.state) && (this.runEvents.get(run.runId)?.some(isTerminalEvent) ?? false);
     return Promise.resolve([...this.runs.values()].filter((run) => !ended(run)));
   }
 
@@ -83,7 +84,9 @@ export class MemoryStore implements Store {
 
   pendingSteers(): Promise<SteerRecord[]> {
     const pending = [...this.steers.values()].filter((steer) => steer.state === 'pending');
-    return Promise.resolve(pending.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0)));
+    return Promise.resolve(
+      pending.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0)),
+    );
   }
 
   saveGrants(sessionId: string, fingerprints: string[]): void {

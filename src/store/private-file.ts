@@ -17,7 +17,9 @@ export async function makePrivateDir(dir: string, sync = false): Promise<void> {
   const created = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   if (!sync || created === undefined) return;
   // Each new directory's entry lives in its parent: the first one's parent, then each new one but the last.
-  const parts = relative(created, dir).split(sep).filter((part) => part !== '');
+  const parts = relative(created, dir)
+    .split(sep)
+    .filter((part) => part !== '');
   const newDirs = [created, ...parts.map((_, i) => join(created, ...parts.slice(0, i + 1)))];
   for (const parent of [dirname(created), ...newDirs.slice(0, -1)]) await syncDirectory(parent);
 }

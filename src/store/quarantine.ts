@@ -34,7 +34,8 @@ export class Quarantine {
   static async open(root: string, onDamaged: (entry: QuarantineEntry) => void): Promise<Quarantine> {
     const quarantine = new Quarantine(root, onDamaged);
     try {
-      for (const entry of (await readJsonDocument(quarantine.listPath, QuarantineFile))?.entries ?? []) quarantine.entries.set(keyOf(entry.kind, entry.id), entry);
+      for (const entry of (await readJsonDocument(quarantine.listPath, QuarantineFile))?.entries ?? [])
+        quarantine.entries.set(keyOf(entry.kind, entry.id), entry);
     } catch (error) {
       await quarantine.isolate('file', quarantine.listPath, error);
     }
@@ -64,7 +65,10 @@ export class Quarantine {
       'corrupt_file',
       `the ${kind} "${id}" is quarantined: its file ${entry.file} was damaged (${entry.reason})` +
         `${entry.movedTo ? ` and was moved to ${entry.movedTo}` : ''}; restore the file from a backup and remove its entry from quarantine/quarantined.json, or leave it`,
-      { path: join(this.root, entry.file), [kind === 'run' ? 'runId' : kind === 'session' ? 'sessionId' : kind === 'steer' ? 'steerId' : 'file']: id },
+      {
+        path: join(this.root, entry.file),
+        [kind === 'run' ? 'runId' : kind === 'session' ? 'sessionId' : kind === 'steer' ? 'steerId' : 'file']: id,
+      },
     );
   }
 

@@ -31,7 +31,9 @@ export async function readJsonFile<T>(path: string, schema: z.ZodType<T>): Promi
 }
 
 export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
 }
 
 function corruptFile(path: string, what: string): StoreError {

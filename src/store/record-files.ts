@@ -80,7 +80,11 @@ export class RecordFiles<T> {
     ready?.catch(() => (failed = true));
     const waitFor = () => (!failed ? ready : indexed && this.open.has(id) ? this.writeIndex() : undefined);
     // Serialized when the write starts: of the saves a checkpoint folds together, only the last is.
-    const written = this.options.writer.write(path, () => ({ data: record, ready: waitFor(), ...(onWritten ? { onWritten } : {}) }));
+    const written = this.options.writer.write(path, () => ({
+      data: record,
+      ready: waitFor(),
+      ...(onWritten ? { onWritten } : {}),
+    }));
     this.writes.set(id, written);
     const done = () => {
       if (this.writes.get(id) === written) this.writes.delete(id);
@@ -116,7 +120,9 @@ export class RecordFiles<T> {
   async openRecords(): Promise<T[]> {
     const ids = [...this.open];
     const damaged = new Set<string>();
-    const records = await Promise.all(ids.map((id) => this.get(id).catch((error: unknown) => this.damaged(id, error, damaged))));
+    const records = await Promise.all(
+      ids.map((id) => this.get(id).catch((error: unknown) => this.damaged(id, error, damaged))),
+    );
     let dropped = false;
     const found: T[] = [];
     records.forEach((record, i) => {
@@ -143,8 +149,8 @@ export class RecordFiles<T> {
       for (const name of await readdirOrEmpty(join(this.options.dir, shard))) {
         if (name.startsWith('.') || !name.endsWith('.json')) continue;
         this.options.onRead?.();
-        const record = await readJsonDocument(join(this.options.dir, shard, name), this.options.record).catch((error: unknown) =>
-          this.damaged(undefined, error, new Set()),
+        const record = await readJsonDocument(join(this.options.dir, shard, name), this.options.record).catch(
+          (error: unknown) => this.damaged(undefined, error, new Set()),
         );
         if (record) byId.set(this.options.idOf(record), record);
       }
@@ -174,7 +180,9 @@ export class RecordFiles<T> {
   }
 
   private writeIndex(): Promise<void> {
-    return this.options.writer.write(this.options.indexPath, () => ({ data: { [this.options.indexKey]: [...this.open] } }));
+    return this.options.writer.write(this.options.indexPath, () => ({
+      data: { [this.options.indexKey]: [...this.open] },
+    }));
   }
 }
 

@@ -50,7 +50,13 @@ export async function connectRedis(url: string, options: RedisClientOptions = {}
       client.ping(),
       new Promise((_, reject) => {
         timer = setTimeout(
-          () => reject(new StoreError('unavailable', `Redis at ${redactedUrl(url)} did not answer within ${timeoutMs} ms; start redis-server or fix [store] url`)),
+          () =>
+            reject(
+              new StoreError(
+                'unavailable',
+                `Redis at ${redactedUrl(url)} did not answer within ${timeoutMs} ms; start redis-server or fix [store] url`,
+              ),
+            ),
           timeoutMs,
         );
       }),

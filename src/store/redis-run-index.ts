@@ -55,7 +55,12 @@ export class RedisRunIndex implements RunIndexReader {
     const state = list.kind === 'state' || list.kind === 'outcome' ? list.state : undefined;
     const outcome = list.kind === 'outcome' ? list.outcome : null;
     // Runs of the all and session lists may be in any state: current() reads it.
-    return this.entries(this.keys.runList(list), before, (position, runId) => [position, runId, state ?? 'queued', outcome]);
+    return this.entries(this.keys.runList(list), before, (position, runId) => [
+      position,
+      runId,
+      state ?? 'queued',
+      outcome,
+    ]);
   }
 
   unended(before: number): AsyncIterable<RunIndexEntry> {
@@ -63,12 +68,19 @@ export class RedisRunIndex implements RunIndexReader {
   }
 
   async current([position, runId]: RunIndexEntry): Promise<RunRecord | undefined> {
-    const [place, record] = await Promise.all([this.client.hget(this.keys.runPlaces(), runId), this.client.get(this.keys.run(runId))]);
+    const [place, record] = await Promise.all([
+      this.client.hget(this.keys.runPlaces(), runId),
+      this.client.get(this.keys.run(runId)),
+    ]);
     if (place === null || record === null || Number(place.split('\t')[0]) !== position) return undefined;
     return JSON.parse(record) as RunRecord;
   }
 
-  private async *entries(key: string, before: number, entry: (position: number, runId: string) => RunIndexEntry): AsyncIterable<RunIndexEntry> {
+  private async *entries(
+    key: string,
+    before: number,
+    entry: (position: number, runId: string) => RunIndexEntry,
+  ): AsyncIterable<RunIndexEntry> {
     let below = before === Number.POSITIVE_INFINITY ? '+inf' : `(${before}`;
     for (;;) {
       const batch = await this.client.zrevrangebyscore(key, below, '-inf', 'WITHSCORES', 'LIMIT', 0, BATCH);

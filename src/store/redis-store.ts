@@ -26,7 +26,16 @@ import { StoreError } from './store-error.js';
 import { queryPage } from './run-index.js';
 import { runOutcomeOf } from './run-summary.js';
 import { RedisRunIndex } from './redis-run-index.js';
-import type { RunPage, RunQuery, RunRecord, RunState, SessionWork, SteerRecord, Store, StoredLaneEntry } from './types.js';
+import type {
+  RunPage,
+  RunQuery,
+  RunRecord,
+  RunState,
+  SessionWork,
+  SteerRecord,
+  Store,
+  StoredLaneEntry,
+} from './types.js';
 
 /** Which token a process writes a session under (the cluster's leases answer it). */
 export interface SessionFencing {
@@ -79,13 +88,24 @@ export class RedisStore implements Store {
     const score = scoreOf(record.createdAt);
     const commands: RedisCommand[] = [['SET', this.keys.run(id), JSON.stringify(record)]];
     for (const state of RUN_STATES) {
-      commands.push(state === record.state ? ['ZADD', this.keys.runsIn(state), score, id] : ['ZREM', this.keys.runsIn(state), id]);
+      commands.push(
+        state === record.state ? ['ZADD', this.keys.runsIn(state), score, id] : ['ZREM', this.keys.runsIn(state), id],
+      );
     }
     // A run leaves the open index only when openRuns() finds both its record and its log ended.
     if (!isTerminalState(record.state)) {
-      commands.push(['ZADD', this.keys.open(), 'NX', score, id], ['ZADD', this.keys.open(record.sessionId), 'NX', score, id]);
+      commands.push(
+        ['ZADD', this.keys.open(), 'NX', score, id],
+        ['ZADD', this.keys.open(record.sessionId), 'NX', score, id],
+      );
     }
-    return this.write(record.sessionId, commands, [this.keys.runIndex(), id, record.sessionId, record.state, runOutcomeOf(record) ?? '']);
+    return this.write(record.sessionId, commands, [
+      this.keys.runIndex(),
+      id,
+      record.sessionId,
+      record.state,
+      runOutcomeOf(record) ?? '',
+    ]);
   }
 
   queryRuns(query: RunQuery): Promise<RunPage> {
@@ -111,17 +131,23 @@ export class RedisStore implements Store {
   }
 
   async readSessionEvents(sessionId: string, afterSessionSeq = 0): Promise<RunEvent[]> {
-    return eventsOf(await this.read(() => this.client.xrange(this.keys.sessionEvents(sessionId), `${afterSessionSeq + 1}-0`, '+')));
+    return eventsOf(
+      await this.read(() => this.client.xrange(this.keys.sessionEvents(sessionId), `${afterSessionSeq + 1}-0`, '+')),
+    );
   }
 
   async lastSessionSeq(sessionId: string): Promise<number> {
-    const [last] = await this.read(() => this.client.xrevrange(this.keys.sessionEvents(sessionId), '+', '-', 'COUNT', 1));
+    const [last] = await this.read(() =>
+      this.client.xrevrange(this.keys.sessionEvents(sessionId), '+', '-', 'COUNT', 1),
+    );
     return last ? Number(last[0].split('-')[0]) : 0;
   }
 
   appendMessages(sessionId: string, messages: Message[]): Promise<void> {
     if (messages.length === 0) return this.write(sessionId, []);
-    return this.write(sessionId, [['RPUSH', this.keys.conversation(sessionId), ...messages.map((m) => JSON.stringify(m))]]);
+    return this.write(sessionId, [
+      ['RPUSH', this.keys.conversation(sessionId), ...messages.map((m) => JSON.stringify(m))],
+    ]);
   }
 
   async readConversation(sessionId: string): Promise<Message[]> {
@@ -130,9 +156,16 @@ export class RedisStore implements Store {
   }
 
   saveLane(sessionId: string, entries: StoredLaneEntry[]): Promise<void> {
-    if (entries.length === 0) return this.write(sessionId, [['DEL', this.keys.lane(sessionId)], ['SREM', this.keys.lanes(), sessionId]]);
+    if (entries.length === 0)
+      return this.write(sessionId, [
+        ['DEL', this.keys.lane(sessionId)],
+        ['SREM', this.keys.lanes(), sessionId],
+      ]);
     const lane = entries.map(({ runId, viaInterrupt }) => ({ runId, viaInterrupt }));
-    return this.write(sessionId, [['SET', this.keys.lane(sessionId), JSON.stringify(lane)], ['SADD', this.keys.lanes(), sessionId]]);
+    return this.write(sessionId, [
+      ['SET', this.keys.lane(sessionId), JSON.stringify(lane)],
+      ['SADD', this.keys.lanes(), sessionId],
+    ]);
   }
 
   async readLanes(): Promise<Record<string, StoredLaneEntry[]>> {
@@ -165,12 +198,17 @@ export class RedisStore implements Store {
     return this.write(record.sessionId, [
       ['SET', this.keys.steer(id), JSON.stringify(record)],
       pending ? ['ZADD', this.keys.pendingSteers(), score, id] : ['ZREM', this.keys.pendingSteers(), id],
-      pending ? ['ZADD', this.keys.pendingSteers(record.sessionId), score, id] : ['ZREM', this.keys.pendingSteers(record.sessionId), id],
+      pending
+        ? ['ZADD', this.keys.pendingSteers(record.sessionId), score, id]
+        : ['ZREM', this.keys.pendingSteers(record.sessionId), id],
     ]);
   }
 
   async getSteer(steerId: string): Promise<SteerRecord | undefined> {
-    return parsed<SteerRecord>(await this.read(() => this.client.get(this.keys.steer(steerId))), this.keys.steer(steerId));
+    return parsed<SteerRecord>(
+      await this.read(() => this.client.get(this.keys.steer(steerId))),
+      this.keys.steer(steerId),
+    );
   }
 
   async pendingSteers(): Promise<SteerRecord[]> {
@@ -183,7 +221,9 @@ export class RedisStore implements Store {
 
   async readGrants(): Promise<Record<string, string[]>> {
     const all = await this.read(() => this.client.hgetall(this.keys.grants()));
-    return Object.fromEntries(Object.entries(all).map(([sessionId, json]) => [sessionId, JSON.parse(json) as string[]]));
+    return Object.fromEntries(
+      Object.entries(all).map(([sessionId, json]) => [sessionId, JSON.parse(json) as string[]]),
+    );
   }
 
   /** Everything recovery needs of one session, read by its keys alone (a takeover reads no other session). */
@@ -223,7 +263,9 @@ export class RedisStore implements Store {
     if (ids.length === 0) return [];
     const [records, lastEvents] = await Promise.all([
       this.records(ids),
-      this.read(() => Promise.all(ids.map((id) => this.client.xrevrange(this.keys.runEvents(id), '+', '-', 'COUNT', 1)))),
+      this.read(() =>
+        Promise.all(ids.map((id) => this.client.xrevrange(this.keys.runEvents(id), '+', '-', 'COUNT', 1))),
+      ),
     ]);
     const open: RunRecord[] = [];
     const ended: RunRecord[] = [];
@@ -235,7 +277,8 @@ export class RedisStore implements Store {
     if (ended.length > 0) {
       // Index upkeep only: a run whose record and log both ended never opens again, so this needs no fence.
       const pipeline = this.client.multi();
-      for (const record of ended) pipeline.zrem(this.keys.open(), record.runId).zrem(this.keys.open(record.sessionId), record.runId);
+      for (const record of ended)
+        pipeline.zrem(this.keys.open(), record.runId).zrem(this.keys.open(record.sessionId), record.runId);
       await this.read(() => pipeline.exec());
     }
     return open;
@@ -246,7 +289,9 @@ export class RedisStore implements Store {
     if (ids.length === 0) return [];
     const values = await this.read(() => this.client.mget(ids.map((id) => this.keys.steer(id))));
     const steers = values.flatMap((value, i) => parsed<SteerRecord>(value ?? null, this.keys.steer(ids[i]!)) ?? []);
-    return steers.filter((s) => s.state === 'pending').sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
+    return steers
+      .filter((s) => s.state === 'pending')
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0));
   }
 
   /** The records of `ids` in that order; ids without a record are skipped. */
@@ -262,7 +307,11 @@ export class RedisStore implements Store {
     if (this.options.fencing) {
       const token = this.options.fencing.tokenOf(sessionId);
       if (token === undefined) {
-        return this.pending.track(Promise.reject(new StoreError('fenced', `this process does not own session "${sessionId}"; its write was not sent`)));
+        return this.pending.track(
+          Promise.reject(
+            new StoreError('fenced', `this process does not own session "${sessionId}"; its write was not sent`),
+          ),
+        );
       }
       fence = { key: this.keys.fence(sessionId), token };
     }
@@ -292,7 +341,10 @@ function parsed<T>(value: string | null, key: string): T | undefined {
   try {
     return JSON.parse(value) as T;
   } catch {
-    throw new StoreError('corrupt_file', `key ${key} does not hold JSON; it was not written by this store: delete it or restore it`);
+    throw new StoreError(
+      'corrupt_file',
+      `key ${key} does not hold JSON; it was not written by this store: delete it or restore it`,
+    );
   }
 }
 

@@ -70,13 +70,15 @@ export interface RunIndexReader {
 function sourcesOf(query: RunQuery, before: number, index: RunIndexReader): AsyncIterator<RunIndexEntry>[] {
   const iterate = (entries: AsyncIterable<RunIndexEntry> | Iterable<RunIndexEntry>): AsyncIterator<RunIndexEntry> =>
     Symbol.asyncIterator in entries ? entries[Symbol.asyncIterator]() : toAsync(entries[Symbol.iterator]());
-  if (query.sessionId !== undefined) return [iterate(index.backward({ kind: 'session', sessionId: query.sessionId }, before))];
+  if (query.sessionId !== undefined)
+    return [iterate(index.backward({ kind: 'session', sessionId: query.sessionId }, before))];
   const states = statesOf(query);
   if (states.length === 5) return [iterate(index.backward({ kind: 'all' }, before))];
   const sources: AsyncIterator<RunIndexEntry>[] = [];
   if (states.some((state) => !isTerminalState(state))) sources.push(iterate(index.unended(before)));
   for (const state of states.filter(isTerminalState)) {
-    const list: RunList = query.outcome === undefined ? { kind: 'state', state } : { kind: 'outcome', state, outcome: query.outcome };
+    const list: RunList =
+      query.outcome === undefined ? { kind: 'state', state } : { kind: 'outcome', state, outcome: query.outcome };
     sources.push(iterate(index.backward(list, before)));
   }
   return sources;
@@ -107,7 +109,8 @@ export async function queryPage(query: RunQuery, index: RunIndexReader): Promise
       } catch (error) {
         // One damaged run does not take the list down with it: it is left out and named.
         if (!isStoreError(error) || error.code !== 'corrupt_file') throw error;
-        if (!skipped.some((s) => s.runId === entry[1])) skipped.push({ runId: entry[1], code: 'corrupt_file', message: error.message });
+        if (!skipped.some((s) => s.runId === entry[1]))
+          skipped.push({ runId: entry[1], code: 'corrupt_file', message: error.message });
         continue;
       }
       if (!record || (query.sessionId !== undefined && record.sessionId !== query.sessionId)) continue;

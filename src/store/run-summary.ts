@@ -61,7 +61,9 @@ export function checkRunQuery(query: RunQuery): number {
   }
   if (query.before === undefined) return Number.POSITIVE_INFINITY;
   if (!/^[1-9]\d{0,15}$/.test(query.before)) {
-    throw new RangeError(`before must be the cursor of a previous page (a position such as "42"); got ${JSON.stringify(query.before)}`);
+    throw new RangeError(
+      `before must be the cursor of a previous page (a position such as "42"); got ${JSON.stringify(query.before)}`,
+    );
   }
   return Number(query.before);
 }

@@ -114,7 +114,11 @@ export class SegmentedLog<T> {
     await this.ready;
     const found: T[] = [];
     // Keys are whole numbers: the first wanted one is in the last segment starting at or before after + 1.
-    for (let index = Math.max(0, upperBound(this.firsts, Math.floor(after) + 1) - 1); index < this.firsts.length; index++) {
+    for (
+      let index = Math.max(0, upperBound(this.firsts, Math.floor(after) + 1) - 1);
+      index < this.firsts.length;
+      index++
+    ) {
       const first = this.firsts[index]!;
       const items = await this.segmentItems(first);
       for (let i = this.firstAfter(first, items, after); i < items.length; i++) found.push(items[i]!);
@@ -161,7 +165,11 @@ export class SegmentedLog<T> {
     const text = JSON.stringify(item);
     const { limits, keyOf } = this.options;
     let segment = this.tail;
-    if (!segment || segment.items.length >= limits.items || (segment.items.length > 0 && segment.chars + text.length > limits.bytes)) {
+    if (
+      !segment ||
+      segment.items.length >= limits.items ||
+      (segment.items.length > 0 && segment.chars + text.length > limits.bytes)
+    ) {
       segment = this.openSegment(keyOf ? keyOf(item) : this.count + 1);
     }
     segment.items.push(item);
@@ -178,7 +186,16 @@ export class SegmentedLog<T> {
     const previous = this.tail;
     // Keys only grow; should one not, the new segment still never replaces an older file.
     const first = Math.max(key, (this.firsts.at(-1) ?? 0) + 1);
-    const segment: Segment<T> = { first, path: this.pathOf(first), items: [], texts: [], chars: 0, deps: [], saved: 0, lastWrite: undefined };
+    const segment: Segment<T> = {
+      first,
+      path: this.pathOf(first),
+      items: [],
+      texts: [],
+      chars: 0,
+      deps: [],
+      saved: 0,
+      lastWrite: undefined,
+    };
     if (previous) {
       if (previous.saved < previous.items.length || this.options.writer.has(previous.path)) {
         this.unsaved.set(previous.first, previous);
@@ -209,7 +226,11 @@ export class SegmentedLog<T> {
 
   private saved(segment: Segment<T>, count: number): void {
     segment.saved = Math.max(segment.saved, count);
-    if (segment !== this.tail && segment.saved === segment.items.length && this.unsaved.get(segment.first) === segment) {
+    if (
+      segment !== this.tail &&
+      segment.saved === segment.items.length &&
+      this.unsaved.get(segment.first) === segment
+    ) {
       this.unsaved.delete(segment.first);
       segment.texts = [];
       this.options.cache.set(segment.path, Promise.resolve(segment.items));

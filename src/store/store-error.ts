@@ -24,7 +24,14 @@ export class StoreError extends Error {
     readonly code: StoreErrorCode,
     message: string,
     /** The file, and the run, session or steer it belongs to when known. */
-    readonly details?: { path?: string; cause?: unknown; runId?: string; sessionId?: string; steerId?: string; file?: string },
+    readonly details?: {
+      path?: string;
+      cause?: unknown;
+      runId?: string;
+      sessionId?: string;
+      steerId?: string;
+      file?: string;
+    },
   ) {
     super(message);
   }

@@ -15,11 +15,18 @@ const heldInThisProcess = new Set<string>();
 export async function acquireStoreLock(dir: string): Promise<() => Promise<void>> {
   const path = join(dir, 'LOCK');
   if (heldInThisProcess.has(dir)) {
-    throw new StoreError('store_locked', `${dir} is already open in this process; close() that store before opening it again`, { path });
+    throw new StoreError(
+      'store_locked',
+      `${dir} is already open in this process; close() that store before opening it again`,
+      { path },
+    );
   }
   for (let attempt = 0; ; attempt++) {
     try {
-      await writeFile(path, `${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
+      await writeFile(path, `${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`, {
+        flag: 'wx',
+        mode: PRIVATE_FILE_MODE,
+      });
       heldInThisProcess.add(dir);
       return async () => {
         heldInThisProcess.delete(dir);

@@ -75,7 +75,15 @@ export class WriteCoalescer {
   write(path: string, snapshot: () => FileSnapshot): Promise<void> {
     let state = this.files.get(path);
     if (!state) {
-      state = { path, document: undefined as unknown as Low<unknown>, format: indentedJson, snapshot, next: undefined, running: undefined, failed: undefined };
+      state = {
+        path,
+        document: undefined as unknown as Low<unknown>,
+        format: indentedJson,
+        snapshot,
+        next: undefined,
+        running: undefined,
+        failed: undefined,
+      };
       state.document = this.documentOf(path, state);
       this.files.set(path, state);
     }
@@ -128,10 +136,14 @@ export class WriteCoalescer {
     const still = [...this.files].find(([, state]) => state.failed !== undefined);
     if (still) {
       const [path, state] = still;
-      throw new StoreError('write_failed', `could not write ${path}: ${String(state.failed)}; check free disk space and permissions, then flush() again`, {
-        path,
-        cause: state.failed,
-      });
+      throw new StoreError(
+        'write_failed',
+        `could not write ${path}: ${String(state.failed)}; check free disk space and permissions, then flush() again`,
+        {
+          path,
+          cause: state.failed,
+        },
+      );
     }
   }
 

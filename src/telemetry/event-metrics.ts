@@ -58,24 +58,98 @@ export class EventMetrics {
 
   constructor(private readonly options: EventMetricsOptions) {
     const registers = [options.registry];
-    this.runsQueued = new Counter({ name: 'switchyard_runs_queued_total', help: 'Times a run was queued: in its session\'s wait lane (session_busy) or for limiter permits (limits).', labelNames: ['reason'], registers });
-    this.runsStarted = new Counter({ name: 'switchyard_runs_started_total', help: 'Runs that started, by agent.', labelNames: ['agent'], registers });
-    this.runsEnded = new Counter({ name: 'switchyard_runs_total', help: 'Runs that ended, by final state and outcome code (ok, denied, the failure code or the cancel reason).', labelNames: ['state', 'code'], registers });
-    this.runDuration = new Histogram({ name: 'switchyard_run_duration_seconds', help: 'From a run\'s start to its end, by final state.', labelNames: ['state'], buckets: SECONDS_SLOW, registers });
-    this.admissionWait = new Histogram({ name: 'switchyard_admission_wait_seconds', help: 'How long a run was queued before it started (0 for one that started at once).', buckets: [0, ...SECONDS_SLOW], registers });
-    this.laneDepth = new Histogram({ name: 'switchyard_lane_depth', help: 'A session\'s wait-lane depth when a message joined it (the place it took).', buckets: [1, 2, 4, 8, 16, 32, 64, 128], registers });
-    this.modelTurn = new Histogram({ name: 'switchyard_model_turn_duration_seconds', help: 'From a model turn\'s start to the model\'s whole answer, by model.', labelNames: ['model'], buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300], registers });
-    this.modelTokens = new Counter({ name: 'switchyard_model_tokens_total', help: 'Tokens the model providers reported, by model and type (input, output, cached: the part of input read from a prompt cache).', labelNames: ['model', 'type'], registers });
-    this.modelRetries = new Counter({ name: 'switchyard_model_retries_total', help: 'Model requests retried after a 429 or 5xx, by model.', labelNames: ['model'], registers });
-    this.toolCalls = new Counter({ name: 'switchyard_tool_calls_total', help: 'Tool calls that ended, by tool and outcome (ok, or the error code).', labelNames: ['tool', 'outcome'], registers });
-    this.toolDuration = new Histogram({ name: 'switchyard_tool_call_duration_seconds', help: 'From a tool call\'s start to its result, by tool (calls that started).', labelNames: ['tool'], buckets: SECONDS_FAST, registers });
-    this.toolWait = new Histogram({ name: 'switchyard_tool_call_wait_seconds', help: 'From a batch\'s schedule to a call\'s start: the wait for conflicting calls (claims) and the concurrency cap, by tool.', labelNames: ['tool'], buckets: [0, ...SECONDS_FAST], registers });
-    this.approvalWait = new Histogram({ name: 'switchyard_approval_wait_seconds', help: 'From an approval request to its answer, by decision.', labelNames: ['decision'], buckets: [0.1, 1, 5, 15, 30, 60, 120, 300, 900], registers });
-    this.sandboxFallbacks = new Counter({ name: 'switchyard_sandbox_fallbacks_total', help: 'Commands that ran without a sandbox because [sandbox] backend = "auto" found none.', registers });
+    this.runsQueued = new Counter({
+      name: 'switchyard_runs_queued_total',
+      help: "Times a run was queued: in its session's wait lane (session_busy) or for limiter permits (limits).",
+      labelNames: ['reason'],
+      registers,
+    });
+    this.runsStarted = new Counter({
+      name: 'switchyard_runs_started_total',
+      help: 'Runs that started, by agent.',
+      labelNames: ['agent'],
+      registers,
+    });
+    this.runsEnded = new Counter({
+      name: 'switchyard_runs_total',
+      help: 'Runs that ended, by final state and outcome code (ok, denied, the failure code or the cancel reason).',
+      labelNames: ['state', 'code'],
+      registers,
+    });
+    this.runDuration = new Histogram({
+      name: 'switchyard_run_duration_seconds',
+      help: "From a run's start to its end, by final state.",
+      labelNames: ['state'],
+      buckets: SECONDS_SLOW,
+      registers,
+    });
+    this.admissionWait = new Histogram({
+      name: 'switchyard_admission_wait_seconds',
+      help: 'How long a run was queued before it started (0 for one that started at once).',
+      buckets: [0, ...SECONDS_SLOW],
+      registers,
+    });
+    this.laneDepth = new Histogram({
+      name: 'switchyard_lane_depth',
+      help: "A session's wait-lane depth when a message joined it (the place it took).",
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+      registers,
+    });
+    this.modelTurn = new Histogram({
+      name: 'switchyard_model_turn_duration_seconds',
+      help: "From a model turn's start to the model's whole answer, by model.",
+      labelNames: ['model'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    });
+    this.modelTokens = new Counter({
+      name: 'switchyard_model_tokens_total',
+      help: 'Tokens the model providers reported, by model and type (input, output, cached: the part of input read from a prompt cache).',
+      labelNames: ['model', 'type'],
+      registers,
+    });
+    this.modelRetries = new Counter({
+      name: 'switchyard_model_retries_total',
+      help: 'Model requests retried after a 429 or 5xx, by model.',
+      labelNames: ['model'],
+      registers,
+    });
+    this.toolCalls = new Counter({
+      name: 'switchyard_tool_calls_total',
+      help: 'Tool calls that ended, by tool and outcome (ok, or the error code).',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
+    this.toolDuration = new Histogram({
+      name: 'switchyard_tool_call_duration_seconds',
+      help: "From a tool call's start to its result, by tool (calls that started).",
+      labelNames: ['tool'],
+      buckets: SECONDS_FAST,
+      registers,
+    });
+    this.toolWait = new Histogram({
+      name: 'switchyard_tool_call_wait_seconds',
+      help: "From a batch's schedule to a call's start: the wait for conflicting calls (claims) and the concurrency cap, by tool.",
+      labelNames: ['tool'],
+      buckets: [0, ...SECONDS_FAST],
+      registers,
+    });
+    this.approvalWait = new Histogram({
+      name: 'switchyard_approval_wait_seconds',
+      help: 'From an approval request to its answer, by decision.',
+      labelNames: ['decision'],
+      buckets: [0.1, 1, 5, 15, 30, 60, 120, 300, 900],
+      registers,
+    });
+    this.sandboxFallbacks = new Counter({
+      name: 'switchyard_sandbox_fallbacks_total',
+      help: 'Commands that ran without a sandbox because [sandbox] backend = "auto" found none.',
+      registers,
+    });
     const waiting = this.waiting;
     new Gauge({
       name: 'switchyard_runs_waiting',
-      help: 'Runs queued now, by agent and why: in their session\'s lane (session_busy) or for permits (limits).',
+      help: "Runs queued now, by agent and why: in their session's lane (session_busy) or for permits (limits).",
       labelNames: ['agent', 'reason'],
       registers,
       collect() {
@@ -155,7 +229,8 @@ export class EventMetrics {
         const { approvals } = this.factsOf(event.runId);
         const askedAt = approvals.get(event.approvalId);
         approvals.delete(event.approvalId);
-        if (askedAt !== undefined) this.approvalWait.observe({ decision: this.codes.of(event.decision) }, seconds(at - askedAt));
+        if (askedAt !== undefined)
+          this.approvalWait.observe({ decision: this.codes.of(event.decision) }, seconds(at - askedAt));
         return;
       }
       case 'sandbox.warning':

@@ -8,9 +8,30 @@ import type { GatewayStats } from '../gateway/index.js';
 
 export function registerGatewayGauges(registry: Registry, stats: () => GatewayStats): void {
   const registers = [registry];
-  new Gauge({ name: 'switchyard_gateway_connections', help: 'Open client connections of the gateway.', registers, collect() { this.set(stats().connections); } });
-  new Gauge({ name: 'switchyard_gateway_subscriptions', help: 'Event and inspect subscriptions over all connections.', registers, collect() { this.set(stats().subscriptions); } });
-  new Gauge({ name: 'switchyard_gateway_pending_bytes', help: 'Bytes sent to clients that they have not read yet, over all connections.', registers, collect() { this.set(stats().pendingBytes); } });
+  new Gauge({
+    name: 'switchyard_gateway_connections',
+    help: 'Open client connections of the gateway.',
+    registers,
+    collect() {
+      this.set(stats().connections);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_gateway_subscriptions',
+    help: 'Event and inspect subscriptions over all connections.',
+    registers,
+    collect() {
+      this.set(stats().subscriptions);
+    },
+  });
+  new Gauge({
+    name: 'switchyard_gateway_pending_bytes',
+    help: 'Bytes sent to clients that they have not read yet, over all connections.',
+    registers,
+    collect() {
+      this.set(stats().pendingBytes);
+    },
+  });
   let counted = 0;
   new Counter({
     name: 'switchyard_gateway_slow_consumers_dropped_total',

@@ -34,7 +34,12 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
   let format = (line: string) => line.replace(/\n$/, '');
   if (options.pretty) {
     const { prettyFactory } = await import('pino-pretty');
-    const prettify = prettyFactory({ colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    const prettify = prettyFactory({
+      colorize: true,
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+    });
     format = (line) => prettify(line).replace(/\n$/, '');
   }
   return pino(
@@ -50,7 +55,10 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
       hooks: {
         // The message is not part of the object the formatters see.
         logMethod(args, method) {
-          method.apply(this, args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg)) as Parameters<typeof method>);
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg)) as Parameters<typeof method>,
+          );
         },
       },
     },

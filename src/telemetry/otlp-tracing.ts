@@ -19,14 +19,17 @@ export function tracesUrlOf(endpoint: string): string {
 }
 
 export async function startOtlpTracing(options: { endpoint: string; serviceName: string }): Promise<OtlpTracing> {
-  const [{ TracerProvider: SdkTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/sdk-trace'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-    import('@opentelemetry/resources'),
-  ]);
+  const [{ TracerProvider: SdkTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+    ]);
   const provider = new SdkTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: tracesUrlOf(options.endpoint) }) })],
+    spanProcessors: [
+      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: tracesUrlOf(options.endpoint) }) }),
+    ],
   });
   return { provider, close: () => provider.shutdown() };
 }

@@ -36,7 +36,8 @@ export function readinessProbe(options: ReadinessOptions): () => Promise<Readine
   };
   return async () => {
     details.length = 0;
-    if (!ConfigSchema.safeParse(options.config()).success) return fail('the config in force does not pass the schema', 'config: invalid');
+    if (!ConfigSchema.safeParse(options.config()).success)
+      return fail('the config in force does not pass the schema', 'config: invalid');
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
     try {
@@ -44,11 +45,22 @@ export function readinessProbe(options: ReadinessOptions): () => Promise<Readine
       const health = await Promise.race([options.store.health?.(), late]);
       if (health === 'late') return fail(`the store did not answer within ${timeoutMs} ms`, 'store: too slow');
       if (health && health.damage.length > 0) {
-        details.push(`store: ${health.damage.length} damaged file(s) or journal line(s) set aside at or since open; the server log names them`);
+        details.push(
+          `store: ${health.damage.length} damaged file(s) or journal line(s) set aside at or since open; the server log names them`,
+        );
       }
-      if (health && !health.writable) return fail(`the store refuses writes: ${health.problem ?? 'unknown'}`, 'store: writes fail (full disk?); refused until there is room again');
-      const answer = await Promise.race([Promise.all([options.store.getRun(PROBE_RUN_ID), options.store.durable()]), late]);
-      return answer === 'late' ? fail(`the store did not answer within ${timeoutMs} ms`, 'store: too slow') : { ready: true, details: [...details] };
+      if (health && !health.writable)
+        return fail(
+          `the store refuses writes: ${health.problem ?? 'unknown'}`,
+          'store: writes fail (full disk?); refused until there is room again',
+        );
+      const answer = await Promise.race([
+        Promise.all([options.store.getRun(PROBE_RUN_ID), options.store.durable()]),
+        late,
+      ]);
+      return answer === 'late'
+        ? fail(`the store did not answer within ${timeoutMs} ms`, 'store: too slow')
+        : { ready: true, details: [...details] };
     } catch (error) {
       return fail(`the store failed: ${error instanceof Error ? error.message : String(error)}`, 'store: failed');
     } finally {

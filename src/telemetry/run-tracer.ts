@@ -7,7 +7,18 @@
  * event stream, timed by the events' own `at`, so a span's times are the engine's, not the
  * moment the stream was read.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, type Attributes, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  defaultTextMapGetter,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   ATTR_ERROR_TYPE,
@@ -33,7 +44,12 @@ import type { TokenUsage } from '../core/model-usage.js';
 import { SWITCHYARD_ATTRIBUTES } from './span-attributes.js';
 
 /** The provider kinds of `[models.<id>] kind`, as gen_ai.provider.name spells them. */
-const PROVIDER_NAMES: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', google: 'gcp.gemini', scripted: 'switchyard.scripted' };
+const PROVIDER_NAMES: Record<string, string> = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  google: 'gcp.gemini',
+  scripted: 'switchyard.scripted',
+};
 
 interface CallSpan {
   tool: string;
@@ -140,7 +156,13 @@ export class RunTracer {
       },
       parent,
     );
-    this.runs.set(run.runId, { span, context: trace.setSpan(ROOT_CONTEXT, span), model, conversationId: run.sessionId, calls: new Map() });
+    this.runs.set(run.runId, {
+      span,
+      context: trace.setSpan(ROOT_CONTEXT, span),
+      model,
+      conversationId: run.sessionId,
+      calls: new Map(),
+    });
     return span.spanContext().traceId;
   }
 
@@ -182,7 +204,8 @@ export class RunTracer {
   private endChat(run: TracedRun, event: RunEventOf<'model.message'>, at: Date): void {
     const open = run.turn;
     if (!open || open.turn !== event.turn) return;
-    if (event.finishReason !== undefined) open.span.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [event.finishReason]);
+    if (event.finishReason !== undefined)
+      open.span.setAttribute(ATTR_GEN_AI_RESPONSE_FINISH_REASONS, [event.finishReason]);
     if (event.usage) open.span.setAttributes(usageAttributes(event.usage));
     open.span.end(at);
     run.turn = undefined;
@@ -192,7 +215,12 @@ export class RunTracer {
     run.calls = new Map(
       event.claims.map((claim, index) => [
         claim.callId,
-        { tool: claim.tool, claim: claim.label, group: event.groups.findIndex(([start, end]) => index >= start && index < end), scheduledAt: at.getTime() },
+        {
+          tool: claim.tool,
+          claim: claim.label,
+          group: event.groups.findIndex(([start, end]) => index >= start && index < end),
+          scheduledAt: at.getTime(),
+        },
       ]),
     );
   }
@@ -207,7 +235,11 @@ export class RunTracer {
       ...(call.claim !== undefined ? { [SWITCHYARD_ATTRIBUTES.claim]: call.claim } : {}),
       ...(call.group !== undefined && call.group >= 0 ? { [SWITCHYARD_ATTRIBUTES.group]: call.group } : {}),
     };
-    return this.tracer.startSpan(`${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${call.tool}`, { kind: SpanKind.INTERNAL, startTime: at, attributes }, run.context);
+    return this.tracer.startSpan(
+      `${GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL} ${call.tool}`,
+      { kind: SpanKind.INTERNAL, startTime: at, attributes },
+      run.context,
+    );
   }
 
   private endTool(run: TracedRun, event: RunEventOf<'tool.finished'>, at: Date): void {
@@ -237,7 +269,8 @@ export class RunTracer {
     run.span.setAttributes({ [SWITCHYARD_ATTRIBUTES.outcome]: state, [SWITCHYARD_ATTRIBUTES.outcomeCode]: code });
     if (event.type === 'run.completed') {
       const { turns: _turns, ...usage } = event.usage;
-      if (usage.inputTokens !== undefined && usage.outputTokens !== undefined) run.span.setAttributes(usageAttributes(usage as TokenUsage));
+      if (usage.inputTokens !== undefined && usage.outputTokens !== undefined)
+        run.span.setAttributes(usageAttributes(usage as TokenUsage));
     }
     if (error) {
       run.span.setAttribute(ATTR_ERROR_TYPE, error.code);

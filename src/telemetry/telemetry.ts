@@ -60,7 +60,9 @@ export interface Telemetry {
 export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {
   const registry = (options.telemetry?.metrics ?? true) ? createMetricsRegistry() : undefined;
   const tracing = await tracingOf(options);
-  const tracer: RunTracer | undefined = tracing ? new (await import('./run-tracer.js')).RunTracer(tracing.provider, options.models ?? {}) : undefined;
+  const tracer: RunTracer | undefined = tracing
+    ? new (await import('./run-tracer.js')).RunTracer(tracing.provider, options.models ?? {})
+    : undefined;
   const runLog = options.logger ? new RunLog(options.logger) : undefined;
   let metrics: EventMetrics | undefined;
   let stream: EventStream | undefined;
@@ -98,7 +100,8 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       if (metrics && attachOptions.store) {
         for (const run of await attachOptions.store.listRuns(['queued'])) {
           const status = engine.status(run.runId);
-          if (status?.state === 'queued') metrics.seedWaiting(run.runId, status.agentId, status.queuedFor ?? 'session_busy');
+          if (status?.state === 'queued')
+            metrics.seedWaiting(run.runId, status.agentId, status.queuedFor ?? 'session_busy');
         }
       }
     },

@@ -8,11 +8,23 @@
  */
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.machine.js';
-import { commandBlockReason, decideApproval, summarizeAction, type ApprovalGate, type ApprovalRuling } from '../approval/index.js';
+import {
+  commandBlockReason,
+  decideApproval,
+  summarizeAction,
+  type ApprovalGate,
+  type ApprovalRuling,
+} from '../approval/index.js';
 import { Claims, canonicalJson, normalizeClaim, type Claim } from '../concurrency/index.js';
 import type { Config } from '../config/index.js';
 import type { NodeInvoker } from './node-invoker.js';
-import { evaluateCommand, makeWorkspace, workspaceOwnerOptions, type CommandPolicy, type CommandVerdict } from '../sandbox/index.js';
+import {
+  evaluateCommand,
+  makeWorkspace,
+  workspaceOwnerOptions,
+  type CommandPolicy,
+  type CommandVerdict,
+} from '../sandbox/index.js';
 import type { AnyTool, DelegatedRunResult, DelegationRequest, SandboxSettings, ToolContext } from './tool.js';
 
 /** [approval] as the ToolService needs it. */
@@ -85,12 +97,25 @@ export class ToolService {
     const tool = this.options.tools.get(call.name);
     const base = { callId: call.id, tool: call.name, args: call.args, rewritten: false };
     if (!tool) {
-      return { ...base, input: call.args, claim: Claims.global(), invalid: { code: 'unknown_tool', message: `no tool named "${call.name}"; available: ${[...this.options.tools.keys()].join(', ') || 'none'}` } };
+      return {
+        ...base,
+        input: call.args,
+        claim: Claims.global(),
+        invalid: {
+          code: 'unknown_tool',
+          message: `no tool named "${call.name}"; available: ${[...this.options.tools.keys()].join(', ') || 'none'}`,
+        },
+      };
     }
     const parsed = tool.input.safeParse(call.args);
     if (!parsed.success) {
       const detail = parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ');
-      return { ...base, input: call.args, claim: Claims.global(), invalid: { code: 'invalid_arguments', message: `invalid arguments for ${call.name}: ${detail}` } };
+      return {
+        ...base,
+        input: call.args,
+        claim: Claims.global(),
+        invalid: { code: 'invalid_arguments', message: `invalid arguments for ${call.name}: ${detail}` },
+      };
     }
     const admitted = this.applyRewrite(tool, { ...base, input: parsed.data, claim: this.claimOf(tool, parsed.data) });
     return admitted.invalid ? admitted : this.judge(tool, admitted);
@@ -108,7 +133,8 @@ export class ToolService {
   approve(call: AdmittedCall, signal?: AbortSignal): Promise<ApprovalVerdict> {
     const ruling = call.approval;
     if (!ruling || ruling.decision === 'allow') return Promise.resolve({ allowed: true });
-    if (ruling.decision === 'deny') return Promise.resolve(denied('approval_denied', `${ruling.reason}; it was not run`));
+    if (ruling.decision === 'deny')
+      return Promise.resolve(denied('approval_denied', `${ruling.reason}; it was not run`));
     const tool = this.options.tools.get(call.tool);
     const destructive = tool !== undefined && (tool.destructive === true || isDestructiveOperation(tool, call.input));
     const description = tool?.describe?.(call.input);
@@ -116,7 +142,12 @@ export class ToolService {
     const { gate, unattended } = this.options;
     if (!gate) {
       const why = unattended ? 'this run is unattended' : 'no approval surface is configured';
-      return Promise.resolve(denied('approval_unavailable', `${call.tool} needs confirmation (${ruling.reason}), but ${why}; it was not run`));
+      return Promise.resolve(
+        denied(
+          'approval_unavailable',
+          `${call.tool} needs confirmation (${ruling.reason}), but ${why}; it was not run`,
+        ),
+      );
     }
     return gate.request({
       runId: this.options.runId,
@@ -135,9 +166,11 @@ export class ToolService {
     const tool = this.options.tools.get(call.tool);
     if (!tool) throw Object.assign(new Error(`no tool named "${call.tool}"`), { code: 'unknown_tool' });
     if (!this.workspaceMade) {
-      this.workspaceReady ??= makeWorkspace(this.options.workspace, workspaceOwnerOptions(this.options.sandbox)).then(() => {
-        this.workspaceMade = true;
-      });
+      this.workspaceReady ??= makeWorkspace(this.options.workspace, workspaceOwnerOptions(this.options.sandbox)).then(
+        () => {
+          this.workspaceMade = true;
+        },
+      );
       await this.workspaceReady;
     }
     const ctx: ToolContext = {
@@ -181,14 +214,20 @@ export class ToolService {
       return evaluate(command, this.options.commandPolicy?.() ?? {});
     } catch (error) {
       // A policy that cannot judge a command must not let it through.
-      return { action: 'block', rule: 'command_policy', reason: `the policy failed to evaluate the command (${error instanceof Error ? error.message : String(error)})` };
+      return {
+        action: 'block',
+        rule: 'command_policy',
+        reason: `the policy failed to evaluate the command (${error instanceof Error ? error.message : String(error)})`,
+      };
     }
   }
 
   private claimOf(tool: AnyTool, input: unknown): Claim {
     if (!tool.concurrencyClaim) return tool.readOnly ? Claims.shared() : Claims.global();
     try {
-      return normalizeClaim(tool.concurrencyClaim(input, { workspace: this.options.workspace, sessionId: this.options.sessionId }));
+      return normalizeClaim(
+        tool.concurrencyClaim(input, { workspace: this.options.workspace, sessionId: this.options.sessionId }),
+      );
     } catch {
       // A claim we cannot compute could be anything: fail closed.
       return Claims.global();
@@ -198,11 +237,20 @@ export class ToolService {
   private applyRewrite(tool: AnyTool, call: AdmittedCall): AdmittedCall {
     const hook = this.options.rewriteArguments;
     if (!hook) return call;
-    const replaced = hook({ tool: call.tool, args: call.args, runId: this.options.runId, sessionId: this.options.sessionId });
+    const replaced = hook({
+      tool: call.tool,
+      args: call.args,
+      runId: this.options.runId,
+      sessionId: this.options.sessionId,
+    });
     if (replaced === undefined || canonicalJson(replaced) === canonicalJson(call.args)) return call;
     const parsed = tool.input.safeParse(replaced);
     if (!parsed.success) {
-      return { ...call, rewritten: true, invalid: { code: 'invalid_arguments', message: `arguments rewritten by a hook are invalid for ${call.tool}` } };
+      return {
+        ...call,
+        rewritten: true,
+        invalid: { code: 'invalid_arguments', message: `arguments rewritten by a hook are invalid for ${call.tool}` },
+      };
     }
     return { ...call, input: parsed.data, rewritten: true };
   }

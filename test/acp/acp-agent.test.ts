@@ -54,7 +54,10 @@ function resetC(): Promise<void> {
 
 /** The updates of one session from index `from` on. */
 function updatesOf(child: AcpChild, session: string, from = 0): SessionUpdate[] {
-  return child.updates.slice(from).filter((n) => n.sessionId === session).map((n) => n.update);
+  return child.updates
+    .slice(from)
+    .filter((n) => n.sessionId === session)
+    .map((n) => n.update);
 }
 
 function toolCalls(updates: SessionUpdate[]): (ToolCall & { sessionUpdate: 'tool_call' })[] {
@@ -63,12 +66,19 @@ function toolCalls(updates: SessionUpdate[]): (ToolCall & { sessionUpdate: 'tool
 
 function statusesOf(updates: SessionUpdate[], toolCallId: string): string[] {
   return updates.flatMap((u) =>
-    (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') && u.toolCallId === toolCallId && u.status != null ? [u.status] : [],
+    (u.sessionUpdate === 'tool_call' || u.sessionUpdate === 'tool_call_update') &&
+    u.toolCallId === toolCallId &&
+    u.status != null
+      ? [u.status]
+      : [],
   );
 }
 
 function prompt(child: AcpChild, session: string, text: string) {
-  return child.connection.agent.request(methods.agent.session.prompt, { sessionId: session, prompt: [{ type: 'text', text }] });
+  return child.connection.agent.request(methods.agent.session.prompt, {
+    sessionId: session,
+    prompt: [{ type: 'text', text }],
+  });
 }
 
 describe('switchyard acp, in process', () => {
@@ -94,7 +104,9 @@ describe('switchyard acp, in process', () => {
     sessionId = created.sessionId;
     expect(created.modes).toEqual({
       currentModeId: 'auto',
-      availableModes: ['plan', 'ask', 'auto', 'full'].map((id) => expect.objectContaining({ id, name: expect.any(String) })),
+      availableModes: ['plan', 'ask', 'auto', 'full'].map((id) =>
+        expect.objectContaining({ id, name: expect.any(String) }),
+      ),
     });
   });
 
@@ -111,28 +123,42 @@ describe('switchyard acp, in process', () => {
       ['Read b.txt', 'read', [{ path: join(workspace, 'b.txt') }], 'pending'],
       ['Edit c.txt', 'edit', [{ path: join(workspace, 'c.txt') }], 'pending'],
     ]);
-    expect(calls[2]!.content).toEqual([{ type: 'diff', path: join(workspace, 'c.txt'), oldText: 'draft', newText: 'final' }]);
+    expect(calls[2]!.content).toEqual([
+      { type: 'diff', path: join(workspace, 'c.txt'), oldText: 'draft', newText: 'final' },
+    ]);
     // Announced together, before any of them runs; each goes pending -> in_progress -> completed.
     const firstProgress = updates.findIndex((u) => u.sessionUpdate === 'tool_call_update');
     expect(updates.slice(0, firstProgress).filter((u) => u.sessionUpdate === 'tool_call')).toHaveLength(3);
-    for (const call of calls) expect(statusesOf(updates, call.toolCallId)).toEqual(['pending', 'in_progress', 'completed']);
+    for (const call of calls)
+      expect(statusesOf(updates, call.toolCallId)).toEqual(['pending', 'in_progress', 'completed']);
     // The batch is one group: the plan says the three run in parallel.
     const plans = updates.filter((u) => u.sessionUpdate === 'plan');
     expect(plans[0]).toEqual({
       sessionUpdate: 'plan',
-      entries: [{ content: 'in parallel, Read a.txt · Read b.txt · Edit c.txt', priority: 'medium', status: 'pending' }],
+      entries: [
+        { content: 'in parallel, Read a.txt · Read b.txt · Edit c.txt', priority: 'medium', status: 'pending' },
+      ],
     });
     expect(plans.at(-1)).toMatchObject({ entries: [{ status: 'completed' }] });
     // What the reads returned, and the edit's diff once it is done.
     const completed = (id: string) =>
-      updates.find((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === id && u.status === 'completed') as ToolCallUpdate;
-    expect(completed(calls[0]!.toolCallId).content).toEqual([{ type: 'content', content: { type: 'text', text: '```\nalpha\n```' } }]);
+      updates.find(
+        (u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === id && u.status === 'completed',
+      ) as ToolCallUpdate;
+    expect(completed(calls[0]!.toolCallId).content).toEqual([
+      { type: 'content', content: { type: 'text', text: '```\nalpha\n```' } },
+    ]);
     expect(completed(calls[2]!.toolCallId).content).toEqual(calls[2]!.content);
     // The answer comes last, after every call finished.
-    const lastCompleted = updates.map((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed').lastIndexOf(true);
+    const lastCompleted = updates
+      .map((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed')
+      .lastIndexOf(true);
     const message = updates.findIndex((u) => u.sessionUpdate === 'agent_message_chunk');
     expect(message).toBeGreaterThan(lastCompleted);
-    expect(updates[message]).toEqual({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Edited c.txt.' } });
+    expect(updates[message]).toEqual({
+      sessionUpdate: 'agent_message_chunk',
+      content: { type: 'text', text: 'Edited c.txt.' },
+    });
   });
 
   it('in ask mode the edit asks; "allow always" runs it, and the identical call later runs without asking', async () => {
@@ -146,7 +172,12 @@ describe('switchyard acp, in process', () => {
     expect(requests).toHaveLength(1);
     expect(requests[0]).toMatchObject({
       sessionId,
-      toolCall: { title: 'Edit c.txt', kind: 'edit', status: 'pending', content: [{ type: 'diff', oldText: 'draft', newText: 'final' }] },
+      toolCall: {
+        title: 'Edit c.txt',
+        kind: 'edit',
+        status: 'pending',
+        content: [{ type: 'diff', oldText: 'draft', newText: 'final' }],
+      },
     });
     expect(requests[0]!.options.map((o) => [o.optionId, o.kind])).toEqual([
       ['allow_once', 'allow_once'],
@@ -173,13 +204,19 @@ describe('switchyard acp, in process', () => {
       expect(await prompt(agent, other.sessionId, 'edit c')).toEqual({ stopReason: 'end_turn' });
       const updates = updatesOf(agent, other.sessionId, from);
       const edit = toolCalls(updates).find((c) => c.kind === 'edit')!;
-      return updates.find((u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === edit.toolCallId && u.status === 'failed');
+      return updates.find(
+        (u) => u.sessionUpdate === 'tool_call_update' && u.toolCallId === edit.toolCallId && u.status === 'failed',
+      );
     };
     const asked = agent.permissionRequests.length;
-    expect(await editOutcome('reject_once')).toMatchObject({ content: [{ content: { text: expect.stringMatching(/^approval_denied: /) } }] });
+    expect(await editOutcome('reject_once')).toMatchObject({
+      content: [{ content: { text: expect.stringMatching(/^approval_denied: /) } }],
+    });
     expect(await editOutcome('reject_always')).toMatchObject({ status: 'failed' });
     expect(agent.permissionRequests).toHaveLength(asked + 2);
-    expect(await editOutcome('allow_once')).toMatchObject({ content: [{ content: { text: expect.stringMatching(/^approval_denied: /) } }] });
+    expect(await editOutcome('allow_once')).toMatchObject({
+      content: [{ content: { text: expect.stringMatching(/^approval_denied: /) } }],
+    });
     expect(agent.permissionRequests).toHaveLength(asked + 2);
     expect(await readFile(join(workspace, 'c.txt'), 'utf8')).toBe('first draft\n');
   });
@@ -187,13 +224,29 @@ describe('switchyard acp, in process', () => {
   it('a malformed frame gets a JSON-RPC error, and the agent keeps serving', async () => {
     agent.writeRaw('{"jsonrpc": "2.0", "id": 41, "method": "session/prompt", "params": ');
     expect(await agent.nextFrame((f) => f['id'] === null)).toMatchObject({ error: { code: -32700 } });
-    agent.writeRaw(JSON.stringify({ jsonrpc: '2.0', id: 'bad-params', method: 'session/prompt', params: { sessionId: 42 } }));
+    agent.writeRaw(
+      JSON.stringify({ jsonrpc: '2.0', id: 'bad-params', method: 'session/prompt', params: { sessionId: 42 } }),
+    );
     expect(await agent.nextFrame((f) => f['id'] === 'bad-params')).toMatchObject({ error: { code: -32602 } });
     agent.writeRaw(JSON.stringify({ jsonrpc: '2.0', id: 'no-method', method: 'session/teleport', params: {} }));
     expect(await agent.nextFrame((f) => f['id'] === 'no-method')).toMatchObject({ error: { code: -32601 } });
-    agent.writeRaw(JSON.stringify({ jsonrpc: '2.0', id: 'no-session', method: 'session/prompt', params: { sessionId: 'nope', prompt: [] } }));
+    agent.writeRaw(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'no-session',
+        method: 'session/prompt',
+        params: { sessionId: 'nope', prompt: [] },
+      }),
+    );
     expect(await agent.nextFrame((f) => f['id'] === 'no-session')).toMatchObject({ error: { code: -32002 } });
-    agent.writeRaw(JSON.stringify({ jsonrpc: '2.0', id: 'bad-mode', method: 'session/set_mode', params: { sessionId, modeId: 'yolo' } }));
+    agent.writeRaw(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'bad-mode',
+        method: 'session/set_mode',
+        params: { sessionId, modeId: 'yolo' },
+      }),
+    );
     expect(await agent.nextFrame((f) => f['id'] === 'bad-mode')).toMatchObject({ error: { code: -32602 } });
 
     await resetC();
@@ -219,16 +272,24 @@ describe('switchyard acp, in process', () => {
     async () => {
       const restarted = spawnAcp(['--config', configFile, '--data-dir', dataDir]);
       await restarted.initialize();
-      const loaded = await restarted.connection.agent.request(methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] });
+      const loaded = await restarted.connection.agent.request(methods.agent.session.load, {
+        sessionId,
+        cwd: workspace,
+        mcpServers: [],
+      });
       // The last prompt ran in auto mode.
       expect(loaded).toMatchObject({ modes: { currentModeId: 'auto' } });
       const replayed = updatesOf(restarted, sessionId);
-      const users = replayed.filter((u) => u.sessionUpdate === 'user_message_chunk').map((u) => (u as { content: { text: string } }).content.text);
+      const users = replayed
+        .filter((u) => u.sessionUpdate === 'user_message_chunk')
+        .map((u) => (u as { content: { text: string } }).content.text);
       expect(users).toEqual(['edit c', 'edit c again', 'and once more', 'still there?']);
       expect(replayed.filter((u) => u.sessionUpdate === 'agent_message_chunk')).toHaveLength(4);
       const calls = toolCalls(replayed);
       expect(calls.map((c) => c.kind)).toEqual(Array.from({ length: 4 }, () => ['read', 'read', 'edit']).flat());
-      expect(calls[2]!.content).toEqual([{ type: 'diff', path: join(workspace, 'c.txt'), oldText: 'draft', newText: 'final' }]);
+      expect(calls[2]!.content).toEqual([
+        { type: 'diff', path: join(workspace, 'c.txt'), oldText: 'draft', newText: 'final' },
+      ]);
       // Each replayed call ends where it ended: the second run's edit was allowed, the third was not asked and ran too.
       for (const call of calls) expect(statusesOf(replayed, call.toolCallId).at(-1)).toBe('completed');
       expect(replayed[0]).toEqual({ sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'edit c' } });

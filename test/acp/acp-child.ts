@@ -35,7 +35,10 @@ afterAll(() => {
 });
 
 /** `signal` aborts when the agent withdraws its request ($/cancel_request). */
-export type PermissionAnswer = (request: RequestPermissionRequest, signal: AbortSignal) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
+export type PermissionAnswer = (
+  request: RequestPermissionRequest,
+  signal: AbortSignal,
+) => RequestPermissionResponse | Promise<RequestPermissionResponse>;
 
 export interface AcpChild {
   connection: ClientConnection;
@@ -127,7 +130,8 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
       frameWatchers.add(check);
       check();
       void exited.then(() => {
-        if (frameWatchers.delete(check)) reject(new Error(`the child exited before the update arrived; stderr:\n${stderr}`));
+        if (frameWatchers.delete(check))
+          reject(new Error(`the child exited before the update arrived; stderr:\n${stderr}`));
       });
     });
 
@@ -146,7 +150,8 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
       frameWatchers.add(check);
       check();
       void exited.then(() => {
-        if (frameWatchers.delete(check)) reject(new Error(`the child exited before the frame arrived; stderr:\n${stderr}`));
+        if (frameWatchers.delete(check))
+          reject(new Error(`the child exited before the frame arrived; stderr:\n${stderr}`));
       });
     });
 
@@ -178,7 +183,9 @@ export function spawnAcp(args: string[], env: Record<string, string> = {}): AcpC
 export function parseFrame(line: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -35,7 +35,12 @@ const onSubmitted = new Set<() => void>();
 const model = scriptedModel(({ turn, input, messages }) => {
   if (input.startsWith('edit')) {
     return turn === 0
-      ? { toolCalls: [{ name: 'file_read', args: { path: 'a.txt' } }, { name: 'file_edit', args: { path: 'c.txt', old: 'draft', new: 'final' } }] }
+      ? {
+          toolCalls: [
+            { name: 'file_read', args: { path: 'a.txt' } },
+            { name: 'file_edit', args: { path: 'c.txt', old: 'draft', new: 'final' } },
+          ],
+        }
       : { text: 'edited' };
   }
   if (turn === 0) return { toolCalls: [{ name: 'hold', args: {} }] };
@@ -48,8 +53,17 @@ beforeAll(async () => {
   workspace = await realpath(await sandboxWorkspace('switchyard-acp-project-'));
   await writeFile(join(workspace, 'a.txt'), 'alpha\n');
   await writeFile(join(workspace, 'c.txt'), 'first draft\n');
-  engine = await createEngine({ models: { scripted: model }, tools: [hold.tool], onError: (error) => engineErrors.push(error) });
-  gateway = await startGateway({ engine: watched(engine), port: 0, dataDir, logger: { info: () => {}, warn: () => {}, error: (m) => engineErrors.push(m) } });
+  engine = await createEngine({
+    models: { scripted: model },
+    tools: [hold.tool],
+    onError: (error) => engineErrors.push(error),
+  });
+  gateway = await startGateway({
+    engine: watched(engine),
+    port: 0,
+    dataDir,
+    logger: { info: () => {}, warn: () => {}, error: (m) => engineErrors.push(m) },
+  });
   agent = spawnAcp(['--gateway', gateway.url, '--token-file', gateway.tokenPath]);
 });
 
@@ -144,14 +158,18 @@ function updatesFrom(from: number): SessionUpdate[] {
   return agent.updates.slice(from).map((n) => n.update);
 }
 
-const holdRunning = (update: SessionUpdate) => update.sessionUpdate === 'tool_call_update' && update.status === 'in_progress';
+const holdRunning = (update: SessionUpdate) =>
+  update.sessionUpdate === 'tool_call_update' && update.status === 'in_progress';
 
 describe('switchyard acp --gateway', () => {
   it(
     'initialize does not offer session/load; session/new opens a session on the gateway',
     async () => {
       expect(await agent.initialize()).toMatchObject({ agentCapabilities: { loadSession: false } });
-      const created = await agent.connection.agent.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
+      const created = await agent.connection.agent.request(methods.agent.session.new, {
+        cwd: workspace,
+        mcpServers: [],
+      });
       sessionId = created.sessionId;
       expect(created.modes?.currentModeId).toBe('auto');
     },
@@ -165,9 +183,16 @@ describe('switchyard acp --gateway', () => {
     const calls = updatesFrom(from).filter((u) => u.sessionUpdate === 'tool_call');
     expect(calls).toMatchObject([
       { kind: 'read', locations: [{ path: join(workspace, 'a.txt') }], status: 'pending' },
-      { kind: 'edit', locations: [{ path: join(workspace, 'c.txt') }], content: [{ type: 'diff', path: join(workspace, 'c.txt'), oldText: 'draft', newText: 'final' }] },
+      {
+        kind: 'edit',
+        locations: [{ path: join(workspace, 'c.txt') }],
+        content: [{ type: 'diff', path: join(workspace, 'c.txt'), oldText: 'draft', newText: 'final' }],
+      },
     ]);
-    expect(updatesFrom(from).at(-1)).toEqual({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'edited' } });
+    expect(updatesFrom(from).at(-1)).toEqual({
+      sessionUpdate: 'agent_message_chunk',
+      content: { type: 'text', text: 'edited' },
+    });
   });
 
   it('in ask mode the permission request crosses the gateway; allow once runs the edit', async () => {
@@ -176,7 +201,9 @@ describe('switchyard acp --gateway', () => {
     agent.answerPermissions(choose('allow_once'));
     const asked = agent.permissionRequests.length;
     expect(await prompt('edit c again')).toEqual({ stopReason: 'end_turn' });
-    expect(agent.permissionRequests.slice(asked)).toMatchObject([{ sessionId, toolCall: { kind: 'edit', title: 'Edit c.txt' } }]);
+    expect(agent.permissionRequests.slice(asked)).toMatchObject([
+      { sessionId, toolCall: { kind: 'edit', title: 'Edit c.txt' } },
+    ]);
     expect(await readFile(join(workspace, 'c.txt'), 'utf8')).toBe('second final\n');
     await agent.connection.agent.request(methods.agent.session.setMode, { sessionId, modeId: 'auto' });
   });
@@ -198,7 +225,9 @@ describe('switchyard acp --gateway', () => {
     const from = agent.updates.length;
     expect(await prompt('edit c once more')).toEqual({ stopReason: 'end_turn' });
     expect(withdrawn).toBe(true);
-    expect(updatesFrom(from).find((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'failed')).toMatchObject({
+    expect(
+      updatesFrom(from).find((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'failed'),
+    ).toMatchObject({
       content: [{ content: { text: expect.stringMatching(/^approval_denied: .*timed out/) } }],
     });
     expect(await readFile(join(workspace, 'c.txt'), 'utf8')).toBe('third draft\n');
@@ -251,11 +280,17 @@ describe('switchyard acp --gateway', () => {
     await agent.nextUpdate((update, session) => session === sessionId && holdRunning(update), from);
     await agent.connection.agent.notify(methods.agent.session.cancel, { sessionId });
     expect(await answer).toEqual({ stopReason: 'cancelled' });
-    expect(updatesFrom(from).filter((u) => u.sessionUpdate === 'tool_call_update').at(-1)).toMatchObject({ status: 'failed' });
+    expect(
+      updatesFrom(from)
+        .filter((u) => u.sessionUpdate === 'tool_call_update')
+        .at(-1),
+    ).toMatchObject({ status: 'failed' });
   });
 
   it('session/load is not offered: the method is unknown', async () => {
-    await expect(agent.connection.agent.request(methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] })).rejects.toMatchObject({
+    await expect(
+      agent.connection.agent.request(methods.agent.session.load, { sessionId, cwd: workspace, mcpServers: [] }),
+    ).rejects.toMatchObject({
       code: -32601,
     });
   });

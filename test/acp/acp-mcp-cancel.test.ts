@@ -25,10 +25,16 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'switchyard-acp-mcp-'));
   workspace = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-acp-project-')));
   holdDir = join(dir, 'hold');
-  await writeFile(join(dir, 'script.json'), JSON.stringify([{ toolCalls: [{ name: 'hold__hold', args: {} }] }, { text: 'released' }]));
+  await writeFile(
+    join(dir, 'script.json'),
+    JSON.stringify([{ toolCalls: [{ name: 'hold__hold', args: {} }] }, { text: 'released' }]),
+  );
   await mkdir(holdDir);
   const config = join(dir, 'switchyard.toml');
-  await writeFile(config, `[store]\nkind = "memory"\n\n[models.scripted]\nkind = "scripted"\nscript = ${JSON.stringify(join(dir, 'script.json'))}\n`);
+  await writeFile(
+    config,
+    `[store]\nkind = "memory"\n\n[models.scripted]\nkind = "scripted"\nscript = ${JSON.stringify(join(dir, 'script.json'))}\n`,
+  );
   agent = spawnAcp(['--config', config]);
 });
 
@@ -38,10 +44,14 @@ afterAll(async () => {
 });
 
 function prompt(session: string, text: string) {
-  return agent.connection.agent.request(methods.agent.session.prompt, { sessionId: session, prompt: [{ type: 'text', text }] });
+  return agent.connection.agent.request(methods.agent.session.prompt, {
+    sessionId: session,
+    prompt: [{ type: 'text', text }],
+  });
 }
 
-const isHoldRunning = (update: SessionUpdate) => update.sessionUpdate === 'tool_call_update' && update.status === 'in_progress';
+const isHoldRunning = (update: SessionUpdate) =>
+  update.sessionUpdate === 'tool_call_update' && update.status === 'in_progress';
 
 describe("switchyard acp with the editor's MCP server", () => {
   it(
@@ -50,7 +60,9 @@ describe("switchyard acp with the editor's MCP server", () => {
       await agent.initialize();
       const created = await agent.connection.agent.request(methods.agent.session.new, {
         cwd: workspace,
-        mcpServers: [{ name: 'hold', command: execPath, args: [HOLD_SERVER], env: [{ name: 'HOLD_DIR', value: holdDir }] }],
+        mcpServers: [
+          { name: 'hold', command: execPath, args: [HOLD_SERVER], env: [{ name: 'HOLD_DIR', value: holdDir }] },
+        ],
       });
       sessionId = created.sessionId;
       const from = agent.updates.length;
@@ -59,7 +71,10 @@ describe("switchyard acp with the editor's MCP server", () => {
       await writeFile(join(holdDir, 'release'), '');
       expect(await answer).toEqual({ stopReason: 'end_turn' });
       const updates = agent.updates.slice(from).map((n) => n.update);
-      expect(updates.find((u) => u.sessionUpdate === 'tool_call')).toMatchObject({ title: 'hold__hold', status: 'pending' });
+      expect(updates.find((u) => u.sessionUpdate === 'tool_call')).toMatchObject({
+        title: 'hold__hold',
+        status: 'pending',
+      });
       expect(updates.find((u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed')).toMatchObject({
         content: [{ type: 'content', content: { type: 'text', text: 'released' } }],
       });
@@ -72,8 +87,12 @@ describe("switchyard acp with the editor's MCP server", () => {
     const other = await agent.connection.agent.request(methods.agent.session.new, { cwd: workspace, mcpServers: [] });
     const from = agent.updates.length;
     expect(await prompt(other.sessionId, 'hold on')).toEqual({ stopReason: 'end_turn' });
-    const failed = agent.updates.slice(from).find((n) => n.update.sessionUpdate === 'tool_call_update' && n.update.status === 'failed');
-    expect(failed?.update).toMatchObject({ content: [{ content: { text: expect.stringMatching(/^unknown_tool: /) } }] });
+    const failed = agent.updates
+      .slice(from)
+      .find((n) => n.update.sessionUpdate === 'tool_call_update' && n.update.status === 'failed');
+    expect(failed?.update).toMatchObject({
+      content: [{ content: { text: expect.stringMatching(/^unknown_tool: /) } }],
+    });
   });
 
   it('session/cancel in the middle of a tool call ends the prompt cancelled, and the call failed', async () => {

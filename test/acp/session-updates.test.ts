@@ -17,7 +17,14 @@ const calls = [
 ];
 const claims: Claim[] = [Claims.shared(['/w/a.txt']), Claims.shared(['/w/b.txt']), Claims.paths(['/w/a.txt'])];
 
-function scheduled(runId = 'r1', groups: [number, number][] = [[0, 2], [2, 3]], of = calls) {
+function scheduled(
+  runId = 'r1',
+  groups: [number, number][] = [
+    [0, 2],
+    [2, 3],
+  ],
+  of = calls,
+) {
   return event(
     'tool.scheduled',
     {
@@ -33,12 +40,18 @@ function scheduled(runId = 'r1', groups: [number, number][] = [[0, 2], [2, 3]], 
 }
 
 const finished = (callId: string, ok = true, runId = 'r1') =>
-  event('tool.finished', { callId, ok, durationMs: 1, ...(ok ? { output: 'fine' } : { error: { code: 'boom', message: 'it broke' } }) }, runId);
+  event(
+    'tool.finished',
+    { callId, ok, durationMs: 1, ...(ok ? { output: 'fine' } : { error: { code: 'boom', message: 'it broke' } }) },
+    runId,
+  );
 
 describe('SessionUpdates', () => {
   it('streams text deltas as message chunks, and a final text only when it was not streamed', () => {
     const updates = new SessionUpdates('/w');
-    expect(updates.map(event('model.delta', { turn: 0, text: 'Hel' }))).toEqual([{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hel' } }]);
+    expect(updates.map(event('model.delta', { turn: 0, text: 'Hel' }))).toEqual([
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hel' } },
+    ]);
     expect(updates.map(event('model.message', { turn: 0, text: 'Hel', toolCalls: [] }))).toEqual([]);
     expect(updates.map(event('model.message', { turn: 1, text: 'Whole', toolCalls: [] }))).toEqual([
       { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Whole' } },
@@ -50,9 +63,23 @@ describe('SessionUpdates', () => {
     updates.map(event('model.message', { turn: 0, text: '', toolCalls: calls }));
     const announced = updates.map(scheduled());
     expect(announced.slice(0, 3)).toMatchObject([
-      { sessionUpdate: 'tool_call', toolCallId: 'r1/c0', title: 'Read a.txt', kind: 'read', status: 'pending', locations: [{ path: '/w/a.txt' }], rawInput: { path: 'a.txt' } },
+      {
+        sessionUpdate: 'tool_call',
+        toolCallId: 'r1/c0',
+        title: 'Read a.txt',
+        kind: 'read',
+        status: 'pending',
+        locations: [{ path: '/w/a.txt' }],
+        rawInput: { path: 'a.txt' },
+      },
       { sessionUpdate: 'tool_call', toolCallId: 'r1/c1', title: 'Read b.txt', kind: 'read', status: 'pending' },
-      { sessionUpdate: 'tool_call', toolCallId: 'r1/c2', title: 'Edit a.txt', kind: 'edit', content: [{ type: 'diff', path: '/w/a.txt', oldText: 'x', newText: 'y' }] },
+      {
+        sessionUpdate: 'tool_call',
+        toolCallId: 'r1/c2',
+        title: 'Edit a.txt',
+        kind: 'edit',
+        content: [{ type: 'diff', path: '/w/a.txt', oldText: 'x', newText: 'y' }],
+      },
     ]);
     expect(announced[3]).toEqual({
       sessionUpdate: 'plan',
@@ -61,12 +88,25 @@ describe('SessionUpdates', () => {
         { content: 'Step 2 of 2: Edit a.txt', priority: 'medium', status: 'pending' },
       ],
     });
-    const statuses = (list: ReturnType<SessionUpdates['map']>) => list.map((u) => (u.sessionUpdate === 'plan' ? `plan ${u.entries.map((e) => e.status).join(',')}` : `${(u as { toolCallId: string }).toolCallId} ${(u as { status: string }).status}`));
-    expect(statuses(updates.map(event('tool.started', { callId: 'c0', tool: 'file_read', args: {} })))).toEqual(['r1/c0 in_progress', 'plan in_progress,pending']);
-    expect(statuses(updates.map(event('tool.started', { callId: 'c1', tool: 'file_read', args: {} })))).toEqual(['r1/c1 in_progress']);
+    const statuses = (list: ReturnType<SessionUpdates['map']>) =>
+      list.map((u) =>
+        u.sessionUpdate === 'plan'
+          ? `plan ${u.entries.map((e) => e.status).join(',')}`
+          : `${(u as { toolCallId: string }).toolCallId} ${(u as { status: string }).status}`,
+      );
+    expect(statuses(updates.map(event('tool.started', { callId: 'c0', tool: 'file_read', args: {} })))).toEqual([
+      'r1/c0 in_progress',
+      'plan in_progress,pending',
+    ]);
+    expect(statuses(updates.map(event('tool.started', { callId: 'c1', tool: 'file_read', args: {} })))).toEqual([
+      'r1/c1 in_progress',
+    ]);
     expect(statuses(updates.map(finished('c1')))).toEqual(['r1/c1 completed']);
     expect(statuses(updates.map(finished('c0', false)))).toEqual(['r1/c0 failed', 'plan completed,pending']);
-    expect(statuses(updates.map(event('tool.started', { callId: 'c2', tool: 'file_edit', args: {} })))).toEqual(['r1/c2 in_progress', 'plan completed,in_progress']);
+    expect(statuses(updates.map(event('tool.started', { callId: 'c2', tool: 'file_edit', args: {} })))).toEqual([
+      'r1/c2 in_progress',
+      'plan completed,in_progress',
+    ]);
     const last = updates.map(finished('c2'));
     expect(statuses(last)).toEqual(['r1/c2 completed', 'plan completed,completed']);
     expect(last[0]).toMatchObject({ content: [{ type: 'diff', oldText: 'x', newText: 'y' }], rawOutput: 'fine' });
@@ -90,7 +130,9 @@ describe('SessionUpdates', () => {
   it('announces no plan for a batch of one call', () => {
     const updates = new SessionUpdates('/w');
     updates.map(event('model.message', { turn: 0, text: '', toolCalls: calls.slice(0, 1) }));
-    expect(updates.map(scheduled('r1', [[0, 1]], calls.slice(0, 1))).map((u) => u.sessionUpdate)).toEqual(['tool_call']);
+    expect(updates.map(scheduled('r1', [[0, 1]], calls.slice(0, 1))).map((u) => u.sessionUpdate)).toEqual([
+      'tool_call',
+    ]);
   });
 
   it('keeps calls of different runs apart although their call ids repeat', () => {
@@ -114,10 +156,12 @@ describe('SessionUpdates', () => {
     updates.map(event('model.message', { turn: 0, text: '', toolCalls: calls.slice(2) }));
     updates.map(scheduled('r1', [[0, 1]], calls.slice(2)));
     updates.map(event('approval.requested', { approvalId: 'a1', callId: 'c2', action: {} }));
-    expect(updates.map(event('approval.resolved', { approvalId: 'a1', decision: 'allow_session', by: 'respond' }))).toEqual([
-      { sessionUpdate: 'tool_call_update', toolCallId: 'r1/c2', status: 'in_progress' },
-    ]);
+    expect(
+      updates.map(event('approval.resolved', { approvalId: 'a1', decision: 'allow_session', by: 'respond' })),
+    ).toEqual([{ sessionUpdate: 'tool_call_update', toolCallId: 'r1/c2', status: 'in_progress' }]);
     updates.map(event('approval.requested', { approvalId: 'a2', callId: 'c2', action: {} }));
-    expect(updates.map(event('approval.resolved', { approvalId: 'a2', decision: 'timeout', by: 'timeout' }))).toEqual([]);
+    expect(updates.map(event('approval.resolved', { approvalId: 'a2', decision: 'timeout', by: 'timeout' }))).toEqual(
+      [],
+    );
   });
 });

@@ -7,7 +7,15 @@ import type { RunResult } from '../../src/engine/index.js';
 describe('stopReasonOf', () => {
   it.each<[RunResult, string]>([
     [{ runId: 'r', state: 'completed', output: 'done' }, 'end_turn'],
-    [{ runId: 'r', state: 'completed', output: '', denied: [{ callId: 'c', tool: 't', code: 'approval_denied', message: 'no' }] }, 'end_turn'],
+    [
+      {
+        runId: 'r',
+        state: 'completed',
+        output: '',
+        denied: [{ callId: 'c', tool: 't', code: 'approval_denied', message: 'no' }],
+      },
+      'end_turn',
+    ],
     [{ runId: 'r', state: 'cancelled', reason: 'stopped' }, 'cancelled'],
     [{ runId: 'r', state: 'failed', error: { code: 'max_iterations', message: 'cap' } }, 'max_turn_requests'],
     [{ runId: 'r', state: 'failed', error: { code: 'model_truncated', message: 'length' } }, 'max_tokens'],
@@ -16,9 +24,12 @@ describe('stopReasonOf', () => {
     expect(stopReasonOf(result)).toBe(reason);
   });
 
-  it.each(['timeout', 'model_error', 'interrupted', 'lane_timeout'])('a run failed with %s is an error answer naming the code', (code) => {
-    const failing = () => stopReasonOf({ runId: 'r', state: 'failed', error: { code, message: 'what happened' } });
-    expect(failing).toThrow(RequestError);
-    expect(failing).toThrow(`the run failed: ${code}: what happened`);
-  });
+  it.each(['timeout', 'model_error', 'interrupted', 'lane_timeout'])(
+    'a run failed with %s is an error answer naming the code',
+    (code) => {
+      const failing = () => stopReasonOf({ runId: 'r', state: 'failed', error: { code, message: 'what happened' } });
+      expect(failing).toThrow(RequestError);
+      expect(failing).toThrow(`the run failed: ${code}: what happened`);
+    },
+  );
 });

@@ -20,7 +20,16 @@ import { deferred, settle, type Deferred } from '../engine/fixtures.js';
 type Status = ActContext['status'][number];
 
 function planned(index: number, deps: number[], checkpoint: boolean, extra: Partial<PlannedCall> = {}): PlannedCall {
-  return { index, callId: `c${index}`, tool: 'probe', deps, checkpoint, timeoutMs: 60_000, needsApproval: false, ...extra };
+  return {
+    index,
+    callId: `c${index}`,
+    tool: 'probe',
+    deps,
+    checkpoint,
+    timeoutMs: 60_000,
+    needsApproval: false,
+    ...extra,
+  };
 }
 
 /** Groups mode: `groups` as sizes, e.g. [2, 1] = [0,2),[2,3). */
@@ -64,35 +73,103 @@ const W: Status = 'waiting';
 const R: Status = 'running';
 const D: Status = 'done';
 const fatal = { code: 'tool_fatal', message: 'crashed' };
-const step = (start: number[] = [], reuse: { index: number; result: ToolCallOutcome }[] = [], close: { index: number; event: 'DEFER' | 'ABORT' }[] = []) => ({
+const step = (
+  start: number[] = [],
+  reuse: { index: number; result: ToolCallOutcome }[] = [],
+  close: { index: number; event: 'DEFER' | 'ABORT' }[] = [],
+) => ({
   start,
   reuse,
   close,
 });
-const closeAll = (indices: number[], event: 'DEFER' | 'ABORT') => step([], [], indices.map((index) => ({ index, event })));
+const closeAll = (indices: number[], event: 'DEFER' | 'ABORT') =>
+  step(
+    [],
+    [],
+    indices.map((index) => ({ index, event })),
+  );
 
 const rules: [rule: string, ctx: ActContext, expected: ReturnType<typeof nextStep>][] = [
   ['an empty batch does nothing', context([]), step()],
   ['a group starts all its calls, in model order, up to the cap', context(groupsBatch([3])), step([0, 1, 2])],
   ['the cap bounds a group: cap 2 starts two of five', context(groupsBatch([5]), { concurrency: 2 }), step([0, 1])],
-  ['a running call counts against the cap', context(groupsBatch([3]), { concurrency: 2, status: [R, W, W] }), step([1])],
+  [
+    'a running call counts against the cap',
+    context(groupsBatch([3]), { concurrency: 2, status: [R, W, W] }),
+    step([1]),
+  ],
   ['at the cap nothing starts', context(groupsBatch([3]), { concurrency: 2, status: [R, R, W] }), step()],
-  ['the next group waits for every call of the previous one', context(groupsBatch([2, 1]), { status: [D, R, W] }), step()],
-  ['the next group starts once the previous one is done', context(groupsBatch([2, 2]), { status: [D, D, W, W] }), step([2, 3])],
-  ['groups mode never starts a call past one that is not ready', context([planned(0, [], true), planned(1, [0], true), planned(2, [], true)], { status: [R, W, W] }), step()],
-  ['dag mode starts any ready call, past ones that wait', context(dagBatch([[], [0], []]), { inOrder: false, status: [R, W, W] }), step([2])],
-  ['dag mode still honours the cap', context(dagBatch([[], [], [], []]), { inOrder: false, concurrency: 3, status: [R, W, W, W] }), step([1, 2])],
-  ['dag mode starts a call whose conflicting predecessor is done', context(dagBatch([[], [0], [1]]), { inOrder: false, status: [D, W, W] }), step([1])],
-  ['a pending steer defers every call not yet started at a checkpoint', context(groupsBatch([1, 2]), { steerPending: true, status: [D, W, W] }), closeAll([1, 2], 'DEFER')],
-  ['a pending steer at the start of a batch defers all of it', context(groupsBatch([2, 1]), { steerPending: true }), closeAll([0, 1, 2], 'DEFER')],
-  ['a pending steer waits for running calls before the checkpoint', context(groupsBatch([1, 1]), { steerPending: true, status: [R, W] }), step()],
-  ['a pending steer does not stop a group that already began', context(groupsBatch([3]), { steerPending: true, concurrency: 1, status: [D, W, W] }), step([1])],
-  ['dag mode checks the steer before every call', context(dagBatch([[], [], [0]]), { inOrder: false, steerPending: true, status: [R, W, W] }), closeAll([1, 2], 'DEFER')],
-  ['a fatal error aborts every call not yet started at a checkpoint', context(groupsBatch([1, 2]), { fatal, status: [D, W, W] }), closeAll([1, 2], 'ABORT')],
-  ['fatal wins over a pending steer', context(groupsBatch([1, 1]), { fatal, steerPending: true, status: [D, W] }), closeAll([1], 'ABORT')],
+  [
+    'the next group waits for every call of the previous one',
+    context(groupsBatch([2, 1]), { status: [D, R, W] }),
+    step(),
+  ],
+  [
+    'the next group starts once the previous one is done',
+    context(groupsBatch([2, 2]), { status: [D, D, W, W] }),
+    step([2, 3]),
+  ],
+  [
+    'groups mode never starts a call past one that is not ready',
+    context([planned(0, [], true), planned(1, [0], true), planned(2, [], true)], { status: [R, W, W] }),
+    step(),
+  ],
+  [
+    'dag mode starts any ready call, past ones that wait',
+    context(dagBatch([[], [0], []]), { inOrder: false, status: [R, W, W] }),
+    step([2]),
+  ],
+  [
+    'dag mode still honours the cap',
+    context(dagBatch([[], [], [], []]), { inOrder: false, concurrency: 3, status: [R, W, W, W] }),
+    step([1, 2]),
+  ],
+  [
+    'dag mode starts a call whose conflicting predecessor is done',
+    context(dagBatch([[], [0], [1]]), { inOrder: false, status: [D, W, W] }),
+    step([1]),
+  ],
+  [
+    'a pending steer defers every call not yet started at a checkpoint',
+    context(groupsBatch([1, 2]), { steerPending: true, status: [D, W, W] }),
+    closeAll([1, 2], 'DEFER'),
+  ],
+  [
+    'a pending steer at the start of a batch defers all of it',
+    context(groupsBatch([2, 1]), { steerPending: true }),
+    closeAll([0, 1, 2], 'DEFER'),
+  ],
+  [
+    'a pending steer waits for running calls before the checkpoint',
+    context(groupsBatch([1, 1]), { steerPending: true, status: [R, W] }),
+    step(),
+  ],
+  [
+    'a pending steer does not stop a group that already began',
+    context(groupsBatch([3]), { steerPending: true, concurrency: 1, status: [D, W, W] }),
+    step([1]),
+  ],
+  [
+    'dag mode checks the steer before every call',
+    context(dagBatch([[], [], [0]]), { inOrder: false, steerPending: true, status: [R, W, W] }),
+    closeAll([1, 2], 'DEFER'),
+  ],
+  [
+    'a fatal error aborts every call not yet started at a checkpoint',
+    context(groupsBatch([1, 2]), { fatal, status: [D, W, W] }),
+    closeAll([1, 2], 'ABORT'),
+  ],
+  [
+    'fatal wins over a pending steer',
+    context(groupsBatch([1, 1]), { fatal, steerPending: true, status: [D, W] }),
+    closeAll([1], 'ABORT'),
+  ],
   [
     'a duplicate reuses its original’s result (synthetic) once the original is done; what follows waits for it to finish',
-    context([planned(0, [], true), planned(1, [0], true, { duplicateOf: 0 }), planned(2, [1], true)], { concurrency: 1, status: [D, W, W] }),
+    context([planned(0, [], true), planned(1, [0], true, { duplicateOf: 0 }), planned(2, [1], true)], {
+      concurrency: 1,
+      status: [D, W, W],
+    }),
     step([], [{ index: 1, result: { ok: true, output: 'out0', synthetic: true } }]),
   ],
   [
@@ -104,9 +181,21 @@ const rules: [rule: string, ctx: ActContext, expected: ReturnType<typeof nextSte
     }),
     step([], [{ index: 1, result: { ok: false, error: { code: 'tool_error', message: 'boom' }, synthetic: true } }]),
   ],
-  ['a duplicate does not use a slot of the cap', context([planned(0, [], true), planned(1, [], true, { duplicateOf: 0 })], { concurrency: 1, status: [D, W], running: 1 }), step([], [{ index: 1, result: { ok: true, output: 'out0', synthetic: true } }])],
+  [
+    'a duplicate does not use a slot of the cap',
+    context([planned(0, [], true), planned(1, [], true, { duplicateOf: 0 })], {
+      concurrency: 1,
+      status: [D, W],
+      running: 1,
+    }),
+    step([], [{ index: 1, result: { ok: true, output: 'out0', synthetic: true } }]),
+  ],
   ['running and done calls are left alone', context(groupsBatch([3]), { status: [D, R, D] }), step()],
-  ['the search starts at the first call still waiting', context(groupsBatch([2, 2]), { status: [D, D, W, W], firstWaiting: 2 }), step([2, 3])],
+  [
+    'the search starts at the first call still waiting',
+    context(groupsBatch([2, 2]), { status: [D, D, W, W], firstWaiting: 2 }),
+    step([2, 3]),
+  ],
 ];
 
 describe('nextStep', () => {
@@ -159,7 +248,9 @@ function batchActor(input: ActInput, crashAt: number[] = []): Harness {
             executions.set(call.index, gate);
             signals.set(call.index, controller.signal);
             controllers.set(call.index, controller);
-            const settle = (event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown }) => {
+            const settle = (
+              event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown },
+            ) => {
               controllers.delete(call.index);
               if (!controller.signal.aborted) self.send(event);
             };
@@ -171,7 +262,9 @@ function batchActor(input: ActInput, crashAt: number[] = []): Harness {
           abandonExecution: (_, call) => controllers.get(call.index)?.abort(),
         },
         actors: {
-          requestApproval: fromPromise<ApprovalVerdict, { runId: string; index: number }>(async () => ({ allowed: true })),
+          requestApproval: fromPromise<ApprovalVerdict, { runId: string; index: number }>(async () => ({
+            allowed: true,
+          })),
         },
         guards: {
           // A dispatcher bug: the guard throws, so the tool-call actor crashes (errors) instead of reporting.
@@ -224,7 +317,13 @@ describe('the batch actor', () => {
       await settle();
     }
     expect(h.actor.getSnapshot().status).toBe('done');
-    expect(h.log.filter((l) => l.startsWith('started'))).toEqual(['started 0', 'started 1', 'started 2', 'started 3', 'started 4']);
+    expect(h.log.filter((l) => l.startsWith('started'))).toEqual([
+      'started 0',
+      'started 1',
+      'started 2',
+      'started 3',
+      'started 4',
+    ]);
   });
 
   it('a steer defers the calls not yet started; running calls finish normally', async () => {
@@ -237,7 +336,12 @@ describe('the batch actor', () => {
     const output = h.actor.getSnapshot().output!;
     expect(output.results.slice(0, 2)).toEqual([ok('a'), ok('b')]);
     for (const result of output.results.slice(2)) {
-      expect(result).toMatchObject({ ok: false, output: { deferred: true }, error: { code: 'deferred' }, synthetic: true });
+      expect(result).toMatchObject({
+        ok: false,
+        output: { deferred: true },
+        error: { code: 'deferred' },
+        synthetic: true,
+      });
     }
     expect(h.executions.has(2)).toBe(false);
   });
@@ -250,8 +354,16 @@ describe('the batch actor', () => {
     const output = h.actor.getSnapshot().output!;
     expect(output.results).toEqual([
       { ok: false, error: { code: 'cancelled', message: 'run cancelled (stop) during this call' }, synthetic: true },
-      { ok: false, error: { code: 'cancelled', message: 'run cancelled (stop) before this call started' }, synthetic: true },
-      { ok: false, error: { code: 'cancelled', message: 'run cancelled (stop) before this call started' }, synthetic: true },
+      {
+        ok: false,
+        error: { code: 'cancelled', message: 'run cancelled (stop) before this call started' },
+        synthetic: true,
+      },
+      {
+        ok: false,
+        error: { code: 'cancelled', message: 'run cancelled (stop) before this call started' },
+        synthetic: true,
+      },
     ]);
     expect(h.log).toEqual(['started 0', 'finished 0', 'finished 1', 'finished 2']);
   });
@@ -271,7 +383,11 @@ describe('the batch actor', () => {
     expect(output.results[0]).toEqual(ok('a'));
     expect(output.results[1]).toMatchObject({ ok: false, error: { code: 'tool_fatal' } });
     for (const result of output.results.slice(2)) {
-      expect(result).toMatchObject({ ok: false, error: { code: 'aborted', message: expect.stringContaining('failed fatally') }, synthetic: true });
+      expect(result).toMatchObject({
+        ok: false,
+        error: { code: 'aborted', message: expect.stringContaining('failed fatally') },
+        synthetic: true,
+      });
     }
     expect(h.executions.has(2)).toBe(false);
     expect(h.executions.has(3)).toBe(false);
@@ -281,7 +397,10 @@ describe('the batch actor', () => {
     const h = batchActor(actInput(groupsBatch([1])), [0]);
     await settle();
     expect(h.actor.getSnapshot().status).toBe('done');
-    expect(h.actor.getSnapshot().output).toMatchObject({ results: [{ ok: false, error: { code: 'tool_fatal' } }], fatal: { code: 'tool_fatal' } });
+    expect(h.actor.getSnapshot().output).toMatchObject({
+      results: [{ ok: false, error: { code: 'tool_fatal' } }],
+      fatal: { code: 'tool_fatal' },
+    });
   });
 
   it('dag mode: a crash aborts every call not yet started at the next checkpoint', async () => {

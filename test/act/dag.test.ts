@@ -7,7 +7,19 @@
 import { describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
 import { engineFixture, settle, until } from '../engine/fixtures.js';
-import { call, driveRun, finishedById, global, nodes, paths, probeEngineFrom, scheduleOf, shared, type ModelCall, type Probe } from './fixtures.js';
+import {
+  call,
+  driveRun,
+  finishedById,
+  global,
+  nodes,
+  paths,
+  probeEngineFrom,
+  scheduleOf,
+  shared,
+  type ModelCall,
+  type Probe,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 const probeEngine = probeEngineFrom(newEngine);
@@ -43,7 +55,9 @@ describe('dag scheduling', () => {
       [0, 1],
       [1, 4],
     ]);
-    expect(schedule.boundaries).toEqual([{ index: 1, previous: 'long', next: 'after', reason: 'path /w/a overlaps /w/a/x.ts' }]);
+    expect(schedule.boundaries).toEqual([
+      { index: 1, previous: 'long', next: 'after', reason: 'path /w/a overlaps /w/a/x.ts' },
+    ]);
     if (scheduling === 'dag') expect(schedule.deps).toEqual([[], [0], [], []]);
     else expect(schedule.deps).toBeUndefined();
   });
@@ -69,7 +83,9 @@ describe('dag scheduling', () => {
 
   it('still keeps at most parallel_tool_concurrency calls in flight', async () => {
     const batch4 = ['a', 'b', 'c', 'd'].map((id, i) => call(id, paths(`/w/${id}`), { ms: 10 * (i + 1) }));
-    const { clock, probe, engine } = await probeEngine([batch4], { tool_service: { scheduling: 'dag', parallel_tool_concurrency: 2 } });
+    const { clock, probe, engine } = await probeEngine([batch4], {
+      tool_service: { scheduling: 'dag', parallel_tool_concurrency: 2 },
+    });
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     await driveRun(engine, clock, probe, run.runId);
     expect(probe.maxInFlight).toBe(2);
@@ -77,7 +93,12 @@ describe('dag scheduling', () => {
   });
 
   const serialCases: [what: string, config: PartialConfig, calls: ModelCall[], reason: string][] = [
-    ['concurrency < 2', { tool_service: { scheduling: 'dag', parallel_tool_concurrency: 1 } }, [call('a', shared()), call('b', shared())], 'serial: concurrency < 2'],
+    [
+      'concurrency < 2',
+      { tool_service: { scheduling: 'dag', parallel_tool_concurrency: 1 } },
+      [call('a', shared()), call('b', shared())],
+      'serial: concurrency < 2',
+    ],
     [
       'a duplicate in the batch',
       { tool_service: { scheduling: 'dag' } },
@@ -104,7 +125,13 @@ describe('dag scheduling', () => {
     ];
     it.each(cases)('%s', async (scheduling, cOutcome) => {
       const { probe, engine, seen } = await probeEngine(
-        [[call('a', paths('/w/a'), { hold: true }), call('b', paths('/w/b'), { hold: true }), call('c', paths('/w/c'))]],
+        [
+          [
+            call('a', paths('/w/a'), { hold: true }),
+            call('b', paths('/w/b'), { hold: true }),
+            call('c', paths('/w/c')),
+          ],
+        ],
         { tool_service: { scheduling, parallel_tool_concurrency: 2 } },
       );
       const run = await engine.submit({ sessionId: 's', input: 'go' });

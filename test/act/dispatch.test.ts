@@ -97,13 +97,21 @@ describe('claims', () => {
     expect(history.at(-1)).toMatchObject({ type: 'run.completed' });
 
     expect(Object.fromEntries(probe.claimCalls)).toEqual({ a: 1, b: 1, c: 1, d: 1, e: 1 });
-    expect(scheduleOf(history, 0).claims.map((c) => c.label)).toEqual(['paths [/w/a]', 'shared reads [/w/b]', 'nodes [n1]']);
+    expect(scheduleOf(history, 0).claims.map((c) => c.label)).toEqual([
+      'paths [/w/a]',
+      'shared reads [/w/b]',
+      'nodes [n1]',
+    ]);
     expect(scheduleOf(history, 1).claims.map((c) => c.label)).toEqual(['sessions [k]', 'global']);
   });
 
   it('an unknown tool gets a global claim and an unknown_tool error result; the run goes on and the model sees it', async () => {
     const { clock, probe, engine, seen } = await probeEngine([
-      [call('a', shared(), { ms: 5 }), { id: 'x', name: 'no_such_tool', args: { path: '/w/a' } }, call('b', shared(), { ms: 5 })],
+      [
+        call('a', shared(), { ms: 5 }),
+        { id: 'x', name: 'no_such_tool', args: { path: '/w/a' } },
+        call('b', shared(), { ms: 5 }),
+      ],
     ]);
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     const history = await driveRun(engine, clock, probe, run.runId);
@@ -111,14 +119,22 @@ describe('claims', () => {
     expect(history.at(-1)).toMatchObject({ type: 'run.completed', output: 'done' });
 
     const schedule = scheduleOf(history);
-    expect(schedule.claims[1]).toMatchObject({ callId: 'x', tool: 'no_such_tool', claim: { kind: 'exclusive', scope: { kind: 'global' } }, label: 'global' });
+    expect(schedule.claims[1]).toMatchObject({
+      callId: 'x',
+      tool: 'no_such_tool',
+      claim: { kind: 'exclusive', scope: { kind: 'global' } },
+      label: 'global',
+    });
     expect(schedule.groups).toEqual([
       [0, 1],
       [1, 2],
       [2, 3],
     ]);
     expect(schedule.boundaries.map((b) => b.reason)).toEqual(['global', 'global']);
-    expect(finishedById(history).get('x')).toMatchObject({ ok: false, error: { code: 'unknown_tool', message: expect.stringContaining('no_such_tool') } });
+    expect(finishedById(history).get('x')).toMatchObject({
+      ok: false,
+      error: { code: 'unknown_tool', message: expect.stringContaining('no_such_tool') },
+    });
     expect(probe.started()).toEqual(['a', 'b']);
 
     const results = toolMessages(seen[1]!.messages);
@@ -128,16 +144,24 @@ describe('claims', () => {
 
   it('invalid arguments give an invalid_arguments error result (and a global claim)', async () => {
     const { clock, probe, engine, seen } = await probeEngine([
-      [call('a', shared(), { ms: 5 }), { id: 'bad', name: 'probe', args: { id: 'bad', claim: { kind: 'everything' } } }],
+      [
+        call('a', shared(), { ms: 5 }),
+        { id: 'bad', name: 'probe', args: { id: 'bad', claim: { kind: 'everything' } } },
+      ],
     ]);
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     const history = await driveRun(engine, clock, probe, run.runId);
     expect(history.at(-1)).toMatchObject({ type: 'run.completed' });
-    expect(finishedById(history).get('bad')).toMatchObject({ ok: false, error: { code: 'invalid_arguments', message: expect.stringContaining('claim') } });
+    expect(finishedById(history).get('bad')).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_arguments', message: expect.stringContaining('claim') },
+    });
     expect(scheduleOf(history).claims[1]!.label).toBe('global');
     expect(probe.executions.has('bad')).toBe(false);
     expect(probe.claimCalls.has('bad')).toBe(false);
-    expect(JSON.parse(toolMessages(seen[1]!.messages)[1]!.content)).toMatchObject({ error: { code: 'invalid_arguments' } });
+    expect(JSON.parse(toolMessages(seen[1]!.messages)[1]!.content)).toMatchObject({
+      error: { code: 'invalid_arguments' },
+    });
   });
 });
 
@@ -274,22 +298,31 @@ describe('a tool’s own error', () => {
     expect(finished.get('g')).toMatchObject({ ok: true });
     expect(finished.get('h')).toMatchObject({ ok: true });
     expect(probe.started()).toEqual(['a', 'b', 'g', 'h']);
-    expect(JSON.parse(toolMessages(seen[1]!.messages)[0]!.content)).toMatchObject({ error: { code: 'tool_error', message: 'boom' } });
+    expect(JSON.parse(toolMessages(seen[1]!.messages)[0]!.content)).toMatchObject({
+      error: { code: 'tool_error', message: 'boom' },
+    });
   });
 });
 
 describe('a tool call’s own timeout', () => {
   it('[tool_service] default_timeout_seconds ends a call with code timeout, aborts it, and the batch goes on', async () => {
-    const { clock, probe, engine } = await probeEngine([[call('slow', shared(), { ms: 5_000 }), call('next', global(), { ms: 10 })]], {
-      tool_service: { default_timeout_seconds: 1 },
-    });
+    const { clock, probe, engine } = await probeEngine(
+      [[call('slow', shared(), { ms: 5_000 }), call('next', global(), { ms: 10 })]],
+      {
+        tool_service: { default_timeout_seconds: 1 },
+      },
+    );
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     const history = await driveRun(engine, clock, probe, run.runId, [1_000]);
     expect(history.at(-1)).toMatchObject({ type: 'run.completed' });
 
     expect(probe.timeouts.get('slow')).toBe(1_000);
     const finished = finishedById(history);
-    expect(finished.get('slow')).toMatchObject({ ok: false, error: { code: 'timeout', message: expect.stringContaining('1000 ms') }, durationMs: 1_000 });
+    expect(finished.get('slow')).toMatchObject({
+      ok: false,
+      error: { code: 'timeout', message: expect.stringContaining('1000 ms') },
+      durationMs: 1_000,
+    });
     expect(finished.get('slow')?.synthetic).toBeUndefined();
     expect(probe.signals.get('slow')?.aborted).toBe(true);
     expect(probe.startOf('next')?.at).toBe(1_000);
@@ -297,7 +330,10 @@ describe('a tool call’s own timeout', () => {
   });
 
   it('is clipped to the run’s remaining deadline', async () => {
-    const { clock, probe, engine } = await probeEngine([[call('first', shared(), { ms: 200 })], [call('slow', shared(), { ms: 5_000 })]]);
+    const { clock, probe, engine } = await probeEngine([
+      [call('first', shared(), { ms: 200 })],
+      [call('slow', shared(), { ms: 5_000 })],
+    ]);
     const run = await engine.submit({ sessionId: 's', input: 'go', timeoutMs: 800 });
     const history = await driveRun(engine, clock, probe, run.runId, [800]);
 
@@ -331,10 +367,30 @@ describe('tool.scheduled', () => {
     expect(schedule.claims).toEqual([
       { callId: 'r1', tool: 'probe', claim: { kind: 'shared', reads: ['/w/a'] }, label: 'shared reads [/w/a]' },
       { callId: 'r2', tool: 'probe', claim: { kind: 'shared', reads: ['/w/b'] }, label: 'shared reads [/w/b]' },
-      { callId: 'w', tool: 'probe', claim: { kind: 'exclusive', scope: { kind: 'paths', paths: ['/w/a/x.ts'] } }, label: 'paths [/w/a/x.ts]' },
-      { callId: 'n1', tool: 'probe', claim: { kind: 'exclusive', scope: { kind: 'nodes', nodes: ['n1'] } }, label: 'nodes [n1]' },
-      { callId: 'n2', tool: 'probe', claim: { kind: 'exclusive', scope: { kind: 'nodes', nodes: ['n1', 'n2'] } }, label: 'nodes [n1, n2]' },
-      { callId: 's', tool: 'probe', claim: { kind: 'exclusive', scope: { kind: 'sessions', sessions: ['k'] } }, label: 'sessions [k]' },
+      {
+        callId: 'w',
+        tool: 'probe',
+        claim: { kind: 'exclusive', scope: { kind: 'paths', paths: ['/w/a/x.ts'] } },
+        label: 'paths [/w/a/x.ts]',
+      },
+      {
+        callId: 'n1',
+        tool: 'probe',
+        claim: { kind: 'exclusive', scope: { kind: 'nodes', nodes: ['n1'] } },
+        label: 'nodes [n1]',
+      },
+      {
+        callId: 'n2',
+        tool: 'probe',
+        claim: { kind: 'exclusive', scope: { kind: 'nodes', nodes: ['n1', 'n2'] } },
+        label: 'nodes [n1, n2]',
+      },
+      {
+        callId: 's',
+        tool: 'probe',
+        claim: { kind: 'exclusive', scope: { kind: 'sessions', sessions: ['k'] } },
+        label: 'sessions [k]',
+      },
       { callId: 'u', tool: 'probe', claim: { kind: 'shared' }, label: 'shared' },
       { callId: 'g', tool: 'probe', claim: { kind: 'exclusive', scope: { kind: 'global' } }, label: 'global' },
     ]);
@@ -370,7 +426,9 @@ describe('hot reload', () => {
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     await until(() => probe.isHolding('a') && probe.isHolding('b'), 'the first batch runs in parallel');
 
-    expect(engine.reconfigure({ tool_service: { parallel_tool_concurrency: 1 } }).applied).toContain('tool_service.parallel_tool_concurrency');
+    expect(engine.reconfigure({ tool_service: { parallel_tool_concurrency: 1 } }).applied).toContain(
+      'tool_service.parallel_tool_concurrency',
+    );
     probe.release('a');
     probe.release('b');
     await until(() => probe.isHolding('c'), 'the second batch starts');
@@ -396,7 +454,10 @@ describe('hot reload', () => {
   });
 
   it('reconfigure({ tool_service: { scheduling: "dag" } }) applies to the next batch', async () => {
-    const { clock, probe, engine } = await probeEngine([[call('a', paths('/w/a'), { ms: 5 })], [call('b', paths('/w/a'), { ms: 5 }), call('c', paths('/w/b'), { ms: 5 })]]);
+    const { clock, probe, engine } = await probeEngine([
+      [call('a', paths('/w/a'), { ms: 5 })],
+      [call('b', paths('/w/a'), { ms: 5 }), call('c', paths('/w/b'), { ms: 5 })],
+    ]);
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     await until(() => probe.isRunning('a'), 'the first batch runs');
     engine.reconfigure({ tool_service: { scheduling: 'dag' } });

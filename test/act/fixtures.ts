@@ -216,7 +216,12 @@ export const isTerminal = (engine: Engine, runId: string) => {
  * lets promises settle; when nothing sleeps yet (a run's first call waits for its workspace,
  * real I/O), it polls until a call sleeps or `done()`.
  */
-export async function drive(clock: SimulatedClock, probe: Probe, done: () => boolean, stops: readonly number[] = []): Promise<void> {
+export async function drive(
+  clock: SimulatedClock,
+  probe: Probe,
+  done: () => boolean,
+  stops: readonly number[] = [],
+): Promise<void> {
   for (let steps = 0; steps < 10_000; steps++) {
     await settle();
     if (done()) return;
@@ -232,7 +237,13 @@ export async function drive(clock: SimulatedClock, probe: Probe, done: () => boo
 }
 
 /** Drives a run on the clock until it ends, and returns its history. */
-export async function driveRun(engine: Engine, clock: SimulatedClock, probe: Probe, runId: string, stops: readonly number[] = []): Promise<RunEvent[]> {
+export async function driveRun(
+  engine: Engine,
+  clock: SimulatedClock,
+  probe: Probe,
+  runId: string,
+  stops: readonly number[] = [],
+): Promise<RunEvent[]> {
   await drive(clock, probe, () => isTerminal(engine, runId), stops);
   await engine.wait(runId);
   return engine.history(runId);

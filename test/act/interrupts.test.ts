@@ -8,7 +8,19 @@ import { describe, expect, it } from 'vitest';
 import type { ModelProvider } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { deferred, engineFixture, expectWellFormedHistory, settle, until } from '../engine/fixtures.js';
-import { call, driveRun, eventsOf, finishedById, global, paths, probeEngineFrom, probeTool, scheduleOf, shared, toolMessages } from './fixtures.js';
+import {
+  call,
+  driveRun,
+  eventsOf,
+  finishedById,
+  global,
+  paths,
+  probeEngineFrom,
+  probeTool,
+  scheduleOf,
+  shared,
+  toolMessages,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 const probeEngine = probeEngineFrom(newEngine);
@@ -20,7 +32,14 @@ describe('a steer during a batch', () => {
     '%s: defers every call not yet started; running calls finish normally; the model sees the steer next turn',
     async (scheduling) => {
       const { probe, engine, seen } = await probeEngine(
-        [[call('a', shared(), { hold: true }), call('b', shared(), { hold: true }), call('c', global(), { ms: 5 }), call('d', shared(), { ms: 5 })]],
+        [
+          [
+            call('a', shared(), { hold: true }),
+            call('b', shared(), { hold: true }),
+            call('c', global(), { ms: 5 }),
+            call('d', shared(), { ms: 5 }),
+          ],
+        ],
         { tool_service: { scheduling } },
       );
       const run = await engine.submit({ sessionId: 's', input: 'main task' });
@@ -105,7 +124,10 @@ describe('cancel mid-batch', () => {
     async (scheduling) => {
       const store = new MemoryStore();
       const { probe, engine, seen } = await probeEngine(
-        [[call('first', paths('/w/a'), { ms: 0 })], [call('a', shared(), { hold: true }), call('b', shared(), { hold: true }), call('c', global(), { ms: 5 })]],
+        [
+          [call('first', paths('/w/a'), { ms: 0 })],
+          [call('a', shared(), { hold: true }), call('b', shared(), { hold: true }), call('c', global(), { ms: 5 })],
+        ],
         { tool_service: { scheduling } },
         { store },
       );
@@ -163,24 +185,43 @@ describe('the run deadline mid-batch', () => {
   it.each(['groups', 'dag'] as const)('%s: closes the batch like a cancel, with code timeout', async (scheduling) => {
     const store = new MemoryStore();
     const { clock, probe, engine } = await probeEngine(
-      [[call('a', paths('/w/a', '/w/b'), { ms: 300 }), call('b', paths('/w/a'), { ms: 5_000 }), call('c', paths('/w/b'), { ms: 5_000 }), call('d', global(), { ms: 10 })]],
+      [
+        [
+          call('a', paths('/w/a', '/w/b'), { ms: 300 }),
+          call('b', paths('/w/a'), { ms: 5_000 }),
+          call('c', paths('/w/b'), { ms: 5_000 }),
+          call('d', global(), { ms: 10 }),
+        ],
+      ],
       { tool_service: { scheduling } },
       { store },
     );
     const run = await engine.submit({ sessionId: 's', input: 'go', timeoutMs: 1_000 });
     const history = await driveRun(engine, clock, probe, run.runId, [1_000]);
     expectWellFormedHistory(history);
-    expect(history.at(-1)).toMatchObject({ type: 'run.failed', error: { code: 'timeout' }, at: new Date(1_000).toISOString() });
+    expect(history.at(-1)).toMatchObject({
+      type: 'run.failed',
+      error: { code: 'timeout' },
+      at: new Date(1_000).toISOString(),
+    });
 
     const finished = finishedById(history);
     expect(finished.get('a')).toMatchObject({ ok: true });
     // b and c waited for a (their paths); each started at 300 with a call timeout of 1000 ms, so the run deadline came first.
     expect([probe.startOf('b')?.at, probe.startOf('c')?.at]).toEqual([300, 300]);
     for (const id of ['b', 'c']) {
-      expect(finished.get(id)).toMatchObject({ ok: false, error: { code: 'timeout', message: 'run deadline expired during this call' }, synthetic: true });
+      expect(finished.get(id)).toMatchObject({
+        ok: false,
+        error: { code: 'timeout', message: 'run deadline expired during this call' },
+        synthetic: true,
+      });
       expect(probe.signals.get(id)?.aborted).toBe(true);
     }
-    expect(finished.get('d')).toMatchObject({ ok: false, error: { code: 'timeout', message: 'run deadline expired before this call started' }, synthetic: true });
+    expect(finished.get('d')).toMatchObject({
+      ok: false,
+      error: { code: 'timeout', message: 'run deadline expired before this call started' },
+      synthetic: true,
+    });
     expect(probe.executions.has('d')).toBe(false);
     const types = history.map((e) => e.type);
     expect(types.slice(types.lastIndexOf('tool.finished') + 1)).toEqual(['run.failed']);

@@ -61,7 +61,9 @@ function intervals(probe: Probe, n: number) {
 
 async function runSample(scheduling: 'groups' | 'dag', sample: BatchSample) {
   const batch = sample.calls.map((c, i) => call(`p${i}`, c.claim, { ms: c.ms }));
-  const { clock, probe, engine } = await probeEngine([batch], { tool_service: { parallel_tool_concurrency: sample.cap, scheduling } });
+  const { clock, probe, engine } = await probeEngine([batch], {
+    tool_service: { parallel_tool_concurrency: sample.cap, scheduling },
+  });
   try {
     const run = await engine.submit({ sessionId: 's', input: 'go' });
     const history = await driveRun(engine, clock, probe, run.runId);
@@ -88,7 +90,9 @@ function checkCommon(sample: BatchSample, probe: Probe) {
   for (let j = 0; j < n; j++) {
     for (let i = 0; i < j; i++) {
       if (!claimsConflict(claims[i]!, claims[j]!)) continue;
-      expect(spans[i]!.end.seq, `p${i} ends before p${j} (which conflicts with it) starts`).toBeLessThan(spans[j]!.start.seq);
+      expect(spans[i]!.end.seq, `p${i} ends before p${j} (which conflicts with it) starts`).toBeLessThan(
+        spans[j]!.start.seq,
+      );
       expect(spans[i]!.end.at).toBeLessThanOrEqual(spans[j]!.start.at);
     }
   }
@@ -103,7 +107,8 @@ describe('dispatch invariants (property)', () => {
         const { claims, spans } = checkCommon(sample, probe);
         const n = claims.length;
 
-        const groups = sample.cap < 2 ? claims.map((_, i): [number, number] => [i, i + 1]) : partitionParallelGroups(claims);
+        const groups =
+          sample.cap < 2 ? claims.map((_, i): [number, number] => [i, i + 1]) : partitionParallelGroups(claims);
         expect(schedule.mode).toBe(sample.cap < 2 ? 'serial' : 'groups');
         expect(schedule.groups).toEqual(groups);
         expect(schedule.boundaries.map((b) => b.index)).toEqual(groups.slice(1).map(([start]) => start));
@@ -139,13 +144,16 @@ describe('dispatch invariants (property)', () => {
           expect(schedule.mode).toBe('serial');
           return;
         }
-        const deps = claims.map((claim, j) => claims.slice(0, j).flatMap((earlier, i) => (claimsConflict(earlier, claim) ? [i] : [])));
+        const deps = claims.map((claim, j) =>
+          claims.slice(0, j).flatMap((earlier, i) => (claimsConflict(earlier, claim) ? [i] : [])),
+        );
         expect(schedule.mode).toBe('dag');
         expect(schedule.deps).toEqual(deps);
         // A call waits for the calls it conflicts with (and, with a tight cap, for a slot), never longer.
         for (let j = 0; j < n; j++) {
           const readyAt = Math.max(0, ...deps[j]!.map((i) => spans[i]!.end.at));
-          if (sample.cap >= n) expect(spans[j]!.start.at, `p${j} starts as soon as its conflicts are done`).toBe(readyAt);
+          if (sample.cap >= n)
+            expect(spans[j]!.start.at, `p${j} starts as soon as its conflicts are done`).toBe(readyAt);
           else expect(spans[j]!.start.at).toBeGreaterThanOrEqual(readyAt);
         }
       }),

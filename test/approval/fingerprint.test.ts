@@ -23,7 +23,7 @@ describe('actionFingerprint', () => {
     expect(actionFingerprint('t', [1, 2])).not.toBe(actionFingerprint('t', [2, 1]));
   });
 
-  it('property: any reordering of an object\'s keys gives the same fingerprint', () => {
+  it("property: any reordering of an object's keys gives the same fingerprint", () => {
     fc.assert(
       fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.string(), (record, tool) => {
         const reversed = Object.fromEntries(Object.entries(record).reverse());

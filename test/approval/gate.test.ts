@@ -73,7 +73,9 @@ describe('ApprovalGate', () => {
     expect(gate.pending().map((r) => r.approvalId)).toEqual(['ap-1']);
     expect(gate.respond('ap-1', 'allow_once')).toBe(true);
     await expect(verdict).resolves.toEqual({ allowed: true });
-    expect(resolved).toEqual([{ approvalId: 'ap-1', runId: 'run-1', callId: 'call-1', decision: 'allow_once', by: 'respond' }]);
+    expect(resolved).toEqual([
+      { approvalId: 'ap-1', runId: 'run-1', callId: 'call-1', decision: 'allow_once', by: 'respond' },
+    ]);
     expect(gate.pending()).toEqual([]);
   });
 
@@ -95,8 +97,13 @@ describe('ApprovalGate', () => {
     expect(state()).toBe('pending');
     clock.increment(1);
     await flush();
-    expect(state()).toEqual({ allowed: false, error: { code: 'approval_denied', message: expect.stringContaining('timed out after 30 s') } });
-    expect(resolved).toEqual([{ approvalId: 'ap-1', runId: 'run-1', callId: 'call-1', decision: 'timeout', by: 'timeout' }]);
+    expect(state()).toEqual({
+      allowed: false,
+      error: { code: 'approval_denied', message: expect.stringContaining('timed out after 30 s') },
+    });
+    expect(resolved).toEqual([
+      { approvalId: 'ap-1', runId: 'run-1', callId: 'call-1', decision: 'timeout', by: 'timeout' },
+    ]);
     expect(gate.respond('ap-1', 'allow_once')).toBe(false);
   });
 
@@ -112,7 +119,7 @@ describe('ApprovalGate', () => {
     expect(second()).toBe('pending');
   });
 
-  it('respond wins over a slower approver, and the approver\'s late answer is ignored', async () => {
+  it("respond wins over a slower approver, and the approver's late answer is ignored", async () => {
     let answer!: (d: ApprovalDecision) => void;
     const { gate, resolved } = setup({ approver: () => new Promise((resolve) => (answer = resolve)) });
     const verdict = gate.request(call());
@@ -157,7 +164,13 @@ describe('ApprovalGate', () => {
 
   it.each([
     ['rejects', () => Promise.reject(new Error('approver offline')), /approver offline/],
-    ['throws synchronously', () => { throw new Error('boom'); }, /boom/],
+    [
+      'throws synchronously',
+      () => {
+        throw new Error('boom');
+      },
+      /boom/,
+    ],
     ['answers nonsense', () => Promise.resolve('sure' as ApprovalDecision), /"sure"/],
   ])('an approver that %s denies (fail closed)', async (_, approver, message) => {
     const { gate, resolved } = setup({ approver: approver as ApprovalGateOptions['approver'] });
@@ -173,9 +186,17 @@ describe('ApprovalGate', () => {
     await expect(first).resolves.toEqual({ allowed: true });
 
     // Same tool and arguments (key order aside), another call id: allowed at once.
-    await expect(gate.request(call({ callId: 'call-2', args: { command: 'rm -rf build' } }))).resolves.toEqual({ allowed: true });
+    await expect(gate.request(call({ callId: 'call-2', args: { command: 'rm -rf build' } }))).resolves.toEqual({
+      allowed: true,
+    });
     expect(requested).toHaveLength(1);
-    expect(resolved.at(-1)).toEqual({ approvalId: 'ap-2', runId: 'run-1', callId: 'call-2', decision: 'allow_session', by: 'grant' });
+    expect(resolved.at(-1)).toEqual({
+      approvalId: 'ap-2',
+      runId: 'run-1',
+      callId: 'call-2',
+      decision: 'allow_session',
+      by: 'grant',
+    });
     expect(Object.values(grants.toJSON())).toEqual([[expect.stringMatching(/^[0-9a-f]{64}$/)]]);
 
     // Different arguments: asked again.
@@ -199,7 +220,10 @@ describe('ApprovalGate', () => {
     const approver = () => Promise.resolve<ApprovalDecision>('allow_once');
     const { gate, requested, resolved } = setup({ approver });
     const result = await gate.request(call({ unattended: true }));
-    expect(result).toMatchObject({ allowed: false, error: { code: 'approval_unavailable', message: expect.stringContaining('unattended') } });
+    expect(result).toMatchObject({
+      allowed: false,
+      error: { code: 'approval_unavailable', message: expect.stringContaining('unattended') },
+    });
     expect(requested).toEqual([]);
     expect(resolved).toEqual([]);
     expect(gate.pending()).toEqual([]);
@@ -233,7 +257,7 @@ describe('ApprovalGate', () => {
     expect(gate.pendingFor('run-1', 'call-a')).toBeUndefined();
   });
 
-  it('the run\'s signal cancels the wait and cleans up', async () => {
+  it("the run's signal cancels the wait and cleans up", async () => {
     const { gate, clock, resolved } = setup();
     const controller = new AbortController();
     const verdict = gate.request(call({ signal: controller.signal }));

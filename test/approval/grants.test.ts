@@ -10,7 +10,7 @@ describe('SessionGrants', () => {
     expect(grants.has('s2', 'fp-a')).toBe(false);
   });
 
-  it('reports each change with all of the session\'s fingerprints, and nothing for a repeat', () => {
+  it("reports each change with all of the session's fingerprints, and nothing for a repeat", () => {
     const changes: [string, string[]][] = [];
     const grants = new SessionGrants({ onChange: (sessionId, fps) => changes.push([sessionId, fps]) });
     grants.add('s1', 'a');

@@ -9,15 +9,27 @@ describe('redactText: secrets in free text', () => {
     ['export of a token', 'export GITHUB_TOKEN=ghx-123; git push', 'export GITHUB_TOKEN=***; git push'],
     ['quoted assignment', `DB_PASSWORD="hunter 2" ./migrate`, `DB_PASSWORD="***" ./migrate`],
     ['single-quoted assignment', `SECRET='s3 cr3t' make`, `SECRET='***' make`],
-    ['several assignments', 'AWS_SECRET_ACCESS_KEY=x AWS_REGION=eu-west-1 aws s3 ls', 'AWS_SECRET_ACCESS_KEY=*** AWS_REGION=eu-west-1 aws s3 ls'],
+    [
+      'several assignments',
+      'AWS_SECRET_ACCESS_KEY=x AWS_REGION=eu-west-1 aws s3 ls',
+      'AWS_SECRET_ACCESS_KEY=*** AWS_REGION=eu-west-1 aws s3 ls',
+    ],
     ['harmless assignment is kept', 'NODE_ENV=production npm start', 'NODE_ENV=production npm start'],
     ['--flag=value', 'deploy --api-key=k123 --region=eu', 'deploy --api-key=*** --region=eu'],
     ['--flag value', 'gh auth login --token abc123 --hostname h', 'gh auth login --token *** --hostname h'],
-    ['Authorization header', `curl -H "Authorization: Basic dXNlcjpwYXNz" https://x`, `curl -H "Authorization: ***" https://x`],
+    [
+      'Authorization header',
+      `curl -H "Authorization: Basic dXNlcjpwYXNz" https://x`,
+      `curl -H "Authorization: ***" https://x`,
+    ],
     ['Bearer token alone', 'token is Bearer eyJhbGciOi.J9.x-y_z', 'token is Bearer ***'],
     ['Cookie header', `curl -H 'Cookie: session=abc; id=2' x`, `curl -H 'Cookie: ***' x`],
     ['curl -u', 'curl -u admin:s3cret https://x', 'curl -u admin:*** https://x'],
-    ['credentials in a URL', 'git clone https://bob:p4ss@github.com/o/r.git', 'git clone https://bob:***@github.com/o/r.git'],
+    [
+      'credentials in a URL',
+      'git clone https://bob:p4ss@github.com/o/r.git',
+      'git clone https://bob:***@github.com/o/r.git',
+    ],
     ['OpenAI-style key', 'echo sk-proj-AbCdEfGhIjKlMnOpQrSt | tool', 'echo sk-*** | tool'],
     ['short sk- word is kept', 'pip install sk-learn', 'pip install sk-learn'],
     ['AWS access key id', 'id AKIAIOSFODNN7EXAMPLE here', 'id AKIA*** here'],
@@ -31,7 +43,11 @@ describe('redactText: secrets in free text', () => {
       'key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\nrest',
       'key:\n-----BEGIN RSA PRIVATE KEY----- *** -----END RSA PRIVATE KEY-----\nrest',
     ],
-    ['unterminated PEM block', '-----BEGIN PRIVATE KEY-----\nMIIEvQ', '-----BEGIN PRIVATE KEY----- *** -----END PRIVATE KEY-----'],
+    [
+      'unterminated PEM block',
+      '-----BEGIN PRIVATE KEY-----\nMIIEvQ',
+      '-----BEGIN PRIVATE KEY----- *** -----END PRIVATE KEY-----',
+    ],
     ['public key is kept', '-----BEGIN PUBLIC KEY-----\nMIIB', '-----BEGIN PUBLIC KEY-----\nMIIB'],
     ['plain text is untouched', 'rm -rf build && npm test', 'rm -rf build && npm test'],
   ];
@@ -47,10 +63,22 @@ describe('redactText: secrets in free text', () => {
 describe('redactValue: values under secret-looking keys', () => {
   const rows: [string, unknown, unknown][] = [
     ['token', { token: 'abc', path: 'a' }, { token: '***', path: 'a' }],
-    ['apiKey / api_key / api-key', { apiKey: 1, api_key: 'x', 'api-key': 'y' }, { apiKey: '***', api_key: '***', 'api-key': '***' }],
-    ['nested objects and arrays', { headers: [{ Authorization: 'Basic x' }], env: { DB_PASSWD: 'p', HOME: '/h' } }, { headers: [{ Authorization: '***' }], env: { DB_PASSWD: '***', HOME: '/h' } }],
+    [
+      'apiKey / api_key / api-key',
+      { apiKey: 1, api_key: 'x', 'api-key': 'y' },
+      { apiKey: '***', api_key: '***', 'api-key': '***' },
+    ],
+    [
+      'nested objects and arrays',
+      { headers: [{ Authorization: 'Basic x' }], env: { DB_PASSWD: 'p', HOME: '/h' } },
+      { headers: [{ Authorization: '***' }], env: { DB_PASSWD: '***', HOME: '/h' } },
+    ],
     ['a whole object under a secret key', { credentials: { user: 'u', pass: 'p' } }, { credentials: '***' }],
-    ['private_key and cookie', { private_key: 'k', Cookie: 'c', secretName: 's' }, { private_key: '***', Cookie: '***', secretName: '***' }],
+    [
+      'private_key and cookie',
+      { private_key: 'k', Cookie: 'c', secretName: 's' },
+      { private_key: '***', Cookie: '***', secretName: '***' },
+    ],
     ['strings are scanned too', { note: 'use sk-AAAAAAAAAAAAAAAAAAAA' }, { note: 'use sk-***' }],
     ['non-objects pass through', 42, 42],
   ];
@@ -80,17 +108,40 @@ describe('summarizeAction', () => {
   });
 
   it('redacts before it truncates, so a cut never reveals half a secret', () => {
-    const s = summarizeAction('file_write', { path: 'a', content: `${'x'.repeat(SUMMARY_VALUE_LIMIT - 10)} sk-${'S'.repeat(40)}` });
+    const s = summarizeAction('file_write', {
+      path: 'a',
+      content: `${'x'.repeat(SUMMARY_VALUE_LIMIT - 10)} sk-${'S'.repeat(40)}`,
+    });
     expect(s.summary).not.toContain('SSSS');
   });
 
   it('names the operation, both paths, and says destructive', () => {
-    const s = summarizeAction('file_ops', { operation: 'move', path: 'a.txt', destination: 'b/a.txt' }, { destructive: true });
-    expect(s).toEqual({ tool: 'file_ops', summary: 'file_ops (destructive) move a.txt -> b/a.txt', paths: ['a.txt', 'b/a.txt'], destructive: true });
+    const s = summarizeAction(
+      'file_ops',
+      { operation: 'move', path: 'a.txt', destination: 'b/a.txt' },
+      { destructive: true },
+    );
+    expect(s).toEqual({
+      tool: 'file_ops',
+      summary: 'file_ops (destructive) move a.txt -> b/a.txt',
+      paths: ['a.txt', 'b/a.txt'],
+      destructive: true,
+    });
   });
 
   it('lists the files of a patch', () => {
-    const patch = ['*** Begin Patch', '*** Add File: new.txt', '+hi', '*** Delete File: old.txt', '*** Update File: a.ts', '*** Move to: b.ts', '@@', '-x', '+y', '*** End Patch'].join('\n');
+    const patch = [
+      '*** Begin Patch',
+      '*** Add File: new.txt',
+      '+hi',
+      '*** Delete File: old.txt',
+      '*** Update File: a.ts',
+      '*** Move to: b.ts',
+      '@@',
+      '-x',
+      '+y',
+      '*** End Patch',
+    ].join('\n');
     const s = summarizeAction('apply_patch', { patch }, { description: applyPatchTool.describe!({ patch }) });
     expect(s.summary).toBe('apply_patch\n  add new.txt\n  delete old.txt\n  update a.ts -> b.ts');
     expect(s.paths).toEqual(['new.txt', 'old.txt', 'a.ts', 'b.ts']);

@@ -21,33 +21,53 @@ const END = '<!-- tier-table:end -->';
 const TIERS: readonly ApprovalTier[] = ['plan', 'ask', 'auto', 'full'];
 
 const mcpTool = (name: string, annotations: Parameters<typeof profileFromAnnotations>[0]): AnyTool =>
-  defineTool({ name, description: name, input: z.object({}).passthrough(), ...profileFromAnnotations(annotations), execute: async () => 'ok' });
+  defineTool({
+    name,
+    description: name,
+    input: z.object({}).passthrough(),
+    ...profileFromAnnotations(annotations),
+    execute: async () => 'ok',
+  });
 const mcpTools = [
   mcpTool('mcp_fs__delete', {}),
   mcpTool('mcp_fs__delete_marked', { destructiveHint: true }),
   mcpTool('mcp_kv__put', { idempotentHint: true, destructiveHint: true }),
   mcpTool('mcp_vault__read', { readOnlyHint: true }),
 ];
-const confirmedRead = defineTool({ name: 'vault_read', description: 'r', input: z.object({}), readOnly: true, requiresConfirmation: true, execute: async () => 'ok' });
+const confirmedRead = defineTool({
+  name: 'vault_read',
+  description: 'r',
+  input: z.object({}),
+  readOnly: true,
+  requiresConfirmation: true,
+  execute: async () => 'ok',
+});
 const tools = new Map<string, AnyTool>([...builtinTools, ...mcpTools, confirmedRead].map((tool) => [tool.name, tool]));
 
 type Call = { name: string; args: unknown };
 const bash = (command: string): Call => ({ name: 'bash', args: { command } });
-const fileOps = (operation: string, extra: object = {}): Call => ({ name: 'file_ops', args: { operation, path: 'a', ...extra } });
+const fileOps = (operation: string, extra: object = {}): Call => ({
+  name: 'file_ops',
+  args: { operation, path: 'a', ...extra },
+});
 
 /** The calls each row of the README table stands for, by its first cell. */
 const rowCalls: Record<string, Call[]> = {
-  'a read-only tool (`file_read`)': [{ name: 'file_read', args: { path: 'a' } }, { name: 'mcp_vault__read', args: {} }],
-  'an idempotent tool that writes (`file_write`)': [{ name: 'file_write', args: { path: 'a', content: 'x' } }],
-  'another tool that can change something (`file_edit`, `apply_patch`, `file_ops` mkdir/copy/list, `node_invoke`, `session_send`)': [
-    { name: 'file_edit', args: { path: 'a', old: 'x', new: 'y' } },
-    { name: 'apply_patch', args: { patch: '*** Begin Patch\n*** Add File: a\n+x\n*** End Patch' } },
-    fileOps('mkdir'),
-    fileOps('copy', { destination: 'b' }),
-    fileOps('list'),
-    { name: 'node_invoke', args: { node: 'n', command: 'ls' } },
-    { name: 'session_send', args: { session: 's2', message: 'hi' } },
+  'a read-only tool (`file_read`)': [
+    { name: 'file_read', args: { path: 'a' } },
+    { name: 'mcp_vault__read', args: {} },
   ],
+  'an idempotent tool that writes (`file_write`)': [{ name: 'file_write', args: { path: 'a', content: 'x' } }],
+  'another tool that can change something (`file_edit`, `apply_patch`, `file_ops` mkdir/copy/list, `node_invoke`, `session_send`)':
+    [
+      { name: 'file_edit', args: { path: 'a', old: 'x', new: 'y' } },
+      { name: 'apply_patch', args: { patch: '*** Begin Patch\n*** Add File: a\n+x\n*** End Patch' } },
+      fileOps('mkdir'),
+      fileOps('copy', { destination: 'b' }),
+      fileOps('list'),
+      { name: 'node_invoke', args: { node: 'n', command: 'ls' } },
+      { name: 'session_send', args: { session: 's2', message: 'hi' } },
+    ],
   'a `bash` command': [bash('npm test'), bash('ls')],
   'a `bash` command the policy marks `warn`': [bash('sudo apt install x')],
   'a destructive call (`file_ops` delete/move, an MCP tool without `destructiveHint: false`)': [
@@ -55,7 +75,10 @@ const rowCalls: Record<string, Call[]> = {
     fileOps('move', { destination: 'b' }),
     { name: 'mcp_fs__delete', args: {} },
   ],
-  'a tool that requires confirmation (MCP `destructiveHint: true`)': [{ name: 'mcp_fs__delete_marked', args: {} }, { name: 'mcp_kv__put', args: {} }],
+  'a tool that requires confirmation (MCP `destructiveHint: true`)': [
+    { name: 'mcp_fs__delete_marked', args: {} },
+    { name: 'mcp_kv__put', args: {} },
+  ],
   'a read-only tool that requires confirmation': [{ name: 'vault_read', args: {} }],
   'a `bash` command the policy blocks': [bash('rm -rf /'), bash(':(){ :|:& };:')],
 };
@@ -70,17 +93,27 @@ async function readmeRows(): Promise<Row[]> {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
   expect(start, `README.md lacks ${START} … ${END}`).toBeGreaterThanOrEqual(0);
-  const lines = readme.slice(readme.indexOf('\n', start) + 1, end).trim().split('\n');
+  const lines = readme
+    .slice(readme.indexOf('\n', start) + 1, end)
+    .trim()
+    .split('\n');
   const header = cells(lines[0] ?? '');
   expect(header.slice(1).map((cell) => cell.match(/`(\w+)`/)?.[1])).toEqual(TIERS);
   return lines.slice(2).map((line) => {
     const [call = '', ...decisions] = cells(line);
-    return { call, decisions: Object.fromEntries(TIERS.map((tier, i) => [tier, decisions[i]])) as Record<ApprovalTier, string> };
+    return {
+      call,
+      decisions: Object.fromEntries(TIERS.map((tier, i) => [tier, decisions[i]])) as Record<ApprovalTier, string>,
+    };
   });
 }
 
 function cells(line: string): string[] {
-  return line.replace(/^\|/, '').replace(/\|$/, '').split('|').map((cell) => cell.trim());
+  return line
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((cell) => cell.trim());
 }
 
 /** What a ToolService under `tier` decides for `call`: allow, ask or deny. */
@@ -109,7 +142,11 @@ describe('the README tier table', () => {
   });
 
   it('covers every builtin tool', () => {
-    const covered = new Set(Object.values(rowCalls).flat().map((call) => call.name));
+    const covered = new Set(
+      Object.values(rowCalls)
+        .flat()
+        .map((call) => call.name),
+    );
     expect(builtinTools.map((tool) => tool.name).filter((name) => !covered.has(name))).toEqual([]);
   });
 
@@ -119,7 +156,10 @@ describe('the README tier table', () => {
       for (const call of rowCalls[row.call] ?? []) {
         for (const tier of TIERS) {
           const actual = decision(tier, call);
-          if (actual !== row.decisions[tier]) disagreements.push(`${tier} × ${call.name} ${JSON.stringify(call.args)}: README says ${row.decisions[tier]}, code says ${actual}`);
+          if (actual !== row.decisions[tier])
+            disagreements.push(
+              `${tier} × ${call.name} ${JSON.stringify(call.args)}: README says ${row.decisions[tier]}, code says ${actual}`,
+            );
         }
       }
     }
@@ -128,7 +168,9 @@ describe('the README tier table', () => {
 
   it('under ask, every builtin that is not read-only asks (idempotent or not)', () => {
     for (const tool of builtinTools) {
-      const calls = Object.values(rowCalls).flat().filter((call) => call.name === tool.name);
+      const calls = Object.values(rowCalls)
+        .flat()
+        .filter((call) => call.name === tool.name);
       for (const call of calls) {
         const expected = tool.readOnly === true ? 'allow' : 'ask';
         if (rowCalls['a `bash` command the policy blocks']?.includes(call)) continue;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decideApproval, matchOverride, type ApprovalInput, type ApprovalTier, type ToolOverride } from '../../src/approval/index.js';
+import {
+  decideApproval,
+  matchOverride,
+  type ApprovalInput,
+  type ApprovalTier,
+  type ToolOverride,
+} from '../../src/approval/index.js';
 
 /** The kinds of call the decision distinguishes: a tool's profile plus what the call does. */
 const kinds = {
@@ -14,8 +20,14 @@ const kinds = {
   fileOpsList: { tool: { name: 'file_ops' }, destructiveOperation: false },
   bash: { tool: { name: 'bash' }, commandVerdict: { action: 'allow' } },
   bashWarn: { tool: { name: 'bash' }, commandVerdict: { action: 'warn', rule: 'sudo', reason: 'runs as root' } },
-  bashBlock: { tool: { name: 'bash' }, commandVerdict: { action: 'block', rule: 'pipe_to_shell', reason: 'downloads into a shell' } },
-  bashFloor: { tool: { name: 'bash' }, commandVerdict: { action: 'block', rule: 'rm_root', reason: 'deletes the filesystem root', floor: true } },
+  bashBlock: {
+    tool: { name: 'bash' },
+    commandVerdict: { action: 'block', rule: 'pipe_to_shell', reason: 'downloads into a shell' },
+  },
+  bashFloor: {
+    tool: { name: 'bash' },
+    commandVerdict: { action: 'block', rule: 'rm_root', reason: 'deletes the filesystem root', floor: true },
+  },
 } satisfies Record<string, Omit<ApprovalInput, 'tier' | 'overrides'>>;
 
 type Kind = keyof typeof kinds;
@@ -104,7 +116,10 @@ describe('decideApproval: tier × call kind × override', () => {
   it('has a row for every tier and call kind', () => {
     for (const tier of ['plan', 'ask', 'auto', 'full'] as const) {
       for (const kind of Object.keys(kinds)) {
-        expect(table.some(([t, k, o]) => t === tier && k === kind && o === '-'), `${tier} × ${kind}`).toBe(true);
+        expect(
+          table.some(([t, k, o]) => t === tier && k === kind && o === '-'),
+          `${tier} × ${kind}`,
+        ).toBe(true);
       }
     }
     expect(table.length).toBeGreaterThanOrEqual(40);
@@ -126,7 +141,12 @@ describe('decideApproval: reasons', () => {
   });
 
   it('a floor match blocks even when the verdict calls itself a warning', () => {
-    const ruling = decideApproval({ tier: 'full', overrides: {}, tool: { name: 'bash' }, commandVerdict: { action: 'warn', rule: 'fork_bomb', floor: true } });
+    const ruling = decideApproval({
+      tier: 'full',
+      overrides: {},
+      tool: { name: 'bash' },
+      commandVerdict: { action: 'warn', rule: 'fork_bomb', floor: true },
+    });
     expect(ruling).toMatchObject({ decision: 'deny', source: 'command_policy' });
     expect(ruling.reason).toContain('fork_bomb');
   });
@@ -136,21 +156,37 @@ describe('decideApproval: reasons', () => {
   });
 
   it('an override names its key', () => {
-    const ruling = decideApproval({ tier: 'auto', overrides: { 'mcp_*': 'deny' }, tool: { name: 'mcp_fs__read', readOnly: true } });
+    const ruling = decideApproval({
+      tier: 'auto',
+      overrides: { 'mcp_*': 'deny' },
+      tool: { name: 'mcp_fs__read', readOnly: true },
+    });
     expect(ruling).toEqual({ decision: 'deny', reason: '[approval.tools] "mcp_*" = "deny"', source: 'override' });
   });
 
   it('the tier names itself', () => {
-    expect(decideApproval({ tier: 'plan', overrides: {}, ...kinds.write }).reason).toBe('tier "plan" denies file_edit: it is not read-only');
+    expect(decideApproval({ tier: 'plan', overrides: {}, ...kinds.write }).reason).toBe(
+      'tier "plan" denies file_edit: it is not read-only',
+    );
   });
 });
 
 describe('matchOverride: exact name, then the most specific glob', () => {
   const cases: [string, Record<string, ToolOverride>, string, string | undefined][] = [
-    ['exact name beats any glob', { 'mcp_*': 'deny', mcp_fs__read: 'allow', 'mcp_fs__*': 'ask' }, 'mcp_fs__read', 'mcp_fs__read'],
+    [
+      'exact name beats any glob',
+      { 'mcp_*': 'deny', mcp_fs__read: 'allow', 'mcp_fs__*': 'ask' },
+      'mcp_fs__read',
+      'mcp_fs__read',
+    ],
     ['the longest matching glob wins', { 'mcp_*': 'deny', 'mcp_fs__*': 'allow' }, 'mcp_fs__read', 'mcp_fs__*'],
     ['... whatever the key order', { 'mcp_fs__*': 'allow', 'mcp_*': 'deny' }, 'mcp_fs__read', 'mcp_fs__*'],
-    ['a longer glob that does not match is skipped', { 'mcp_git__*': 'allow', 'mcp_*': 'deny' }, 'mcp_fs__read', 'mcp_*'],
+    [
+      'a longer glob that does not match is skipped',
+      { 'mcp_git__*': 'allow', 'mcp_*': 'deny' },
+      'mcp_fs__read',
+      'mcp_*',
+    ],
     ['equal length: fewer wildcards wins', { 'mcp_?s__*': 'deny', 'mcp_fs__*': 'allow' }, 'mcp_fs__read', 'mcp_fs__*'],
     ['equal length and wildcards: alphabetical', { 'ab*': 'deny', 'a*c': 'allow' }, 'abc', 'a*c'],
     ['* matches an empty run', { 'bash*': 'ask' }, 'bash', 'bash*'],
@@ -171,6 +207,8 @@ describe('matchOverride: exact name, then the most specific glob', () => {
   it('a glob override applies above the tier and below the floors', () => {
     const overrides: Record<string, ToolOverride> = { 'mcp_*': 'allow' };
     expect(decideApproval({ tier: 'plan', overrides, tool: { name: 'mcp_fs__write' } }).decision).toBe('allow');
-    expect(decideApproval({ tier: 'plan', overrides, tool: { name: 'mcp_db__drop', requiresConfirmation: true } }).decision).toBe('ask');
+    expect(
+      decideApproval({ tier: 'plan', overrides, tool: { name: 'mcp_db__drop', requiresConfirmation: true } }).decision,
+    ).toBe('ask');
   });
 });

@@ -1,7 +1,13 @@
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { ApprovalGate, SessionGrants, type ApprovalRequest, type ApprovalTier, type ToolOverride } from '../../src/approval/index.js';
+import {
+  ApprovalGate,
+  SessionGrants,
+  type ApprovalRequest,
+  type ApprovalTier,
+  type ToolOverride,
+} from '../../src/approval/index.js';
 import type { CommandPolicy, CommandVerdict } from '../../src/sandbox/index.js';
 import { bashTool, fileOpsTool, fileReadTool, fileWriteTool } from '../../src/tools/builtins/index.js';
 import { defineTool, type AnyTool } from '../../src/tools/tool.js';
@@ -16,19 +22,35 @@ const dropTable = defineTool({
   execute: () => Promise.resolve('dropped'),
 });
 
-const tools = new Map<string, AnyTool>([bashTool, fileOpsTool, fileReadTool, fileWriteTool, dropTable].map((t) => [t.name, t]));
+const tools = new Map<string, AnyTool>(
+  [bashTool, fileOpsTool, fileReadTool, fileWriteTool, dropTable].map((t) => [t.name, t]),
+);
 
 type Enforcement = NonNullable<CommandPolicy['enforcement']>;
 
 /** Stands in for src/sandbox's evaluateCommand: a floor, a tunable block rule and a warn rule. */
 function evaluateCommand(command: string, policy: CommandPolicy): CommandVerdict {
-  if (command.includes('rm -rf /')) return { action: 'block', rule: 'rm_root', reason: 'deletes the filesystem root', floor: true };
-  if (command.includes('| sh')) return { action: policy.enforcement === 'block' ? 'block' : 'warn', rule: 'pipe_to_shell', reason: 'runs a download' };
+  if (command.includes('rm -rf /'))
+    return { action: 'block', rule: 'rm_root', reason: 'deletes the filesystem root', floor: true };
+  if (command.includes('| sh'))
+    return {
+      action: policy.enforcement === 'block' ? 'block' : 'warn',
+      rule: 'pipe_to_shell',
+      reason: 'runs a download',
+    };
   if (command.includes('sudo')) return { action: 'warn', rule: 'sudo', reason: 'runs as root' };
   return { action: 'allow' };
 }
 
-function service(options: { tier?: ApprovalTier; tools?: Record<string, ToolOverride>; enforcement?: Enforcement; unattended?: boolean; gate?: ApprovalGate | null } = {}) {
+function service(
+  options: {
+    tier?: ApprovalTier;
+    tools?: Record<string, ToolOverride>;
+    enforcement?: Enforcement;
+    unattended?: boolean;
+    gate?: ApprovalGate | null;
+  } = {},
+) {
   const settings = { tier: options.tier ?? 'auto', tools: options.tools ?? {} };
   const policy: { enforcement: Enforcement } = { enforcement: options.enforcement ?? 'warn' };
   const requested: ApprovalRequest[] = [];
@@ -66,7 +88,10 @@ describe('ToolService: command policy at admission', () => {
     for (const tier of ['plan', 'ask', 'auto', 'full'] as const) {
       const { svc } = service({ tier, tools: { bash: 'allow' } });
       const call = svc.admit(bash('rm -rf / --no-preserve-root'));
-      expect(call.invalid).toEqual({ code: 'command_blocked', message: 'blocked by rm_root: deletes the filesystem root' });
+      expect(call.invalid).toEqual({
+        code: 'command_blocked',
+        message: 'blocked by rm_root: deletes the filesystem root',
+      });
       expect(call.commandVerdict).toMatchObject({ action: 'block', floor: true });
       expect(call.approval).toBeUndefined();
     }
@@ -149,14 +174,20 @@ describe('ToolService: approve()', () => {
   it('a denied call fails at once with approval_denied, asking nobody', async () => {
     const { svc, requested } = service({ tier: 'plan' });
     const verdict = await svc.approve(svc.admit({ id: 'c1', name: 'file_write', args: { path: 'a', content: 'x' } }));
-    expect(verdict).toEqual({ allowed: false, error: { code: 'approval_denied', message: 'tier "plan" denies file_write: it is not read-only; it was not run' } });
+    expect(verdict).toEqual({
+      allowed: false,
+      error: { code: 'approval_denied', message: 'tier "plan" denies file_write: it is not read-only; it was not run' },
+    });
     expect(requested).toEqual([]);
   });
 
   it('a deny override fails at once', async () => {
     const { svc } = service({ tier: 'full', tools: { 'file_*': 'deny' } });
     const verdict = await svc.approve(svc.admit({ id: 'c1', name: 'file_read', args: { path: 'a' } }));
-    expect(verdict).toMatchObject({ allowed: false, error: { code: 'approval_denied', message: expect.stringContaining('"file_*"') } });
+    expect(verdict).toMatchObject({
+      allowed: false,
+      error: { code: 'approval_denied', message: expect.stringContaining('"file_*"') },
+    });
   });
 
   it('an ask goes to the gate with a redacted summary, the reason and the call id', async () => {
@@ -178,8 +209,14 @@ describe('ToolService: approve()', () => {
 
   it('a destructive file operation is summarized as destructive', () => {
     const { svc, requested } = service({ tier: 'auto' });
-    void svc.approve(svc.admit({ id: 'c1', name: 'file_ops', args: { operation: 'delete', path: 'build', recursive: true } }));
-    expect(requested[0]?.action).toMatchObject({ summary: 'file_ops (destructive) delete build\n  recursive: true', paths: ['build'], destructive: true });
+    void svc.approve(
+      svc.admit({ id: 'c1', name: 'file_ops', args: { operation: 'delete', path: 'build', recursive: true } }),
+    );
+    expect(requested[0]?.action).toMatchObject({
+      summary: 'file_ops (destructive) delete build\n  recursive: true',
+      paths: ['build'],
+      destructive: true,
+    });
   });
 
   it('allow_session covers the identical later call of a requiresConfirmation tool', async () => {
@@ -205,7 +242,10 @@ describe('ToolService: approve()', () => {
   it('without a gate an ask fails closed with approval_unavailable', async () => {
     const { svc } = service({ tier: 'auto', gate: null });
     const verdict = await svc.approve(svc.admit(bash('sudo reboot')));
-    expect(verdict).toMatchObject({ allowed: false, error: { code: 'approval_unavailable', message: expect.stringContaining('no approval surface') } });
+    expect(verdict).toMatchObject({
+      allowed: false,
+      error: { code: 'approval_unavailable', message: expect.stringContaining('no approval surface') },
+    });
   });
 
   it('passes the run signal to the gate: aborting it cancels the wait', async () => {
@@ -256,7 +296,10 @@ describe('ToolService: a failing command policy fails closed', () => {
         throw new Error('bad rule');
       },
     });
-    expect(svc.admit(bash('ls')).invalid).toEqual({ code: 'command_blocked', message: 'blocked by command_policy: the policy failed to evaluate the command (bad rule)' });
+    expect(svc.admit(bash('ls')).invalid).toEqual({
+      code: 'command_blocked',
+      message: 'blocked by command_policy: the policy failed to evaluate the command (bad rule)',
+    });
   });
 });
 
@@ -281,7 +324,10 @@ describe('ToolService with the real command policy (src/sandbox evaluateCommand,
     [':(){ :|:& };:', 'auto'],
   ] as const)('the floor blocks %j in tier %s, over an allow override', (command, tier) => {
     const call = real(tier).admit(bash(command));
-    expect(call.invalid).toMatchObject({ code: 'command_blocked', message: expect.stringMatching(/^blocked by floor:/) });
+    expect(call.invalid).toMatchObject({
+      code: 'command_blocked',
+      message: expect.stringMatching(/^blocked by floor:/),
+    });
   });
 
   it('the floor holds with enforcement "off" and with no policy configured', () => {
@@ -308,6 +354,9 @@ describe('ToolService with the real command policy (src/sandbox evaluateCommand,
   });
 
   it('enforcement "block" turns a tunable rule into command_blocked', () => {
-    expect(real('full', 'block').admit(bash('sudo ls')).invalid).toMatchObject({ code: 'command_blocked', message: expect.stringContaining('sudo') });
+    expect(real('full', 'block').admit(bash('sudo ls')).invalid).toMatchObject({
+      code: 'command_blocked',
+      message: expect.stringContaining('sudo'),
+    });
   });
 });

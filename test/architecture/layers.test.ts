@@ -28,7 +28,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g;
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g;
 
 function importsOf(file: string): Import[] {
   const text = readFileSync(join(root, file), 'utf8');
@@ -53,7 +54,16 @@ function folderOf(path: string): string {
 const violations = (rule: (i: Import) => boolean) => imports.filter(rule).map((i) => `${i.from} imports ${i.spec}`);
 
 /** Folders that sit above the engine and may use it (through src/engine/index.ts). */
-const ABOVE_ENGINE = new Set(['src', 'src/gateway', 'src/cli', 'src/client', 'src/sim', 'src/acp', 'src/cluster', 'src/telemetry']);
+const ABOVE_ENGINE = new Set([
+  'src',
+  'src/gateway',
+  'src/cli',
+  'src/client',
+  'src/sim',
+  'src/acp',
+  'src/cluster',
+  'src/telemetry',
+]);
 
 /** Inside src/engine: a file imports only files of a higher rank (lower in the house). */
 const ENGINE_RANK: Record<string, number> = {
@@ -91,7 +101,11 @@ describe('layers', () => {
   });
 
   it('machines import only xstate and each other', () => {
-    expect(violations((i) => i.from.startsWith('machines/') && i.spec !== 'xstate' && !/^\.\/[a-z-]+(\.machine)?\.js$/.test(i.spec))).toEqual([]);
+    expect(
+      violations(
+        (i) => i.from.startsWith('machines/') && i.spec !== 'xstate' && !/^\.\/[a-z-]+(\.machine)?\.js$/.test(i.spec),
+      ),
+    ).toEqual([]);
   });
 
   it('src/core imports nothing above it: only machines, concurrency, config types, zod and node built-ins', () => {
@@ -104,13 +118,31 @@ describe('layers', () => {
 
   it('nothing below the engine imports it', () => {
     expect(
-      violations((i) => i.target?.startsWith('src/engine/') === true && !i.from.startsWith('src/engine/') && !ABOVE_ENGINE.has(folderOf(i.from))),
+      violations(
+        (i) =>
+          i.target?.startsWith('src/engine/') === true &&
+          !i.from.startsWith('src/engine/') &&
+          !ABOVE_ENGINE.has(folderOf(i.from)),
+      ),
     ).toEqual([]);
   });
 
   it('the engine is entered through its index from outside, and engine.ts only from its entry files', () => {
-    expect(violations((i) => i.target?.startsWith('src/engine/') === true && !i.from.startsWith('src/engine/') && i.target !== 'src/engine/index.ts')).toEqual([]);
-    expect(violations((i) => i.target === 'src/engine/engine.ts' && !['src/engine/index.ts', 'src/engine/create-engine.ts'].includes(i.from))).toEqual([]);
+    expect(
+      violations(
+        (i) =>
+          i.target?.startsWith('src/engine/') === true &&
+          !i.from.startsWith('src/engine/') &&
+          i.target !== 'src/engine/index.ts',
+      ),
+    ).toEqual([]);
+    expect(
+      violations(
+        (i) =>
+          i.target === 'src/engine/engine.ts' &&
+          !['src/engine/index.ts', 'src/engine/create-engine.ts'].includes(i.from),
+      ),
+    ).toEqual([]);
   });
 
   it('inside src/engine nothing imports upward', () => {
@@ -118,13 +150,20 @@ describe('layers', () => {
     const unranked = files.filter((f) => f.startsWith('src/engine/') && rankOf(f) === undefined);
     expect(unranked, 'give every engine file a rank in ENGINE_RANK').toEqual([]);
     expect(
-      violations((i) => i.from.startsWith('src/engine/') && i.target?.startsWith('src/engine/') === true && rankOf(i.target)! <= rankOf(i.from)!),
+      violations(
+        (i) =>
+          i.from.startsWith('src/engine/') &&
+          i.target?.startsWith('src/engine/') === true &&
+          rankOf(i.target)! <= rankOf(i.from)!,
+      ),
     ).toEqual([]);
   });
 
   it('the engine stays a facade over small parts', () => {
     const lines = (f: string) => readFileSync(join(root, f), 'utf8').split('\n').length;
-    const large = files.filter((f) => f.startsWith('src/engine/') && lines(f) > (f === 'src/engine/engine.ts' ? 400 : 300));
+    const large = files.filter(
+      (f) => f.startsWith('src/engine/') && lines(f) > (f === 'src/engine/engine.ts' ? 400 : 300),
+    );
     expect(large.map((f) => `${f}: ${lines(f)} lines`)).toEqual([]);
   });
 

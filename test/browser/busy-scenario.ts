@@ -61,7 +61,8 @@ export function scenarioScript(ctx: ScriptContext): ScriptTurn {
     };
   }
   // Long enough for the steer to arrive while it thinks; it then answers the steer in a turn of its own.
-  if (ctx.input === TOOL_RUN_INPUT && ctx.turn === 1) return { delayMs: 700, text: 'Read three files and published the summary.' };
+  if (ctx.input === TOOL_RUN_INPUT && ctx.turn === 1)
+    return { delayMs: 700, text: 'Read three files and published the summary.' };
   const last = ctx.messages.at(-1);
   if (last?.role === 'user' && ctx.turn > 0) return { delayMs: 150, text: `noted: ${last.content}` };
   return { delayMs: 200, text: `answered: ${ctx.input}` };
@@ -76,7 +77,11 @@ export interface ScenarioRuns {
 }
 
 /** Resolves with the first event of the engine's stream that matches. */
-async function eventOf(engine: Engine, filter: { runId: string }, match: (event: StreamEvent) => boolean): Promise<StreamEvent> {
+async function eventOf(
+  engine: Engine,
+  filter: { runId: string },
+  match: (event: StreamEvent) => boolean,
+): Promise<StreamEvent> {
   const stream = engine.events({ ...filter, fromSeq: 0 });
   try {
     for await (const event of stream) if (match(event)) return event;
@@ -87,20 +92,28 @@ async function eventOf(engine: Engine, filter: { runId: string }, match: (event:
 }
 
 /** Plays the scenario to its end; `midRun` is called while alice's tool run is in its batch. */
-export async function playBusyScenario(engine: Engine, midRun: (runs: { toolRun: string }) => Promise<void> = async () => {}): Promise<ScenarioRuns> {
+export async function playBusyScenario(
+  engine: Engine,
+  midRun: (runs: { toolRun: string }) => Promise<void> = async () => {},
+): Promise<ScenarioRuns> {
   const toolRun = (await engine.submit({ sessionId: 'alice', input: TOOL_RUN_INPUT })).runId;
   await eventOf(engine, { runId: toolRun }, (e) => e.type === 'tool.started');
   await midRun({ toolRun });
   await eventOf(engine, { runId: toolRun }, (e) => e.type === 'turn.started' && e.turn === 1);
   const steer = await engine.submit({ sessionId: 'alice', input: STEER_TEXT, busyPolicy: 'steer' });
-  if (steer.outcome !== 'steered' || steer.intoRunId !== toolRun) throw new Error(`the steer was not steered into the tool run: ${JSON.stringify(steer)}`);
+  if (steer.outcome !== 'steered' || steer.intoRunId !== toolRun)
+    throw new Error(`the steer was not steered into the tool run: ${JSON.stringify(steer)}`);
   const queued = (await engine.submit({ sessionId: 'alice', input: 'then draft a reply', busyPolicy: 'queue' })).runId;
 
   const slow = (await engine.submit({ sessionId: 'bob', input: 'slow question' })).runId;
   await eventOf(engine, { runId: slow }, (e) => e.type === 'turn.started');
-  const burst = (await Promise.all(
-    ['actually, the lighthouse', 'no, the harbor', 'the compass, please'].map((input) => engine.submit({ sessionId: 'bob', input, busyPolicy: 'interrupt' })),
-  )).map((r) => r.runId) as [string, string, string];
+  const burst = (
+    await Promise.all(
+      ['actually, the lighthouse', 'no, the harbor', 'the compass, please'].map((input) =>
+        engine.submit({ sessionId: 'bob', input, busyPolicy: 'interrupt' }),
+      ),
+    )
+  ).map((r) => r.runId) as [string, string, string];
 
   await Promise.all([toolRun, queued, slow, ...burst].map((runId) => engine.wait(runId)));
   return { toolRun, steer: steer.runId, queued, slow, burst };

@@ -24,7 +24,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[inspector claim-wait browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+if (!haveChromium)
+  console.warn(`[inspector claim-wait browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
 
 /** Edits a file of the workspace for `ms` of real time. */
 const edit = defineTool({
@@ -38,7 +39,7 @@ const edit = defineTool({
   },
 });
 
-describe.skipIf(!haveChromium)('inspector: a wait for another run\'s claim (chromium)', () => {
+describe.skipIf(!haveChromium)("inspector: a wait for another run's claim (chromium)", () => {
   let engine: Engine;
   let gateway: Gateway;
   let context: BrowserContext;
@@ -53,15 +54,41 @@ describe.skipIf(!haveChromium)('inspector: a wait for another run\'s claim (chro
     profileDir = await mkdtemp(join(tmpdir(), 'switchyard-chromium-'));
     workspace = await mkdtemp(join(tmpdir(), 'switchyard-shared-ws-'));
     engine = await createEngine({
-      models: { scripted: scriptedModel((ctx) => (ctx.turn === 0 ? { toolCalls: [{ id: `edit-${ctx.input}`, name: 'edit_app', args: { ms: ctx.input === 'A' ? 2_500 : 300 } }] } : { text: 'done' })) },
+      models: {
+        scripted: scriptedModel((ctx) =>
+          ctx.turn === 0
+            ? {
+                toolCalls: [
+                  { id: `edit-${ctx.input}`, name: 'edit_app', args: { ms: ctx.input === 'A' ? 2_500 : 300 } },
+                ],
+              }
+            : { text: 'done' },
+        ),
+      },
       tools: [edit],
       config: { sandbox: { workspace_root: join(dataDir, 'workspaces') } },
     });
-    gateway = await startGateway({ engine, host: '127.0.0.1', port: 0, dataDir, heartbeatMs: 0, httpRoutes: inspectorRoutes() });
+    gateway = await startGateway({
+      engine,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      heartbeatMs: 0,
+      httpRoutes: inspectorRoutes(),
+    });
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+        '--no-first-run',
+      ],
       viewport: { width: 1400, height: 900 },
     });
     page = await context.newPage();
@@ -74,14 +101,16 @@ describe.skipIf(!haveChromium)('inspector: a wait for another run\'s claim (chro
     for (const dir of [dataDir, profileDir, workspace]) if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('draws the wait before the call\'s own bar, naming the run and the file it waited for', async () => {
+  it("draws the wait before the call's own bar, naming the run and the file it waited for", async () => {
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(`${gateway.httpUrl}/inspect?token=${gateway.token}`);
     await page.waitForSelector('[data-testid="conn-status"][data-state="live"]');
 
     const a = await engine.submit({ sessionId: 'alice', input: 'A', workspace });
-    await expect.poll(async () => (await engine.history(a.runId)).some((e) => e.type === 'tool.started'), PATIENCE).toBe(true);
+    await expect
+      .poll(async () => (await engine.history(a.runId)).some((e) => e.type === 'tool.started'), PATIENCE)
+      .toBe(true);
     const b = await engine.submit({ sessionId: 'bob', input: 'B', workspace });
 
     // B is the latest run: its timeline shows the wait while A still edits.
@@ -90,7 +119,12 @@ describe.skipIf(!haveChromium)('inspector: a wait for another run\'s claim (chro
     expect(await wait.getAttribute('data-blocked-by')).toBe(a.runId);
     expect(await wait.getAttribute('data-resource')).toBe(`path ${join(workspace, 'app.ts')}`);
     expect(await wait.getAttribute('title')).toMatch(/edit_app \(edit-B\) waited .* for edit_app \(edit-A\) of run/);
-    await expect.poll(() => page.locator('[data-testid="event-log"] [data-testid="event-row"][data-type="tool.waiting"]').count(), PATIENCE).toBe(1);
+    await expect
+      .poll(
+        () => page.locator('[data-testid="event-log"] [data-testid="event-row"][data-type="tool.waiting"]').count(),
+        PATIENCE,
+      )
+      .toBe(1);
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-claim-wait-0-waiting.png') });
 
     await engine.wait(b.runId);

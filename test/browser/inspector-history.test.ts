@@ -24,7 +24,8 @@ const CHROMIUM = '/usr/bin/chromium';
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[inspector history browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+if (!haveChromium)
+  console.warn(`[inspector history browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
 
 describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium)', () => {
   let engine: Engine;
@@ -45,7 +46,8 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     const page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('request', (request) => {
-      if (!request.url().startsWith(gateway.httpUrl) && !request.url().startsWith(gateway.url)) external.push(request.url());
+      if (!request.url().startsWith(gateway.httpUrl) && !request.url().startsWith(gateway.url))
+        external.push(request.url());
     });
     return page;
   }
@@ -59,11 +61,27 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
       models: { scripted: scriptedModel(scenarioScript) },
       tools: scenarioTools(() => batchHeld),
     });
-    gateway = await startGateway({ engine, host: '127.0.0.1', port: 0, dataDir, heartbeatMs: 0, httpRoutes: inspectorRoutes() });
+    gateway = await startGateway({
+      engine,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      heartbeatMs: 0,
+      httpRoutes: inspectorRoutes(),
+    });
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+        '--no-first-run',
+      ],
       viewport: { width: 1600, height: 1000 },
     });
   });
@@ -87,17 +105,32 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
       await expect.poll(() => run.getAttribute('data-state'), PATIENCE).toBe('live.running.acting');
       const calls = page.locator('[data-testid="actor-item"][data-machine="toolCall"]');
       await expect.poll(() => calls.count(), PATIENCE).toBeGreaterThanOrEqual(3);
-      await expect.poll(() => page!.locator('[data-testid="actor-item"][data-actor-id="session:alice"]').getAttribute('data-state'), PATIENCE).toBe('busy');
+      await expect
+        .poll(
+          () => page!.locator('[data-testid="actor-item"][data-actor-id="session:alice"]').getAttribute('data-state'),
+          PATIENCE,
+        )
+        .toBe('busy');
       expect(await page.locator('body').getAttribute('data-tab')).toBe('live');
       await page.screenshot({ path: join(ARTIFACTS, 'history-0-mid-run.png') });
       await page.click('[data-testid="tab-history"]');
-      await expect.poll(() => page!.locator(`[data-testid="run-item"][data-run-id="${toolRun}"]`).getAttribute('data-state'), PATIENCE).toBe('running');
+      await expect
+        .poll(
+          () => page!.locator(`[data-testid="run-item"][data-run-id="${toolRun}"]`).getAttribute('data-state'),
+          PATIENCE,
+        )
+        .toBe('running');
       releaseBatch();
     });
     // The same page, never reloaded, lists every run of the scenario as it ended.
     const items = page!.locator('[data-testid="run-item"]');
     await expect.poll(() => items.count(), PATIENCE).toBe(6);
-    await expect.poll(() => page!.locator(`[data-testid="run-item"][data-run-id="${runs.toolRun}"]`).getAttribute('data-state'), PATIENCE).toBe('completed');
+    await expect
+      .poll(
+        () => page!.locator(`[data-testid="run-item"][data-run-id="${runs.toolRun}"]`).getAttribute('data-state'),
+        PATIENCE,
+      )
+      .toBe('completed');
     await page!.close();
   }, 120_000);
 
@@ -125,13 +158,23 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     const order = listed.map(([runId]) => runId);
     expect(order.indexOf(runs.burst[2])).toBeLessThan(order.indexOf(runs.burst[1]));
     expect(order.indexOf(runs.queued)).toBeLessThan(order.indexOf(runs.toolRun));
-    expect(await page.locator(`[data-testid="run-item"][data-run-id="${runs.toolRun}"] [data-testid="run-details"]`).textContent()).toMatch(/3 turns · 4 tool calls$/);
-    expect(await page.locator('[data-testid="session-link"]').evaluateAll((links) => links.map((a) => a.textContent))).toEqual(expect.arrayContaining(['alice', 'bob']));
+    expect(
+      await page
+        .locator(`[data-testid="run-item"][data-run-id="${runs.toolRun}"] [data-testid="run-details"]`)
+        .textContent(),
+    ).toMatch(/3 turns · 4 tool calls$/);
+    expect(
+      await page.locator('[data-testid="session-link"]').evaluateAll((links) => links.map((a) => a.textContent)),
+    ).toEqual(expect.arrayContaining(['alice', 'bob']));
     await page.screenshot({ path: join(ARTIFACTS, 'history-1-runs.png') });
 
     await page.fill('[data-testid="filter-outcome"]', 'superseded');
     await expect.poll(() => items.count(), PATIENCE).toBe(2);
-    expect(await items.evaluateAll((links) => links.map((a) => (a as unknown as { dataset: { runId: string } }).dataset.runId).sort())).toEqual([runs.burst[0], runs.burst[1]].sort());
+    expect(
+      await items.evaluateAll((links) =>
+        links.map((a) => (a as unknown as { dataset: { runId: string } }).dataset.runId).sort(),
+      ),
+    ).toEqual([runs.burst[0], runs.burst[1]].sort());
     await page.fill('[data-testid="filter-outcome"]', '');
     await page.fill('[data-testid="filter-session"]', 'alice');
     await expect.poll(() => items.count(), PATIENCE).toBe(2);
@@ -161,12 +204,16 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     for (let index = 1; index <= events.length; index++) {
       await page.locator('body').press('ArrowRight');
       await expect.poll(() => at.getAttribute('data-index'), PATIENCE).toBe(String(index));
-      await expect.poll(() => page.locator('[data-testid="event-row"].current').getAttribute('data-seq'), PATIENCE).toBe(String(events[index - 1]!.seq));
+      await expect
+        .poll(() => page.locator('[data-testid="event-row"].current').getAttribute('data-seq'), PATIENCE)
+        .toBe(String(events[index - 1]!.seq));
       const state = (await chart.getAttribute('data-current'))!;
       if (states.at(-1) !== state) states.push(state);
       if (index === events.findIndex((e) => e.type === 'tool.started' && e.callId === 'read-3') + 1) {
         // The reads have started and none has finished: three bars running, the publish not yet begun.
-        await expect.poll(() => page.locator('[data-testid="timeline-bar"][data-outcome="running"]').count(), PATIENCE).toBe(3);
+        await expect
+          .poll(() => page.locator('[data-testid="timeline-bar"][data-outcome="running"]').count(), PATIENCE)
+          .toBe(3);
         expect(await page.locator('[data-testid="timeline-bar"][data-call-id="publish-1"]').count()).toBe(0);
         expect(await page.locator('[data-testid="event-row"].future').count()).toBe(events.length - index);
         await page.screenshot({ path: join(ARTIFACTS, 'history-2-replay-acting.png') });
@@ -195,8 +242,12 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     // The link opens the replay directly.
     const direct = await newPage();
     await direct.goto(url(`/inspect/run/${runs.toolRun}`));
-    await expect.poll(() => direct.locator('[data-testid="statechart"]').getAttribute('data-current'), PATIENCE).toBe('run.completed');
-    await expect.poll(() => direct.locator('[data-testid="replay-session"]').textContent(), PATIENCE).toBe('session alice');
+    await expect
+      .poll(() => direct.locator('[data-testid="statechart"]').getAttribute('data-current'), PATIENCE)
+      .toBe('run.completed');
+    await expect
+      .poll(() => direct.locator('[data-testid="replay-session"]').textContent(), PATIENCE)
+      .toBe('session alice');
     await direct.close();
   }, 120_000);
 
@@ -222,9 +273,18 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     await expect.poll(() => lanes.count(), PATIENCE).toBe(4);
     const [first, second, last] = runs.burst;
     const lane = (runId: string) => page.locator(`[data-testid="lane-run"][data-run-id="${runId}"]`);
-    expect([await lane(runs.slow).getAttribute('data-outcome'), await lane(runs.slow).getAttribute('data-cancelled-by')]).toEqual(['interrupted', first]);
-    expect([await lane(first).getAttribute('data-outcome'), await lane(first).getAttribute('data-cancelled-by')]).toEqual(['superseded', second]);
-    expect([await lane(second).getAttribute('data-outcome'), await lane(second).getAttribute('data-cancelled-by')]).toEqual(['superseded', last]);
+    expect([
+      await lane(runs.slow).getAttribute('data-outcome'),
+      await lane(runs.slow).getAttribute('data-cancelled-by'),
+    ]).toEqual(['interrupted', first]);
+    expect([
+      await lane(first).getAttribute('data-outcome'),
+      await lane(first).getAttribute('data-cancelled-by'),
+    ]).toEqual(['superseded', second]);
+    expect([
+      await lane(second).getAttribute('data-outcome'),
+      await lane(second).getAttribute('data-cancelled-by'),
+    ]).toEqual(['superseded', last]);
     expect(await lane(last).getAttribute('data-state')).toBe('completed');
     const arrows = (await page.evaluate(
       `[...document.querySelectorAll('[data-testid="lane-link"]')].map((g) => [g.dataset.kind, g.dataset.by, g.dataset.run])`,
@@ -239,7 +299,9 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
   }, 60_000);
 
   it('pages back through older runs', async () => {
-    const more = await Promise.all(Array.from({ length: 40 }, (_, i) => engine.submit({ sessionId: `carol-${i}`, input: `question ${i}` })));
+    const more = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => engine.submit({ sessionId: `carol-${i}`, input: `question ${i}` })),
+    );
     await Promise.all(more.map(({ runId }) => engine.wait(runId)));
     const page = await newPage();
     await page.goto(url('/inspect'));
@@ -249,7 +311,9 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     await page.click('[data-testid="runs-more"]');
     await expect.poll(() => items.count(), PATIENCE).toBe(46);
     expect(await page.locator('[data-testid="runs-more"]').isHidden()).toBe(true);
-    const ids = (await page.evaluate(`[...document.querySelectorAll('[data-testid="run-item"]')].map((a) => a.dataset.runId)`)) as string[];
+    const ids = (await page.evaluate(
+      `[...document.querySelectorAll('[data-testid="run-item"]')].map((a) => a.dataset.runId)`,
+    )) as string[];
     // The newer page holds the 40 runs just made, the older one the scenario's.
     expect(ids.slice(0, 40).sort()).toEqual(more.map((r) => r.runId).sort());
     expect(ids.slice(40).sort()).toEqual([runs.toolRun, runs.queued, runs.slow, ...runs.burst].sort());

@@ -92,11 +92,27 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
       models: { scripted: scriptedModel(script) },
       tools: [readTool('read_notes'), readTool('read_plan'), readTool('read_todo'), publish],
     });
-    gateway = await startGateway({ engine, host: '127.0.0.1', port: 0, dataDir, heartbeatMs: 0, httpRoutes: inspectorRoutes() });
+    gateway = await startGateway({
+      engine,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      heartbeatMs: 0,
+      httpRoutes: inspectorRoutes(),
+    });
     context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+        '--no-first-run',
+      ],
       viewport: { width: 1600, height: 1000 },
     });
     page = await context.newPage();
@@ -139,7 +155,8 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
   it('draws the run statechart live and the tool batch as groups on a timeline', async () => {
     const external: string[] = [];
     page.on('request', (request) => {
-      if (!request.url().startsWith(gateway.httpUrl) && !request.url().startsWith(gateway.url)) external.push(request.url());
+      if (!request.url().startsWith(gateway.httpUrl) && !request.url().startsWith(gateway.url))
+        external.push(request.url());
     });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -176,12 +193,22 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     }
     expect(await chart.getAttribute('data-actor-id')).toBe(`run:${runId}`);
     // The run machine is drawn: its states are there, nested as in the definition.
-    for (const id of ['run.live', 'run.live.queued', 'run.live.running', 'run.live.running.thinking', 'run.live.running.acting', 'run.completed']) {
+    for (const id of [
+      'run.live',
+      'run.live.queued',
+      'run.live.running',
+      'run.live.running.thinking',
+      'run.live.running.acting',
+      'run.completed',
+    ]) {
       expect(await chart.locator(`svg [data-state-id="${id}"]`).count()).toBe(1);
     }
     const boxOf = async (id: string) => (await chart.locator(`svg [data-state-id="${id}"] > .sc-box`).boundingBox())!;
     const inside = (inner: { x: number; y: number; width: number; height: number }, outer: typeof inner) =>
-      inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.width <= outer.x + outer.width && inner.y + inner.height <= outer.y + outer.height;
+      inner.x >= outer.x &&
+      inner.y >= outer.y &&
+      inner.x + inner.width <= outer.x + outer.width &&
+      inner.y + inner.height <= outer.y + outer.height;
     expect(inside(await boxOf('run.live.running.thinking'), await boxOf('run.live.running'))).toBe(true);
     expect(inside(await boxOf('run.live.running'), await boxOf('run.live'))).toBe(true);
     expect(inside(await boxOf('run.completed'), await boxOf('run.live'))).toBe(false);
@@ -189,7 +216,9 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect(seen).toContain('run.live.running.acting');
     expect(seen.indexOf('run.live.running.acting')).toBeGreaterThan(seen.indexOf('run.live.running.thinking'));
     expect(seen.at(-1)).toBe('run.completed');
-    await expect.poll(() => chart.locator('svg .sc-current').getAttribute('data-state-id'), PATIENCE).toBe('run.completed');
+    await expect
+      .poll(() => chart.locator('svg .sc-current').getAttribute('data-state-id'), PATIENCE)
+      .toBe('run.completed');
 
     // The batch: group 1 holds the three reads, running side by side; group 2 the global call, after them.
     const bars = page.locator('[data-testid="timeline-bar"]');
@@ -221,7 +250,9 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     // The event log and the gauges follow along.
     const log = page.locator('[data-testid="event-log"] [data-testid="event-row"]');
     await expect.poll(() => log.last().getAttribute('data-type'), PATIENCE).toBe('run.completed');
-    await expect.poll(() => page.locator('[data-testid="gauge-global"]').getAttribute('data-in-use'), PATIENCE).toBe('0');
+    await expect
+      .poll(() => page.locator('[data-testid="gauge-global"]').getAttribute('data-in-use'), PATIENCE)
+      .toBe('0');
 
     await boundary.hover();
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-2-completed.png') });

@@ -71,7 +71,10 @@ interface LogLine {
 
 /** The complete lines written so far (a line still being written is left for later). */
 function logLines(stdout: string): LogLine[] {
-  return stdout.split('\n').slice(0, -1).map((line) => JSON.parse(line) as LogLine);
+  return stdout
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => JSON.parse(line) as LogLine);
 }
 
 /** The last line of serve's start-up banner: once it is out, the whole banner is (url, inspector, metrics, token). */
@@ -81,7 +84,11 @@ async function serve(dataDir: string, extra: string[] = []): Promise<Server> {
   const server = cli(['serve', '--port', '0', '--data-dir', dataDir, ...extra]);
   let exited = false;
   void server.exited.then(() => (exited = true));
-  await until(() => logLines(server.stdout()).some((line) => BANNER_END.test(line.msg)) || exited, 'serve prints its banner', 90_000);
+  await until(
+    () => logLines(server.stdout()).some((line) => BANNER_END.test(line.msg)) || exited,
+    'serve prints its banner',
+    90_000,
+  );
   const url = logLines(server.stdout()).find((line) => line.msg.startsWith('listening on'))?.url as string | undefined;
   if (!url) throw new Error(`serve did not start:\n${server.stdout()}\n${server.stderr()}`);
   const tokenFile = join(dataDir, 'token');
@@ -134,7 +141,10 @@ describe('switchyard run, in-process', { timeout: SPAWN_TIMEOUT }, () => {
     const script = join(dir, 'failing.json');
     await writeFile(script, JSON.stringify([{ error: 'the model is down' }]));
     const config = join(dir, 'switchyard.toml');
-    await writeFile(config, `[execution]\ndefault_model = "down"\nmax_iterations = 1\n[models.down]\nkind = "scripted"\nscript = ${JSON.stringify(script)}\n`);
+    await writeFile(
+      config,
+      `[execution]\ndefault_model = "down"\nmax_iterations = 1\n[models.down]\nkind = "scripted"\nscript = ${JSON.stringify(script)}\n`,
+    );
     const { code, stdout } = await runCli(['run', 'hello', '--config', config]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/# failed: /);
@@ -161,9 +171,20 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
     const token = (await readToken(server.tokenFile))!;
     // A log (stdout is not a terminal here) names the token's file, never the token.
     expect(server.stdout()).not.toContain(token);
-    expect(logLines(server.stdout())).toContainEqual(expect.objectContaining({ level: 'info', msg: `generated the gateway token; it is in ${server.tokenFile}` }));
+    expect(logLines(server.stdout())).toContainEqual(
+      expect.objectContaining({ level: 'info', msg: `generated the gateway token; it is in ${server.tokenFile}` }),
+    );
 
-    const run = await runCli(['run', 'hello', '--gateway', server.url, '--token-file', server.tokenFile, '--session', 'from-cli']);
+    const run = await runCli([
+      'run',
+      'hello',
+      '--gateway',
+      server.url,
+      '--token-file',
+      server.tokenFile,
+      '--session',
+      'from-cli',
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/from-cli\s+run#1\s+run\.completed\s+"done"/);
     expect(run.stdout).toContain('# completed: done');
@@ -194,7 +215,9 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
     expect(again.stdout()).toContain(`the gateway token is in ${again.tokenFile}`);
     expect(await readToken(again.tokenFile)).toBe(token);
     const client = await again.client();
-    expect((await client.history((await client.submit({ sessionId: 's', input: 'x' })).runId)).length).toBeGreaterThan(0);
+    expect((await client.history((await client.submit({ sessionId: 's', input: 'x' })).runId)).length).toBeGreaterThan(
+      0,
+    );
     again.child.kill('SIGINT');
     expect(await again.exited).toBe(0);
   });
@@ -207,7 +230,10 @@ describe('switchyard serve', { timeout: SPAWN_TIMEOUT }, () => {
     const result = client.wait(runId);
     server.child.kill('SIGTERM');
     await until(() => server.stdout().includes('shutting down'), 'shutdown starts');
-    await expect(client.submit({ sessionId: 'late', input: 'too late' })).rejects.toMatchObject({ code: -32000, data: { code: 'closed' } });
+    await expect(client.submit({ sessionId: 'late', input: 'too late' })).rejects.toMatchObject({
+      code: -32000,
+      data: { code: 'closed' },
+    });
     expect(await result).toMatchObject({ runId, state: 'completed', output: 'slow answer' });
     expect(await server.exited).toBe(0);
     expect(server.stdout()).not.toContain('cancelling');
@@ -252,8 +278,18 @@ describe('switchyard serve --stately-inspector', { timeout: SPAWN_TIMEOUT }, () 
         if (event.type === '@xstate.actor') names.push(event.sessionId);
       });
       const dataDir = await tempDir();
-      const server = await serve(dataDir, ['--stately-inspector', `ws://127.0.0.1:${port}`, '--stately-session', 'watched']);
-      expect(logLines(server.stdout())).toContainEqual(expect.objectContaining({ level: 'info', msg: `Stately inspector: sending session watched to ws://127.0.0.1:${port}` }));
+      const server = await serve(dataDir, [
+        '--stately-inspector',
+        `ws://127.0.0.1:${port}`,
+        '--stately-session',
+        'watched',
+      ]);
+      expect(logLines(server.stdout())).toContainEqual(
+        expect.objectContaining({
+          level: 'info',
+          msg: `Stately inspector: sending session watched to ws://127.0.0.1:${port}`,
+        }),
+      );
       const client = await server.client();
       await client.wait((await client.submit({ sessionId: 'other', input: 'x' })).runId);
       const { runId } = await client.submit({ sessionId: 'watched', input: 'x' });
@@ -261,7 +297,9 @@ describe('switchyard serve --stately-inspector', { timeout: SPAWN_TIMEOUT }, () 
       await until(() => names.includes(`run:${runId}`), 'the watched run reached the receiver', 10_000);
       expect(names).toContain('session:watched');
       expect(names.some((name) => name.includes('other'))).toBe(false);
-      expect(names.filter((name) => name.startsWith('run:')).every((name) => name.startsWith(`run:${runId}`))).toBe(true);
+      expect(names.filter((name) => name.startsWith('run:')).every((name) => name.startsWith(`run:${runId}`))).toBe(
+        true,
+      );
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
     } finally {
@@ -285,7 +323,12 @@ describe('a crash (SIGKILL) and a restart on the same data dir', { timeout: SPAW
     const token = await readToken(first.tokenFile);
     const client = await first.client();
     const slow = await client.submit({ sessionId: 'chat', input: 'a slow question' });
-    const queued = await client.submit({ sessionId: 'chat', input: 'and then this', busyPolicy: 'queue', model: 'scripted' });
+    const queued = await client.submit({
+      sessionId: 'chat',
+      input: 'and then this',
+      busyPolicy: 'queue',
+      model: 'scripted',
+    });
     expect(queued).toMatchObject({ outcome: 'queued', position: 1 });
     // history() answers once the store has every event so far: both runs are on disk.
     expect((await client.history(slow.runId)).map((e) => e.type)).toEqual(['run.started', 'turn.started']);

@@ -46,7 +46,11 @@ afterEach(async () => {
 });
 
 /** Polls gently (children on a loaded machine take seconds); the limit only turns a hang into a failure. */
-export async function eventually(condition: () => boolean | Promise<boolean>, what: string, failSafeMs = 120_000): Promise<void> {
+export async function eventually(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  failSafeMs = 120_000,
+): Promise<void> {
   const giveUpAt = Date.now() + failSafeMs;
   while (!(await condition())) {
     if (Date.now() > giveUpAt) throw new Error(`never happened: ${what}`);

@@ -21,10 +21,27 @@ function configText(workspaceRoot: string, maxRunsGlobal: number | string, extra
 }
 
 async function serveWith(config: string, dataDir: string) {
-  const server = spawnServe(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--config', config, '--grace-seconds', '0'], {
-    cwd: repoRoot,
-    env: { ...process.env, SWITCHYARD_TOKEN: '' },
-  });
+  const server = spawnServe(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli.ts',
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--config',
+      config,
+      '--grace-seconds',
+      '0',
+    ],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, SWITCHYARD_TOKEN: '' },
+    },
+  );
   const url = await servedUrl(server);
   const client = await clientOf(url, join(dataDir, 'token'));
   const maxRuns = async () => (await client.snapshot()).global.max;
@@ -47,8 +64,13 @@ describe('switchyard serve follows its --config file', { timeout: TIMEOUT }, () 
     await writeFile(config, configText(workspaces, 9));
     await eventually(async () => (await maxRuns()) === 9, 'max_runs_global 9 in force');
     expect(await server.waitForLog(message('limits changed'), 'limits.changed')).toMatchObject({ maxRunsGlobal: 9 });
-    expect(await server.waitForLog(message('config reloaded'), 'config.reloaded')).toMatchObject({ applied: ['execution.max_runs_global'] });
-    expect(await server.waitForLog(message(`config file ${config}: applied`), 'the applied line')).toMatchObject({ file: config, applied: ['execution.max_runs_global'] });
+    expect(await server.waitForLog(message('config reloaded'), 'config.reloaded')).toMatchObject({
+      applied: ['execution.max_runs_global'],
+    });
+    expect(await server.waitForLog(message(`config file ${config}: applied`), 'the applied line')).toMatchObject({
+      file: config,
+      applied: ['execution.max_runs_global'],
+    });
 
     // A restart-only key: logged as waiting, nothing else changes.
     await writeFile(config, configText(workspaces, 9, '[gateway]\nmax_payload_bytes = 65536\n'));

@@ -42,8 +42,17 @@ describe('runs', () => {
     const client = await (await harness({ engine: scripted })).client();
     const submitted = await client.submit({ sessionId: 'alice', input: 'hello' });
     expect(submitted).toMatchObject({ sessionId: 'alice', outcome: 'started', runId: expect.any(String) });
-    expect(await client.wait(submitted.runId)).toEqual({ runId: submitted.runId, state: 'completed', output: 'answer to hello' });
-    expect(await client.get(submitted.runId)).toMatchObject({ runId: submitted.runId, sessionId: 'alice', agentId: 'main', state: 'completed' });
+    expect(await client.wait(submitted.runId)).toEqual({
+      runId: submitted.runId,
+      state: 'completed',
+      output: 'answer to hello',
+    });
+    expect(await client.get(submitted.runId)).toMatchObject({
+      runId: submitted.runId,
+      sessionId: 'alice',
+      agentId: 'main',
+      state: 'completed',
+    });
     const history = await client.history(submitted.runId);
     expect(history.map((e) => e.seq)).toEqual(history.map((_, i) => i + 1));
     expect(history.at(-1)).toMatchObject({ type: 'run.completed', output: 'answer to hello' });
@@ -71,13 +80,27 @@ describe('runs', () => {
   });
 
   it('engine errors arrive as -32000 with the engine code: lane_full, duplicate_run_id, unknown_model, not_found', async () => {
-    const client = await (await harness({ engine: { ...scripted, config: { execution: { wait_lane_capacity: 1 } } } })).client();
+    const client = await (
+      await harness({ engine: { ...scripted, config: { execution: { wait_lane_capacity: 1 } } } })
+    ).client();
     const running = await client.submit({ sessionId: 's', input: 'slow', runId: 'r-1' });
     await client.submit({ sessionId: 's', input: 'one', busyPolicy: 'queue' });
-    const full = await expectClientError(client.submit({ sessionId: 's', input: 'two', busyPolicy: 'queue' }), RpcErrorCode.EngineError, 'lane_full');
+    const full = await expectClientError(
+      client.submit({ sessionId: 's', input: 'two', busyPolicy: 'queue' }),
+      RpcErrorCode.EngineError,
+      'lane_full',
+    );
     expect(full.message).toContain('wait_lane_capacity');
-    await expectClientError(client.submit({ sessionId: 'other', input: 'x', runId: 'r-1' }), RpcErrorCode.EngineError, 'duplicate_run_id');
-    await expectClientError(client.submit({ sessionId: 'other', input: 'x', model: 'nope' }), RpcErrorCode.EngineError, 'unknown_model');
+    await expectClientError(
+      client.submit({ sessionId: 'other', input: 'x', runId: 'r-1' }),
+      RpcErrorCode.EngineError,
+      'duplicate_run_id',
+    );
+    await expectClientError(
+      client.submit({ sessionId: 'other', input: 'x', model: 'nope' }),
+      RpcErrorCode.EngineError,
+      'unknown_model',
+    );
     await expectClientError(client.wait('no-such-run'), RpcErrorCode.EngineError, 'not_found');
     await expectClientError(client.get('no-such-run'), RpcErrorCode.EngineError, 'not_found');
     await client.cancel(running.runId);
@@ -86,10 +109,18 @@ describe('runs', () => {
   it('an invalid RunRequest is -32602 with the zod issues, and nothing is submitted', async () => {
     const h = await harness({ engine: scripted });
     const client = await h.client();
-    const error = await expectClientError(client.submit({ sessionId: '', input: 'x', timeoutMs: -5 }), RpcErrorCode.InvalidParams, 'invalid_request');
+    const error = await expectClientError(
+      client.submit({ sessionId: '', input: 'x', timeoutMs: -5 }),
+      RpcErrorCode.InvalidParams,
+      'invalid_request',
+    );
     const issues = (error.data as { issues: { path: string }[] }).issues.map((i) => i.path);
     expect(issues).toEqual(expect.arrayContaining(['sessionId', 'timeoutMs']));
-    const relative = await expectClientError(client.submit({ sessionId: 's', input: 'x', workspace: 'relative/dir' }), RpcErrorCode.InvalidParams, 'invalid_request');
+    const relative = await expectClientError(
+      client.submit({ sessionId: 's', input: 'x', workspace: 'relative/dir' }),
+      RpcErrorCode.InvalidParams,
+      'invalid_request',
+    );
     expect(relative.data).toMatchObject({ issues: [{ path: 'workspace' }] });
     expect(h.engine.snapshot().sessions).toEqual([]);
   });
@@ -100,7 +131,12 @@ describe('engine-wide methods', () => {
     const client = await (await harness({ engine: scripted })).client();
     const { runId } = await client.submit({ sessionId: 's', input: 'slow' });
     const snapshot = await client.snapshot();
-    expect(snapshot).toMatchObject({ global: { inUse: 1, max: 8 }, perAgent: { main: { inUse: 1, max: 3 } }, waiting: 0, running: [runId] });
+    expect(snapshot).toMatchObject({
+      global: { inUse: 1, max: 8 },
+      perAgent: { main: { inUse: 1, max: 3 } },
+      waiting: 0,
+      running: [runId],
+    });
     expect(snapshot.sessions).toEqual([{ sessionId: 's', activeRunId: runId, laneDepth: 0 }]);
     await client.cancel(runId);
   });
@@ -113,11 +149,14 @@ describe('engine-wide methods', () => {
       restartRequired: ['gateway.port'],
     });
     expect((await client.snapshot()).global.max).toBe(2);
-    const bad = await expectClientError(client.updateConfig({ execution: { max_runs_global: 0 } }), RpcErrorCode.InvalidParams, 'invalid_config');
+    const bad = await expectClientError(
+      client.updateConfig({ execution: { max_runs_global: 0 } }),
+      RpcErrorCode.InvalidParams,
+      'invalid_config',
+    );
     expect(bad.data).toMatchObject({ issues: [{ path: 'execution.max_runs_global' }] });
     expect(h.engine.currentConfig().execution.max_runs_global).toBe(2);
   });
-
 });
 
 describe('subscriptions', () => {
@@ -160,8 +199,15 @@ describe('subscriptions', () => {
 
   it('inspect.subscribe streams JSON-safe inspection events of every actor', async () => {
     // One tool call, so the run has a child (its batch) to show.
-    const noop = defineTool({ name: 'noop', description: 'Does nothing.', input: z.object({}), execute: async () => 'done' });
-    const model = scriptedModel((ctx) => (ctx.turn === 0 ? { toolCalls: [{ id: 'c1', name: 'noop', args: {} }] } : { text: 'ok' }));
+    const noop = defineTool({
+      name: 'noop',
+      description: 'Does nothing.',
+      input: z.object({}),
+      execute: async () => 'done',
+    });
+    const model = scriptedModel((ctx) =>
+      ctx.turn === 0 ? { toolCalls: [{ id: 'c1', name: 'noop', args: {} }] } : { text: 'ok' },
+    );
     const client = await (await harness({ engine: { models: { scripted: model }, tools: [noop] } })).client();
     const inspect = client.inspect();
     await inspect.ready;
@@ -204,40 +250,54 @@ describe('approvals over the gateway', () => {
   it.each([
     ['allow_once', true],
     ['deny', false],
-  ] as const)('approval.requested reaches every connection; approval.respond %s decides the call', async (decision, runs) => {
-    launched.length = 0;
-    const h = await harness({ engine: { models: { scripted: launchingModel }, tools: [launch] } });
-    const [asker, watcher] = [await h.client(), await h.client()];
-    const seen = { asker: [] as unknown[], watcher: [] as unknown[] };
-    watcher.onApprovalRequested((request) => seen.watcher.push(request));
-    const answered = new Promise<boolean>((resolve) => {
-      asker.onApprovalRequested((request) => {
-        seen.asker.push(request);
-        void asker.respondApproval(request.approvalId, decision).then(resolve);
+  ] as const)(
+    'approval.requested reaches every connection; approval.respond %s decides the call',
+    async (decision, runs) => {
+      launched.length = 0;
+      const h = await harness({ engine: { models: { scripted: launchingModel }, tools: [launch] } });
+      const [asker, watcher] = [await h.client(), await h.client()];
+      const seen = { asker: [] as unknown[], watcher: [] as unknown[] };
+      watcher.onApprovalRequested((request) => seen.watcher.push(request));
+      const answered = new Promise<boolean>((resolve) => {
+        asker.onApprovalRequested((request) => {
+          seen.asker.push(request);
+          void asker.respondApproval(request.approvalId, decision).then(resolve);
+        });
       });
-    });
-    const { runId } = await asker.submit({ sessionId: 's', input: 'launch it' });
-    expect(await answered).toBe(true);
-    expect(await asker.wait(runId)).toMatchObject({ state: 'completed' });
-    expect(launched).toEqual(runs ? ['rocket'] : []);
-    const request = seen.asker[0] as { approvalId: string };
-    expect(request).toMatchObject({ approvalId: expect.any(String), runId, callId: 'call-1', action: expect.anything() });
-    expect(seen.watcher).toEqual(seen.asker);
-    const history = await asker.history(runId);
-    expect(history.find((e) => e.type === 'approval.resolved')).toMatchObject({ approvalId: request.approvalId, decision });
-    // Answered once; a second answer changes nothing.
-    expect(await asker.respondApproval(request.approvalId, 'allow_once')).toBe(false);
-  });
+      const { runId } = await asker.submit({ sessionId: 's', input: 'launch it' });
+      expect(await answered).toBe(true);
+      expect(await asker.wait(runId)).toMatchObject({ state: 'completed' });
+      expect(launched).toEqual(runs ? ['rocket'] : []);
+      const request = seen.asker[0] as { approvalId: string };
+      expect(request).toMatchObject({
+        approvalId: expect.any(String),
+        runId,
+        callId: 'call-1',
+        action: expect.anything(),
+      });
+      expect(seen.watcher).toEqual(seen.asker);
+      const history = await asker.history(runId);
+      expect(history.find((e) => e.type === 'approval.resolved')).toMatchObject({
+        approvalId: request.approvalId,
+        decision,
+      });
+      // Answered once; a second answer changes nothing.
+      expect(await asker.respondApproval(request.approvalId, 'allow_once')).toBe(false);
+    },
+  );
 
   it('approval.respond answers ok: false for an approval nobody asked for, -32602 for a decision that is not one', async () => {
     const client = await (await harness({ engine: scripted })).client();
     expect(await client.respondApproval('no-such-approval', 'allow_once')).toBe(false);
-    await expectClientError(client.call('approval.respond', { approvalId: 'a', decision: 'maybe' as 'deny' }), RpcErrorCode.InvalidParams);
+    await expectClientError(
+      client.call('approval.respond', { approvalId: 'a', decision: 'maybe' as 'deny' }),
+      RpcErrorCode.InvalidParams,
+    );
   });
 });
 
 describe('notifications and batches', () => {
-  it('batch: each call\'s outcome in order, errors as ClientError values, nothing for a notification', async () => {
+  it("batch: each call's outcome in order, errors as ClientError values, nothing for a notification", async () => {
     const h = await harness({ engine: scripted });
     const client = await h.client();
     const [submitted, missing, notified, snapshot] = await client.batch([
@@ -273,7 +333,11 @@ describe('notifications and batches', () => {
     ]);
     for (const outcome of outcomes) {
       expect(outcome.ok).toBe(false);
-      if (!outcome.ok) expect([outcome.error.code, outcome.error.engineCode]).toEqual([RpcErrorCode.InvalidRequest, 'batch_too_large']);
+      if (!outcome.ok)
+        expect([outcome.error.code, outcome.error.engineCode]).toEqual([
+          RpcErrorCode.InvalidRequest,
+          'batch_too_large',
+        ]);
     }
     expect(h.engine.snapshot().sessions).toEqual([]);
   });
@@ -291,7 +355,9 @@ describe('notifications and batches', () => {
     const [waited, snapshot] = await pending;
     expect(waited).toMatchObject({ ok: false, error: { code: CONNECTION_CLOSED } });
     expect(snapshot).toMatchObject({ ok: false, error: { code: CONNECTION_CLOSED } });
-    await expect(client.batch([{ method: 'engine.snapshot', params: {} }])).rejects.toMatchObject({ code: CONNECTION_CLOSED });
+    await expect(client.batch([{ method: 'engine.snapshot', params: {} }])).rejects.toMatchObject({
+      code: CONNECTION_CLOSED,
+    });
   });
 });
 

@@ -49,11 +49,16 @@ export async function submitLoad(options: LoadOptions): Promise<LoadOutcome> {
         const target = random.pick(options.targets());
         const policy = random.weighted(POLICIES);
         try {
-          const result = await target.client.submit({ sessionId, input: `${sessionId} message ${i}`, busyPolicy: policy });
+          const result = await target.client.submit({
+            sessionId,
+            input: `${sessionId} message ${i}`,
+            busyPolicy: policy,
+          });
           outcome.accepted.push({ id: result.runId, sessionId, outcome: result.outcome, policy, via: target.nodeId });
           await options.afterAccepted?.(outcome.accepted.length);
         } catch (error) {
-          if (error instanceof ClientError && error.code === -32000) outcome.refused.push(String((error.data as { code?: string })?.code));
+          if (error instanceof ClientError && error.code === -32000)
+            outcome.refused.push(String((error.data as { code?: string })?.code));
           else outcome.unanswered += 1;
         }
       }
@@ -75,11 +80,21 @@ export interface ClusterAccount {
 }
 
 /** Waits for every accepted message (through `via`) and checks the stored logs. */
-export async function accountFor(accepted: Accepted[], via: ServeProcess, redisUrl: string, keyPrefix: string, waitMs: number): Promise<ClusterAccount> {
+export async function accountFor(
+  accepted: Accepted[],
+  via: ServeProcess,
+  redisUrl: string,
+  keyPrefix: string,
+  waitMs: number,
+): Promise<ClusterAccount> {
   const redis = new Redis(redisUrl);
   redis.on('error', () => {});
   try {
-    const results = await Promise.all(accepted.map((a) => withTimeout(via.client.wait(a.id), waitMs, `the outcome of ${a.id} (${a.outcome} via ${a.via})`)));
+    const results = await Promise.all(
+      accepted.map((a) =>
+        withTimeout(via.client.wait(a.id), waitMs, `the outcome of ${a.id} (${a.outcome} via ${a.via})`),
+      ),
+    );
     let accounted = 0;
     const problems: string[] = [];
     for (const [i, a] of accepted.entries()) {
@@ -103,8 +118,11 @@ export async function accountFor(accepted: Accepted[], via: ServeProcess, redisU
     for (const runId of runIds) {
       const log = await runLogOf(redis, keyPrefix, runId);
       logGaps.push(...gaps(log, (e) => e.seq));
-      const terminals = log.filter((e) => e.type === 'run.completed' || e.type === 'run.cancelled' || e.type === 'run.failed');
-      if (terminals.length !== 1 || terminals[0] !== log.at(-1)) logGaps.push(`${runId}: ${terminals.length} terminal events, the last event is ${log.at(-1)?.type}`);
+      const terminals = log.filter(
+        (e) => e.type === 'run.completed' || e.type === 'run.cancelled' || e.type === 'run.failed',
+      );
+      if (terminals.length !== 1 || terminals[0] !== log.at(-1))
+        logGaps.push(`${runId}: ${terminals.length} terminal events, the last event is ${log.at(-1)?.type}`);
       const last = log.at(-1);
       if (last?.type === 'run.failed' && last.error.code === 'interrupted') interrupted += 1;
       const started = log.find((e) => e.type === 'run.started');
@@ -156,6 +174,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms: ${what}`)), ms))),
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms: ${what}`)), ms)),
+    ),
   ]);
 }

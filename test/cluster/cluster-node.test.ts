@@ -15,7 +15,16 @@ import { z } from 'zod';
 import { scriptedModel, type ScriptTurn } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import type { RunEvent, StreamEvent } from '../../src/engine/index.js';
-import { clusterConfig, eventually, endsBeforeStart, feedOf, gaps, mostRunningAtOnce, overlappingRuns, sessionLogOf } from './fixtures.js';
+import {
+  clusterConfig,
+  eventually,
+  endsBeforeStart,
+  feedOf,
+  gaps,
+  mostRunningAtOnce,
+  overlappingRuns,
+  sessionLogOf,
+} from './fixtures.js';
 import { redisFixture } from './redis-fixture.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
@@ -35,9 +44,19 @@ afterEach(async () => {
 const quiet = () => {};
 
 /** A tool that is neither read-only nor idempotent: tier "ask" asks before it runs. */
-const launch = defineTool({ name: 'launch', description: 'Launches.', input: z.object({}), execute: async () => 'launched' });
+const launch = defineTool({
+  name: 'launch',
+  description: 'Launches.',
+  input: z.object({}),
+  execute: async () => 'launched',
+});
 
-async function startNode(nodeId: string, script: ScriptTurn[] | ((ctx: { turn: number; input: string }) => ScriptTurn), more: PartialConfig = {}, url = redis.server.url): Promise<ClusterNode> {
+async function startNode(
+  nodeId: string,
+  script: ScriptTurn[] | ((ctx: { turn: number; input: string }) => ScriptTurn),
+  more: PartialConfig = {},
+  url = redis.server.url,
+): Promise<ClusterNode> {
   const node = await ClusterNode.start({
     config: clusterConfig(url, prefix, nodeId, more),
     models: { scripted: scriptedModel(script) },
@@ -71,7 +90,10 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     expect(second).toMatchObject({ outcome: 'queued', position: 1 });
     expect(await b.wait(first.runId)).toMatchObject({ state: 'completed', output: 'working' });
     expect(await b.wait(second.runId)).toMatchObject({ state: 'completed', output: 'working' });
-    await eventually(() => seen.filter((e) => e.type === 'run.completed').length === 2, 'the follower saw both runs end');
+    await eventually(
+      () => seen.filter((e) => e.type === 'run.completed').length === 2,
+      'the follower saw both runs end',
+    );
     following.close();
     const started = seen.filter((e) => e.type === 'run.started') as RunEvent[];
     // Both ran on the session's owner, where the first message arrived.
@@ -91,8 +113,18 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     const a = await startNode('A', script, more);
     const b = await startNode('B', script, more);
     const results = [];
-    for (let i = 0; i < 8; i++) results.push(await (i % 2 === 0 ? a : b).submit({ sessionId: `s${i}`, input: `m${i}` }));
-    expect(results.map((r) => r.outcome)).toEqual(['started', 'started', 'queued', 'queued', 'queued', 'queued', 'queued', 'queued']);
+    for (let i = 0; i < 8; i++)
+      results.push(await (i % 2 === 0 ? a : b).submit({ sessionId: `s${i}`, input: `m${i}` }));
+    expect(results.map((r) => r.outcome)).toEqual([
+      'started',
+      'started',
+      'queued',
+      'queued',
+      'queued',
+      'queued',
+      'queued',
+      'queued',
+    ]);
     const snapshot = await a.snapshot();
     expect(snapshot.global).toEqual({ inUse: 2, max: 2 });
     expect(snapshot.waiting).toBe(6);
@@ -103,7 +135,10 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     // Granted in the order the messages arrived, whichever process they arrived at: the i-th
     // waited for i - 1 runs to end. (Two grants of one release round may append their starts
     // in either order: each process writes its own.)
-    const ends = endsBeforeStart(feed, results.map((r) => r.runId));
+    const ends = endsBeforeStart(
+      feed,
+      results.map((r) => r.runId),
+    );
     expect(ends.map((n, i) => n >= i - 1)).toEqual(results.map(() => true));
     expect(ends.slice(0, 2)).toEqual([0, 0]);
   });
@@ -123,7 +158,9 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     expect(await b.respondApproval('no-such-approval', 'allow_once')).toBe(false);
     expect(await b.respondApproval(requested.approvalId, 'allow_once')).toBe(true);
     expect(await b.wait(runId)).toMatchObject({ state: 'completed', output: 'launched' });
-    expect((await b.history(runId)).find((e) => e.type === 'approval.resolved')).toMatchObject({ decision: 'allow_once' });
+    expect((await b.history(runId)).find((e) => e.type === 'approval.resolved')).toMatchObject({
+      decision: 'allow_once',
+    });
     everything.close();
   });
 
@@ -169,13 +206,19 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     const second = await b.submit({ sessionId: 's1', input: 'two' });
     expect(await b.wait(second.runId)).toMatchObject({ state: 'completed' });
     const log = await sessionLogOf(redis.client, prefix, 's1');
-    expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual(['A', 'B']);
+    expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual([
+      'A',
+      'B',
+    ]);
     expect(gaps(log, (e) => e.sessionSeq)).toEqual([]);
   });
 
   it('a process that shuts down leaves its waiting messages to the others, which run them', async () => {
     prefix = `q${randomUUID().slice(0, 8)}:`;
-    const script = (ctx: { input: string }): ScriptTurn => ({ text: `did ${ctx.input}`, delayMs: ctx.input === 'long' ? 5_000 : 20 });
+    const script = (ctx: { input: string }): ScriptTurn => ({
+      text: `did ${ctx.input}`,
+      delayMs: ctx.input === 'long' ? 5_000 : 20,
+    });
     const a = await startNode('A', script);
     const b = await startNode('B', script);
     const long = await a.submit({ sessionId: 's1', input: 'long' });
@@ -185,7 +228,10 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     expect(await b.wait(long.runId)).toMatchObject({ state: 'cancelled' });
     expect(await b.wait(waiting.runId)).toMatchObject({ state: 'completed', output: 'did next' });
     const log = await sessionLogOf(redis.client, prefix, 's1');
-    expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual(['A', 'B']);
+    expect(log.filter((e) => e.type === 'run.started').map((e) => ('node' in e ? e.node : undefined))).toEqual([
+      'A',
+      'B',
+    ]);
   });
 
   it('takes over the sessions of a process cut off from Redis past its lease; back, its writes are refused and it lets them go', async () => {
@@ -194,27 +240,40 @@ describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', ()
     proxies.push(proxy);
     // "long" works in short turns, writing events all the time, also while it is cut off.
     const script = (ctx: { turn: number; input: string }): ScriptTurn =>
-      ctx.input === 'long' && ctx.turn < 100 ? { toolCalls: [{ name: 'file_read', args: { path: 'none' } }], delayMs: 100 } : { text: `did ${ctx.input}`, delayMs: 50 };
+      ctx.input === 'long' && ctx.turn < 100
+        ? { toolCalls: [{ name: 'file_read', args: { path: 'none' } }], delayMs: 100 }
+        : { text: `did ${ctx.input}`, delayMs: 50 };
     const a = await startNode('A', script, {}, proxy.url);
     const b = await startNode('B', script);
     const long = await a.submit({ sessionId: 's1', input: 'long' });
     const waiting = await a.submit({ sessionId: 's1', input: 'next', busyPolicy: 'queue' });
     proxy.cut();
     // B takes s1 once A's lease ran out: the run A was running fails, the waiting message runs on B.
-    expect(await b.wait(long.runId, { timeoutMs: 15_000 })).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
-    expect(await b.wait(waiting.runId, { timeoutMs: 15_000 })).toMatchObject({ state: 'completed', output: 'did next' });
+    expect(await b.wait(long.runId, { timeoutMs: 15_000 })).toMatchObject({
+      state: 'failed',
+      error: { code: 'interrupted' },
+    });
+    expect(await b.wait(waiting.runId, { timeoutMs: 15_000 })).toMatchObject({
+      state: 'completed',
+      output: 'did next',
+    });
     const refusedBefore = Number((await redis.client.get(`${prefix}stats:refused-writes`)) ?? 0);
     proxy.heal();
     // A's writes made while it was cut off reach Redis now, under its old token: refused; and it lets s1 go.
-    await eventually(async () => Number((await redis.client.get(`${prefix}stats:refused-writes`)) ?? 0) > refusedBefore, 'a write of A was refused');
+    await eventually(
+      async () => Number((await redis.client.get(`${prefix}stats:refused-writes`)) ?? 0) > refusedBefore,
+      'a write of A was refused',
+    );
     await eventually(() => !a.engine.handover.busy('s1'), 'A let s1 go');
     const log = await sessionLogOf(redis.client, prefix, 's1');
     expect(overlappingRuns(log)).toEqual([]);
     expect(gaps(log, (e) => e.sessionSeq)).toEqual([]);
-    expect(log.filter((e) => e.type === 'run.started').map((e) => [e.runId, 'node' in e ? e.node : undefined])).toEqual([
-      [long.runId, 'A'],
-      [waiting.runId, 'B'],
-    ]);
+    expect(log.filter((e) => e.type === 'run.started').map((e) => [e.runId, 'node' in e ? e.node : undefined])).toEqual(
+      [
+        [long.runId, 'A'],
+        [waiting.runId, 'B'],
+      ],
+    );
     const longLog = await b.history(long.runId);
     expect(gaps(longLog, (e) => e.seq)).toEqual([]);
     expect(longLog.at(-1)).toMatchObject({ type: 'run.failed', error: { code: 'interrupted' } });

@@ -42,7 +42,10 @@ beforeAll(async () => {
   admin.on('error', () => {});
   const root = await mkdtemp(join(tmpdir(), 'switchyard-cluster-'));
   await writeFile(join(root, 'turns.json'), JSON.stringify([TURN, { text: 'done', delayMs: 120 }]));
-  await writeFile(join(root, 'slow.json'), JSON.stringify([...Array.from({ length: 30 }, () => TURN), { text: 'done slowly' }]));
+  await writeFile(
+    join(root, 'slow.json'),
+    JSON.stringify([...Array.from({ length: 30 }, () => TURN), { text: 'done slowly' }]),
+  );
   layout = {
     root,
     redisUrl: redis.url,
@@ -84,7 +87,9 @@ function node(id: string): ServeProcess {
 }
 
 async function startedOn(sessionId: string, runId: string): Promise<string | undefined> {
-  const started = (await sessionLogOf(admin, layout.keyPrefix, sessionId)).find((e) => e.type === 'run.started' && e.runId === runId);
+  const started = (await sessionLogOf(admin, layout.keyPrefix, sessionId)).find(
+    (e) => e.type === 'run.started' && e.runId === runId,
+  );
   return started && 'node' in started ? started.node : undefined;
 }
 
@@ -113,7 +118,11 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
     const first = await node('n3').client.submit({ sessionId: 'ordered', input: 'long', model: 'slow' });
     const queued: Accepted[] = [];
     for (const via of ['n1', 'n2', 'n1']) {
-      const r = await node(via).client.submit({ sessionId: 'ordered', input: `after ${queued.length}`, busyPolicy: 'queue' });
+      const r = await node(via).client.submit({
+        sessionId: 'ordered',
+        input: `after ${queued.length}`,
+        busyPolicy: 'queue',
+      });
       expect(r).toMatchObject({ outcome: 'queued', position: queued.length + 1 });
       queued.push({ id: r.runId, sessionId: 'ordered', outcome: 'queued', policy: 'queue', via });
     }
@@ -131,7 +140,11 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
     });
     expect(killed).toBe(true);
     await node('n3').exited;
-    const all: Accepted[] = [{ id: first.runId, sessionId: 'ordered', outcome: 'started', policy: 'queue', via: 'n3' }, ...queued, ...load.accepted];
+    const all: Accepted[] = [
+      { id: first.runId, sessionId: 'ordered', outcome: 'started', policy: 'queue', via: 'n3' },
+      ...queued,
+      ...load.accepted,
+    ];
     const account = await accountFor(all, node('n1'), layout.redisUrl, layout.keyPrefix, 60_000);
     console.log(
       `SIGKILL under load: ${account.accepted} accepted, ${account.accounted} accounted, ${load.refused.length} refused, ${load.unanswered} unanswered; ` +
@@ -143,7 +156,10 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
     expect(account.gaps).toEqual([]);
     expect(account.mostRunning).toBeLessThanOrEqual(MAX_RUNS_GLOBAL);
     // The run n3 was running ended interrupted; the messages behind it ran elsewhere, in the order they came.
-    expect(await node('n1').client.wait(first.runId)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
+    expect(await node('n1').client.wait(first.runId)).toMatchObject({
+      state: 'failed',
+      error: { code: 'interrupted' },
+    });
     const ordered = await sessionLogOf(admin, layout.keyPrefix, 'ordered');
     const starts = ordered.filter((e): e is Extract<RunEvent, { type: 'run.started' }> => e.type === 'run.started');
     expect(starts.map((e) => e.runId)).toEqual([first.runId, ...queued.map((q) => q.id)]);
@@ -158,18 +174,25 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
   it('one paused with SIGSTOP past its lease: the others take over, its late writes are refused, nothing runs twice', async () => {
     const first = await node('n2').client.submit({ sessionId: 'paused', input: 'long', model: 'slow' });
     const behind = [];
-    for (let i = 0; i < 2; i++) behind.push(await node('n1').client.submit({ sessionId: 'paused', input: `behind ${i}`, busyPolicy: 'queue' }));
+    for (let i = 0; i < 2; i++)
+      behind.push(await node('n1').client.submit({ sessionId: 'paused', input: `behind ${i}`, busyPolicy: 'queue' }));
     await eventually(async () => (await startedOn('paused', first.runId)) === 'n2', 'n2 runs the long run');
     const refused = async () => Number((await admin.get(`${layout.keyPrefix}stats:refused-writes`)) ?? 0);
     const refusedBefore = await refused();
     node('n2').child.kill('SIGSTOP');
     try {
-      expect(await node('n1').client.wait(first.runId)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
+      expect(await node('n1').client.wait(first.runId)).toMatchObject({
+        state: 'failed',
+        error: { code: 'interrupted' },
+      });
       for (const b of behind) expect(await node('n1').client.wait(b.runId)).toMatchObject({ state: 'completed' });
     } finally {
       node('n2').child.kill('SIGCONT');
     }
-    await eventually(async () => (await refused()) > refusedBefore, 'a write n2 made after its lease ran out was refused');
+    await eventually(
+      async () => (await refused()) > refusedBefore,
+      'a write n2 made after its lease ran out was refused',
+    );
     // n2 answers for the session again, handing it to its owner now.
     const again = await node('n2').client.submit({ sessionId: 'paused', input: 'again', busyPolicy: 'queue' });
     expect(await node('n2').client.wait(again.runId)).toMatchObject({ state: 'completed' });
@@ -177,7 +200,13 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
     const starts = log.filter((e) => e.type === 'run.started');
     expect(starts.map((e) => e.runId)).toEqual([first.runId, ...behind.map((b) => b.runId), again.runId]);
     const account = await accountFor(
-      [first, ...behind, again].map((r) => ({ id: r.runId, sessionId: 'paused', outcome: r.outcome, policy: 'queue' as const, via: 'n1' })),
+      [first, ...behind, again].map((r) => ({
+        id: r.runId,
+        sessionId: 'paused',
+        outcome: r.outcome,
+        policy: 'queue' as const,
+        via: 'n1',
+      })),
       node('n1'),
       layout.redisUrl,
       layout.keyPrefix,
@@ -188,7 +217,9 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
     // Every command that ran has its tool.started in the log: nothing n2 did after losing the session went unrecorded.
     const recordedStarts = log.filter((e) => e.type === 'tool.started').length;
     const executions = await executionsOf('paused');
-    console.log(`SIGSTOP past the lease: ${recordedStarts} commands recorded, ${executions} executed; ${(await refused()) - refusedBefore} late writes refused`);
+    console.log(
+      `SIGSTOP past the lease: ${recordedStarts} commands recorded, ${executions} executed; ${(await refused()) - refusedBefore} late writes refused`,
+    );
     expect(executions).toBeLessThanOrEqual(recordedStarts);
   }, 120_000);
 
@@ -200,7 +231,11 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
       messagesPerSession: 4,
       seed: 7,
       afterAccepted: (count) => {
-        if (count === 6) restarted ??= redis.stop('graceful').then(() => new Promise((resolve) => setTimeout(resolve, 300))).then(() => redis.start());
+        if (count === 6)
+          restarted ??= redis
+            .stop('graceful')
+            .then(() => new Promise((resolve) => setTimeout(resolve, 300)))
+            .then(() => redis.start());
       },
     });
     await restarted;

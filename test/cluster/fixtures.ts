@@ -74,7 +74,11 @@ export function gaps(events: RunEvent[], seqOf: (e: RunEvent) => number): string
 }
 
 /** Polls `condition` (a protocol answer, a stored fact) until it holds; fails after `ms`. */
-export async function eventually(condition: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+export async function eventually(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 20_000,
+): Promise<void> {
   const giveUpAt = Date.now() + ms;
   while (!(await condition())) {
     if (Date.now() > giveUpAt) throw new Error(`never happened within ${ms} ms: ${what}`);

@@ -40,14 +40,16 @@ interface Real {
 
 type Command = fc.AsyncCommand<Model, Real>;
 
-
 function liveLease(m: Model, s: Session) {
   const lease = m.lease[s];
   return lease && lease.until > m.now ? lease : undefined;
 }
 
 class Acquire implements Command {
-  constructor(readonly n: Node, readonly s: Session) {}
+  constructor(
+    readonly n: Node,
+    readonly s: Session,
+  ) {}
   check = (m: Readonly<Model>) => m.held[this.n][this.s] === undefined;
   async run(m: Model, r: Real) {
     const result = await r.leases[this.n].acquire(this.s);
@@ -65,7 +67,10 @@ class Acquire implements Command {
 }
 
 class Renew implements Command {
-  constructor(readonly n: Node, readonly s: Session) {}
+  constructor(
+    readonly n: Node,
+    readonly s: Session,
+  ) {}
   check = (m: Readonly<Model>) => m.held[this.n][this.s] !== undefined;
   async run(m: Model, r: Real) {
     const mine = m.held[this.n][this.s]!;
@@ -84,7 +89,10 @@ class Renew implements Command {
 }
 
 class Release implements Command {
-  constructor(readonly n: Node, readonly s: Session) {}
+  constructor(
+    readonly n: Node,
+    readonly s: Session,
+  ) {}
   check = (m: Readonly<Model>) => m.held[this.n][this.s] !== undefined;
   async run(m: Model, r: Real) {
     const mine = m.held[this.n][this.s]!;
@@ -106,7 +114,10 @@ class Advance implements Command {
 }
 
 class Write implements Command {
-  constructor(readonly n: Node, readonly s: Session) {}
+  constructor(
+    readonly n: Node,
+    readonly s: Session,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const mine = m.held[this.n][this.s];
@@ -150,34 +161,44 @@ const commands = fc.commands(
   { maxCommands: 60, size: 'max' },
 );
 
-describe.skipIf(missing !== undefined)('the ownership protocol (lease, renew, expire, steal, fence) on a simulated clock', () => {
-  it('keeps one owner per session, and lets only the current fence write', async () => {
-    await fc.assert(
-      fc.asyncProperty(commands, async (cmds) => {
-        const keyPrefix = `o${randomUUID().slice(0, 8)}:`;
-        const keys = new ClusterKeys(keyPrefix);
-        const clock = { now: 1_000_000 };
-        const leases = {} as Record<Node, SessionLeases>;
-        const stores = {} as Record<Node, RedisStore>;
-        for (const n of NODES) {
-          leases[n] = new SessionLeases({ client: redis.client, keys, nodeId: n, leaseMs: LEASE_MS, now: () => clock.now, monotonic: () => clock.now });
-          stores[n] = await RedisStore.open({ client: redis.client, keyPrefix, fencing: leases[n] });
-        }
-        const model: Model = { now: clock.now, fence: { s0: 0, s1: 0 }, lease: {}, held: { n0: {}, n1: {}, n2: {} } };
-        const real: Real = { clock, leases, stores };
-        await fc.asyncModelRun(
-          () => ({ model, real }),
-          [...cmds].map((command) => ({
-            check: (m: Readonly<Model>) => command.check(m),
-            run: async (m: Model, r: Real) => {
-              await command.run(m, r);
-              assertExclusive(m, r);
-            },
-            toString: () => command.toString(),
-          })),
-        );
-      }),
-      { numRuns: 100 },
-    );
-  }, 120_000);
-});
+describe.skipIf(missing !== undefined)(
+  'the ownership protocol (lease, renew, expire, steal, fence) on a simulated clock',
+  () => {
+    it('keeps one owner per session, and lets only the current fence write', async () => {
+      await fc.assert(
+        fc.asyncProperty(commands, async (cmds) => {
+          const keyPrefix = `o${randomUUID().slice(0, 8)}:`;
+          const keys = new ClusterKeys(keyPrefix);
+          const clock = { now: 1_000_000 };
+          const leases = {} as Record<Node, SessionLeases>;
+          const stores = {} as Record<Node, RedisStore>;
+          for (const n of NODES) {
+            leases[n] = new SessionLeases({
+              client: redis.client,
+              keys,
+              nodeId: n,
+              leaseMs: LEASE_MS,
+              now: () => clock.now,
+              monotonic: () => clock.now,
+            });
+            stores[n] = await RedisStore.open({ client: redis.client, keyPrefix, fencing: leases[n] });
+          }
+          const model: Model = { now: clock.now, fence: { s0: 0, s1: 0 }, lease: {}, held: { n0: {}, n1: {}, n2: {} } };
+          const real: Real = { clock, leases, stores };
+          await fc.asyncModelRun(
+            () => ({ model, real }),
+            [...cmds].map((command) => ({
+              check: (m: Readonly<Model>) => command.check(m),
+              run: async (m: Model, r: Real) => {
+                await command.run(m, r);
+                assertExclusive(m, r);
+              },
+              toString: () => command.toString(),
+            })),
+          );
+        }),
+        { numRuns: 100 },
+      );
+    }, 120_000);
+  },
+);

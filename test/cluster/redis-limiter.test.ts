@@ -34,9 +34,18 @@ interface Process {
 function processes(limits: { maxGlobal: number; maxPerAgent: number }, tell = true): [Process, Process] {
   const made: Process[] = [];
   for (const nodeId of ['A', 'B']) {
-    const p: Process = { log: [], fenced: [], runs: new Map(), tokens: new Map(), limiter: undefined as unknown as RedisLimiter };
+    const p: Process = {
+      log: [],
+      fenced: [],
+      runs: new Map(),
+      tokens: new Map(),
+      limiter: undefined as unknown as RedisLimiter,
+    };
     p.limiter = new RedisLimiter({
-      client: redis.client, keys, nodeId, limits,
+      client: redis.client,
+      keys,
+      nodeId,
+      limits,
       handlers: {
         granted: (runId) => p.log.push(`granted ${runId}`),
         waiting: (runId, position) => p.log.push(`waiting ${runId} at ${position}`),
@@ -90,7 +99,11 @@ describe.skipIf(missing !== undefined)('the cluster limiter', () => {
     expect(a.log).toEqual(['granted x1', 'granted y1']);
     expect(b.log).toEqual(['waiting x2 at 1']);
     const figures = await a.limiter.poll();
-    expect(figures).toEqual({ global: { inUse: 2, max: 3 }, perAgent: { x: { inUse: 1, max: 1 }, y: { inUse: 1, max: 1 } }, waiting: 1 });
+    expect(figures).toEqual({
+      global: { inUse: 2, max: 3 },
+      perAgent: { x: { inUse: 1, max: 1 }, y: { inUse: 1, max: 1 } },
+      waiting: 1,
+    });
   });
 
   it('admits waiters when a limit is raised, and preempts nothing when it is lowered', async () => {

@@ -15,7 +15,8 @@ export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 /** Why Redis tests cannot run here, or undefined when redis-server works. */
 export function redisUnavailable(): string | undefined {
   const probe = spawnSync(REDIS_SERVER, ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) return `${REDIS_SERVER} is not runnable (${probe.error?.message ?? probe.stderr}); install redis-server (apt-get install redis-server)`;
+  if (probe.error || probe.status !== 0)
+    return `${REDIS_SERVER} is not runnable (${probe.error?.message ?? probe.stderr}); install redis-server (apt-get install redis-server)`;
   return undefined;
 }
 
@@ -45,16 +46,34 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
   const launch = async (): Promise<void> => {
     const args = [
-      '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no',
-      '--appendonly', options.appendonly ? 'yes' : 'no',
-      '--appendfsync', options.appendfsync ?? 'everysec',
-      '--logfile', join(dir, 'redis.log'),
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+      '--appendonly',
+      options.appendonly ? 'yes' : 'no',
+      '--appendfsync',
+      options.appendfsync ?? 'everysec',
+      '--logfile',
+      join(dir, 'redis.log'),
     ];
     const proc = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
     child = proc;
     let gone = false;
     exited = new Promise((resolve) => proc.once('exit', () => ((gone = true), resolve())));
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     try {
       const deadline = Date.now() + 30_000;
@@ -117,7 +136,9 @@ function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

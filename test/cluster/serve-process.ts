@@ -35,7 +35,10 @@ export interface ServeProcess {
   exited: Promise<number | null>;
 }
 
-export async function writeClusterConfig(layout: ClusterLayout, nodeId: string): Promise<{ configPath: string; dataDir: string }> {
+export async function writeClusterConfig(
+  layout: ClusterLayout,
+  nodeId: string,
+): Promise<{ configPath: string; dataDir: string }> {
   const dataDir = join(layout.root, nodeId);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   // The cluster's processes share one token by sharing the token file's contents.
@@ -60,11 +63,28 @@ export async function writeClusterConfig(layout: ClusterLayout, nodeId: string):
 /** Starts one process and resolves once it announced its gateway in Redis and a client is connected. */
 export async function startServeProcess(layout: ClusterLayout, nodeId: string): Promise<ServeProcess> {
   const { configPath, dataDir } = await writeClusterConfig(layout, nodeId);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--config', configPath, '--port', '0', '--data-dir', dataDir, '--grace-seconds', '0'], {
-    cwd: repoRoot,
-    env: { ...process.env, SWITCHYARD_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli.ts',
+      'serve',
+      '--config',
+      configPath,
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--grace-seconds',
+      '0',
+    ],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, SWITCHYARD_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -73,12 +93,17 @@ export async function startServeProcess(layout: ClusterLayout, nodeId: string): 
   redis.on('error', () => {});
   let url: string | undefined;
   try {
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error(`${nodeId} exited with ${child.exitCode}: ${await exited.then(() => output)}`);
-      const info = await redis.hget(`${layout.keyPrefix}node-info`, nodeId);
-      url = info ? (JSON.parse(info) as { url?: string }).url : undefined;
-      return url !== undefined;
-    }, `${nodeId} announced its gateway`, 120_000);
+    await eventually(
+      async () => {
+        if (child.exitCode !== null)
+          throw new Error(`${nodeId} exited with ${child.exitCode}: ${await exited.then(() => output)}`);
+        const info = await redis.hget(`${layout.keyPrefix}node-info`, nodeId);
+        url = info ? (JSON.parse(info) as { url?: string }).url : undefined;
+        return url !== undefined;
+      },
+      `${nodeId} announced its gateway`,
+      120_000,
+    );
   } finally {
     redis.disconnect();
   }

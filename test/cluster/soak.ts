@@ -82,7 +82,11 @@ try {
     await victim.exited;
     const survivor = live().find((p) => p !== paused) ?? live()[0]!;
     const account = await accountFor(load.accepted, survivor, layout.redisUrl, layout.keyPrefix, 120_000);
-    const broken = account.accounted !== account.accepted || account.overlaps.length > 0 || account.gaps.length > 0 || account.mostRunning > MAX_RUNS_GLOBAL;
+    const broken =
+      account.accounted !== account.accepted ||
+      account.overlaps.length > 0 ||
+      account.gaps.length > 0 ||
+      account.mostRunning > MAX_RUNS_GLOBAL;
     console.log(
       `round ${round}: ${account.accepted} accepted, ${account.accounted} accounted, ${load.refused.length} refused, ${load.unanswered} unanswered; ` +
         `${account.runs} runs (${account.interrupted} interrupted) by node ${JSON.stringify(account.byNode)}; overlaps ${account.overlaps.length}; ` +

@@ -8,7 +8,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClaimQueue, Claims, claimsConflict, holdsAcrossRuns, InProcessClaimRegistry } from '../../src/concurrency/index.js';
+import {
+  ClaimQueue,
+  Claims,
+  claimsConflict,
+  holdsAcrossRuns,
+  InProcessClaimRegistry,
+} from '../../src/concurrency/index.js';
 import type { Claim, ClaimBlock, ClaimTicket } from '../../src/concurrency/index.js';
 import { claim as anyClaim } from './arbitraries.js';
 
@@ -23,31 +29,98 @@ interface Entry {
 /** Enters each call in order; returns, per call, undefined (it holds) or the runId it waits for. */
 function enterAll(entries: Entry[]): (string | undefined)[] {
   const queue = new ClaimQueue();
-  return entries.map((e, i) => queue.enter({ key: String(i), runId: e.runId, callId: `c${i}`, tool: 't', claim: e.claim })?.blockedBy.runId);
+  return entries.map(
+    (e, i) =>
+      queue.enter({ key: String(i), runId: e.runId, callId: `c${i}`, tool: 't', claim: e.claim })?.blockedBy.runId,
+  );
 }
 
 describe('the claim queue, by example', () => {
   const rows: { case: string; entries: Entry[]; waitsFor: (string | undefined)[] }[] = [
-    { case: 'two runs writing one file: the second waits', entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'B', claim: write('/w/a') }], waitsFor: [undefined, 'A'] },
-    { case: 'writes to different files go together', entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'B', claim: write('/w/b') }], waitsFor: [undefined, undefined] },
-    { case: 'a read of a file another run writes waits', entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'B', claim: read('/w/a') }], waitsFor: [undefined, 'A'] },
-    { case: 'reads never wait for reads', entries: [{ runId: 'A', claim: read('/w/a') }, { runId: 'B', claim: read('/w/a') }, { runId: 'C', claim: Claims.shared() }], waitsFor: [undefined, undefined, undefined] },
-    { case: 'a directory write meets a write inside it', entries: [{ runId: 'A', claim: write('/w/src') }, { runId: 'B', claim: write('/w/src/a.ts') }], waitsFor: [undefined, 'A'] },
-    { case: 'global meets everything', entries: [{ runId: 'A', claim: Claims.global() }, { runId: 'B', claim: read('/w/a') }, { runId: 'C', claim: Claims.nodes(['n1']) }], waitsFor: [undefined, 'A', 'A'] },
-    { case: 'calls of one run never wait for each other (their batch ordered them)', entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'A', claim: Claims.global() }], waitsFor: [undefined, undefined] },
+    {
+      case: 'two runs writing one file: the second waits',
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'B', claim: write('/w/a') },
+      ],
+      waitsFor: [undefined, 'A'],
+    },
+    {
+      case: 'writes to different files go together',
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'B', claim: write('/w/b') },
+      ],
+      waitsFor: [undefined, undefined],
+    },
+    {
+      case: 'a read of a file another run writes waits',
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'B', claim: read('/w/a') },
+      ],
+      waitsFor: [undefined, 'A'],
+    },
+    {
+      case: 'reads never wait for reads',
+      entries: [
+        { runId: 'A', claim: read('/w/a') },
+        { runId: 'B', claim: read('/w/a') },
+        { runId: 'C', claim: Claims.shared() },
+      ],
+      waitsFor: [undefined, undefined, undefined],
+    },
+    {
+      case: 'a directory write meets a write inside it',
+      entries: [
+        { runId: 'A', claim: write('/w/src') },
+        { runId: 'B', claim: write('/w/src/a.ts') },
+      ],
+      waitsFor: [undefined, 'A'],
+    },
+    {
+      case: 'global meets everything',
+      entries: [
+        { runId: 'A', claim: Claims.global() },
+        { runId: 'B', claim: read('/w/a') },
+        { runId: 'C', claim: Claims.nodes(['n1']) },
+      ],
+      waitsFor: [undefined, 'A', 'A'],
+    },
+    {
+      case: 'calls of one run never wait for each other (their batch ordered them)',
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'A', claim: Claims.global() },
+      ],
+      waitsFor: [undefined, undefined],
+    },
     {
       case: 'first come, first served: a later call waits behind an earlier waiter it conflicts with',
-      entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'B', claim: write('/w/a', '/w/b') }, { runId: 'C', claim: write('/w/b') }],
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'B', claim: write('/w/a', '/w/b') },
+        { runId: 'C', claim: write('/w/b') },
+      ],
       waitsFor: [undefined, 'A', 'B'],
     },
     {
       case: 'a later call that conflicts with no one ahead goes at once, past the waiters',
-      entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'B', claim: write('/w/a') }, { runId: 'C', claim: write('/w/c') }],
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'B', claim: write('/w/a') },
+        { runId: 'C', claim: write('/w/c') },
+      ],
       waitsFor: [undefined, 'A', undefined],
     },
     {
       case: 'the holder in the way is named before an earlier waiter',
-      entries: [{ runId: 'A', claim: write('/w/a') }, { runId: 'B', claim: write('/w/a', '/w/b') }, { runId: 'C', claim: write('/w/c') }, { runId: 'D', claim: write('/w/b', '/w/c') }],
+      entries: [
+        { runId: 'A', claim: write('/w/a') },
+        { runId: 'B', claim: write('/w/a', '/w/b') },
+        { runId: 'C', claim: write('/w/c') },
+        { runId: 'D', claim: write('/w/b', '/w/c') },
+      ],
       waitsFor: [undefined, 'A', undefined, 'C'],
     },
   ];
@@ -64,7 +137,8 @@ describe('the claim queue, by example', () => {
 
   it('leaving hands the claim to the waiters that now conflict with no one ahead, in arrival order', () => {
     const queue = new ClaimQueue();
-    const enter = (key: string, runId: string, claim: Claim) => queue.enter({ key, runId, callId: key, tool: 't', claim });
+    const enter = (key: string, runId: string, claim: Claim) =>
+      queue.enter({ key, runId, callId: key, tool: 't', claim });
     enter('1', 'A', write('/w/a', '/w/b'));
     enter('2', 'B', write('/w/a'));
     enter('3', 'C', write('/w/b'));
@@ -79,13 +153,16 @@ describe('the claim queue, by example', () => {
     const queue = new ClaimQueue();
     queue.enter({ key: '1', runId: 'A', callId: 'a', tool: 't', claim: write('/w/a') });
     queue.enter({ key: '2', runId: 'B', callId: 'b', tool: 't', claim: write('/w/a', '/w/b') });
-    expect(queue.enter({ key: '3', runId: 'C', callId: 'c', tool: 't', claim: write('/w/b') })?.blockedBy.runId).toBe('B');
+    expect(queue.enter({ key: '3', runId: 'C', callId: 'c', tool: 't', claim: write('/w/b') })?.blockedBy.runId).toBe(
+      'B',
+    );
     expect(queue.leave('2').map((c) => c.key)).toEqual(['3']);
   });
 
   it('a delegation (a sessions claim) holds nothing across runs; every other claim does', () => {
     expect(holdsAcrossRuns(Claims.sessions(['review']))).toBe(false);
-    for (const held of [Claims.global(), write('/w/a'), read('/w/a'), Claims.shared(), Claims.nodes(['n1'])]) expect(holdsAcrossRuns(held)).toBe(true);
+    for (const held of [Claims.global(), write('/w/a'), read('/w/a'), Claims.shared(), Claims.nodes(['n1'])])
+      expect(holdsAcrossRuns(held)).toBe(true);
   });
 });
 
@@ -95,7 +172,15 @@ describe('the claim queue, by example', () => {
 type Op = { kind: 'acquire'; run: number; workspace: number; claim: Claim } | { kind: 'release'; pick: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('acquire' as const), run: fc.integer({ min: 0, max: 4 }), workspace: fc.integer({ min: 0, max: 1 }), claim: anyClaim }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('acquire' as const),
+      run: fc.integer({ min: 0, max: 4 }),
+      workspace: fc.integer({ min: 0, max: 1 }),
+      claim: anyClaim,
+    }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }), weight: 2 },
 );
 
@@ -120,14 +205,23 @@ async function drive(ops: Op[]) {
     for (const a of holding) {
       for (const b of holding) {
         if (a.id < b.id && a.runId !== b.runId && a.workspace === b.workspace && claimsConflict(a.claim, b.claim)) {
-          throw new Error(`tickets ${a.id} (${a.runId}) and ${b.id} (${b.runId}) hold conflicting claims in ${a.workspace} at once`);
+          throw new Error(
+            `tickets ${a.id} (${a.runId}) and ${b.id} (${b.runId}) hold conflicting claims in ${a.workspace} at once`,
+          );
         }
       }
     }
     // First come, first served: no waiter is passed by a later conflicting call of another run.
     for (const waiter of tickets.filter((t) => !t.held && !t.released)) {
-      const overtaken = holding.find((h) => h.id > waiter.id && h.runId !== waiter.runId && h.workspace === waiter.workspace && claimsConflict(h.claim, waiter.claim));
-      if (overtaken) throw new Error(`ticket ${overtaken.id} holds a claim that ticket ${waiter.id}, earlier, still waits for`);
+      const overtaken = holding.find(
+        (h) =>
+          h.id > waiter.id &&
+          h.runId !== waiter.runId &&
+          h.workspace === waiter.workspace &&
+          claimsConflict(h.claim, waiter.claim),
+      );
+      if (overtaken)
+        throw new Error(`ticket ${overtaken.id} holds a claim that ticket ${waiter.id}, earlier, still waits for`);
     }
     if (tickets.some((t) => t.heldCount > 1)) throw new Error('a ticket heard held() twice');
   };
@@ -221,8 +315,14 @@ describe('the claim registry, properties (fast-check)', () => {
   it('a call that nothing blocks hears held() inside acquire(); one that waits hears it a microtask after the release', async () => {
     const registry = new InProcessClaimRegistry();
     const heard: string[] = [];
-    const listener = (name: string) => ({ waiting: () => heard.push(`${name} waits`), held: () => heard.push(`${name} holds`) });
-    const a = registry.acquire({ workspace: '/w', runId: 'A', callId: 'a', tool: 't', claim: write('/w/f') }, listener('a'));
+    const listener = (name: string) => ({
+      waiting: () => heard.push(`${name} waits`),
+      held: () => heard.push(`${name} holds`),
+    });
+    const a = registry.acquire(
+      { workspace: '/w', runId: 'A', callId: 'a', tool: 't', claim: write('/w/f') },
+      listener('a'),
+    );
     expect(heard).toEqual(['a holds']);
     registry.acquire({ workspace: '/w', runId: 'B', callId: 'b', tool: 't', claim: write('/w/f') }, listener('b'));
     registry.acquire({ workspace: '/other', runId: 'C', callId: 'c', tool: 't', claim: write('/w/f') }, listener('c'));
@@ -236,9 +336,18 @@ describe('the claim registry, properties (fast-check)', () => {
   it('a waiter released before its grant arrives hears nothing and passes the claim on', async () => {
     const registry = new InProcessClaimRegistry();
     const heard: string[] = [];
-    const listener = (name: string) => ({ waiting: () => heard.push(`${name} waits`), held: () => heard.push(`${name} holds`) });
-    const a = registry.acquire({ workspace: '/w', runId: 'A', callId: 'a', tool: 't', claim: write('/w/f') }, listener('a'));
-    const b = registry.acquire({ workspace: '/w', runId: 'B', callId: 'b', tool: 't', claim: write('/w/f') }, listener('b'));
+    const listener = (name: string) => ({
+      waiting: () => heard.push(`${name} waits`),
+      held: () => heard.push(`${name} holds`),
+    });
+    const a = registry.acquire(
+      { workspace: '/w', runId: 'A', callId: 'a', tool: 't', claim: write('/w/f') },
+      listener('a'),
+    );
+    const b = registry.acquire(
+      { workspace: '/w', runId: 'B', callId: 'b', tool: 't', claim: write('/w/f') },
+      listener('b'),
+    );
     registry.acquire({ workspace: '/w', runId: 'C', callId: 'c', tool: 't', claim: write('/w/f') }, listener('c'));
     a.release();
     b.release();

@@ -86,7 +86,12 @@ const reasons: [description: string, a: Claim, b: Claim, reason: string | undefi
   ['unknown read footprint vs nodes', nodes('n1'), shared, 'unknown read footprint vs nodes [n1]'],
   ['node in common', nodes('n1', 'n2'), nodes('n2'), 'node n2'],
   ['session in common', sessions('s1'), sessions('s1', 's2'), 'session s1'],
-  ['delegated session vs a local write', writes('/w/a'), sessions('s1'), 'unknown footprint of delegated sessions [s1]'],
+  [
+    'delegated session vs a local write',
+    writes('/w/a'),
+    sessions('s1'),
+    'unknown footprint of delegated sessions [s1]',
+  ],
 ];
 
 describe('conflictReason', () => {

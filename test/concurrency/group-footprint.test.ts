@@ -12,7 +12,25 @@ const thresholds = [0, 1, 3, 8];
 
 describe.each(thresholds)('with ancestor lookups past %i paths', (scanUpTo) => {
   it('PathOverlapIndex answers as scanning with normalizedPathsOverlap', () => {
-    const pathSet = fc.array(fc.constantFrom('/', '/w', '/w/a', '/w/a/b', '/w/ab', '/x', 'src', 'src/a', 'src/ab', '.', '..', '../a', '../..', '../../a'), { maxLength: 12 });
+    const pathSet = fc.array(
+      fc.constantFrom(
+        '/',
+        '/w',
+        '/w/a',
+        '/w/a/b',
+        '/w/ab',
+        '/x',
+        'src',
+        'src/a',
+        'src/ab',
+        '.',
+        '..',
+        '../a',
+        '../..',
+        '../../a',
+      ),
+      { maxLength: 12 },
+    );
     fc.assert(
       fc.property(pathSet, pathSet, (members, queries) => {
         const index = new PathOverlapIndex(new PathShapes(), scanUpTo);

@@ -1,11 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import {
-  Claims,
-  batchParallelizable,
-  claimsConflict,
-  partitionParallelGroups,
-} from '../../src/concurrency/index.js';
+import { Claims, batchParallelizable, claimsConflict, partitionParallelGroups } from '../../src/concurrency/index.js';
 import type { Claim } from '../../src/concurrency/index.js';
 import { batch, claim } from './arbitraries.js';
 
@@ -16,24 +11,61 @@ describe('partitionParallelGroups (docs/claims.md, ordered bucketing examples)',
   const cases: [description: string, claims: Claim[], groups: [number, number][]][] = [
     ['empty batch', [], []],
     ['single call', [G], [[0, 1]]],
-    ['[S,S,S,G]', [S, S, S, G], [[0, 3], [3, 4]]],
-    ['[S,S,G,S,S]', [S, S, G, S, S], [[0, 2], [2, 3], [3, 5]]],
+    [
+      '[S,S,S,G]',
+      [S, S, S, G],
+      [
+        [0, 3],
+        [3, 4],
+      ],
+    ],
+    [
+      '[S,S,G,S,S]',
+      [S, S, G, S, S],
+      [
+        [0, 2],
+        [2, 3],
+        [3, 5],
+      ],
+    ],
     [
       'three writes to different files',
       [Claims.paths(['/w/a.ts']), Claims.paths(['/w/b.ts']), Claims.paths(['/w/c.ts'])],
       [[0, 3]],
     ],
-    ['two writes to the same file', [Claims.paths(['/w/a.ts']), Claims.paths(['/w/a.ts'])], [[0, 1], [1, 2]]],
-    ['[G,G,G]', [G, G, G], [[0, 1], [1, 2], [2, 3]]],
+    [
+      'two writes to the same file',
+      [Claims.paths(['/w/a.ts']), Claims.paths(['/w/a.ts'])],
+      [
+        [0, 1],
+        [1, 2],
+      ],
+    ],
+    [
+      '[G,G,G]',
+      [G, G, G],
+      [
+        [0, 1],
+        [1, 2],
+        [2, 3],
+      ],
+    ],
     [
       'read a.ts, edit b.ts run together; editing a.ts next starts a group',
       [Claims.shared(['/w/a.ts']), Claims.paths(['/w/b.ts']), Claims.paths(['/w/a.ts'])],
-      [[0, 2], [2, 3]],
+      [
+        [0, 2],
+        [2, 3],
+      ],
     ],
     [
       'a boundary resets the group: only conflicts with the current group count',
       [Claims.paths(['/w/a']), Claims.paths(['/w/a']), Claims.paths(['/w/b']), Claims.paths(['/w/a'])],
-      [[0, 1], [1, 3], [3, 4]],
+      [
+        [0, 1],
+        [1, 3],
+        [3, 4],
+      ],
     ],
   ];
 

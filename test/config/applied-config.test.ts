@@ -7,9 +7,18 @@ describe('appliedConfig: restart-only keys keep their value until a restart', ()
   const rows: { change: string; partial: PartialConfig }[] = [
     { change: 'the sandbox backend', partial: { sandbox: { backend: 'bwrap' } } },
     { change: 'unsandboxed execution allowed', partial: { sandbox: { backend: 'none', allow_unsandboxed: true } } },
-    { change: 'the workspace root and the limits', partial: { sandbox: { workspace_root: '/elsewhere', max_processes: 2 } } },
-    { change: 'a hot and a cold key together', partial: { execution: { max_iterations: 5 }, sandbox: { network: true } } },
-    { change: 'the command policy (hot, inside the cold sandbox table)', partial: { sandbox: { command_policy: { enforcement: 'block' }, network: true } } },
+    {
+      change: 'the workspace root and the limits',
+      partial: { sandbox: { workspace_root: '/elsewhere', max_processes: 2 } },
+    },
+    {
+      change: 'a hot and a cold key together',
+      partial: { execution: { max_iterations: 5 }, sandbox: { network: true } },
+    },
+    {
+      change: 'the command policy (hot, inside the cold sandbox table)',
+      partial: { sandbox: { command_policy: { enforcement: 'block' }, network: true } },
+    },
     { change: 'records', partial: { approval: { tools: { x: 'deny' } }, models: { m: { kind: 'scripted' } } } },
   ];
 
@@ -24,7 +33,10 @@ describe('appliedConfig: restart-only keys keep their value until a restart', ()
 
   it('the sandbox backend asked for in a reload is not the one in effect', () => {
     const current = defaultConfig();
-    const applied = appliedConfig(current, mergeConfig(current, { sandbox: { backend: 'none', allow_unsandboxed: true } }));
+    const applied = appliedConfig(
+      current,
+      mergeConfig(current, { sandbox: { backend: 'none', allow_unsandboxed: true } }),
+    );
     expect(applied.sandbox.backend).toBe('auto');
     expect(applied.sandbox.allow_unsandboxed).toBe(false);
   });
@@ -42,14 +54,25 @@ describe('appliedConfig: restart-only keys keep their value until a restart', ()
   it('for any mix of hot and restart-only changes, only the hot ones take effect', () => {
     const partial = fc.record(
       {
-        execution: fc.record({ max_runs_global: fc.integer({ min: 1, max: 16 }), busy_policy: fc.constantFrom('steer' as const, 'queue' as const) }, { requiredKeys: [] }),
-        approval: fc.record({ tier: fc.constantFrom('plan' as const, 'ask' as const, 'full' as const) }, { requiredKeys: [] }),
+        execution: fc.record(
+          {
+            max_runs_global: fc.integer({ min: 1, max: 16 }),
+            busy_policy: fc.constantFrom('steer' as const, 'queue' as const),
+          },
+          { requiredKeys: [] },
+        ),
+        approval: fc.record(
+          { tier: fc.constantFrom('plan' as const, 'ask' as const, 'full' as const) },
+          { requiredKeys: [] },
+        ),
         sandbox: fc.record(
           {
             backend: fc.constantFrom('auto' as const, 'bwrap' as const),
             network: fc.boolean(),
             max_file_bytes: fc.integer({ min: 1, max: 1 << 30 }),
-            command_policy: fc.record({ enforcement: fc.constantFrom('block' as const, 'warn' as const, 'off' as const) }),
+            command_policy: fc.record({
+              enforcement: fc.constantFrom('block' as const, 'warn' as const, 'off' as const),
+            }),
           },
           { requiredKeys: [] },
         ),

@@ -55,7 +55,10 @@ describe('renderConfigTable on a small schema', () => {
           name: z.string().min(1).optional().describe('A name; unset by default.'),
           on: z.boolean().default(false).describe('Whether.'),
           tags: z.array(z.string()).default(['a']).describe('Labels.'),
-          overrides: z.record(z.string(), z.enum(['yes', 'no'])).default({}).describe('Per name.'),
+          overrides: z
+            .record(z.string(), z.enum(['yes', 'no']))
+            .default({})
+            .describe('Per name.'),
           rules: z
             .array(z.object({ pattern: z.string().describe('What to match.') }).strict())
             .default([])
@@ -85,7 +88,10 @@ describe('renderConfigTable on a small schema', () => {
     ['a boolean', 'limits ; on ; boolean ; `false` ; live ; Whether.'],
     ['an array of scalars', 'limits ; tags ; array of strings ; `["a"]` ; live ; Labels.'],
     ['a table of scalars by name', 'limits ; overrides ; table of name → `"yes"`, `"no"` ; `{}` ; live ; Per name.'],
-    ['an array of tables, after the keys of its parent', '[limits.rules] ;  ; array of tables ; `[]` ; live ; Extra rules.'],
+    [
+      'an array of tables, after the keys of its parent',
+      '[limits.rules] ;  ; array of tables ; `[]` ; live ; Extra rules.',
+    ],
     ['a required key of an array of tables', '[limits.rules] ; pattern ; string ; required ; live ; What to match.'],
     ['tables by id, restart when not hot', 'peers.<id> ;  ; tables by id ;  ; restart ; Peers by id.'],
     ['a required key of a table by id', 'peers.<id> ; url ; string ; required ; restart ; Where the peer is.'],
@@ -117,13 +123,19 @@ describe('renderConfigTable on a small schema', () => {
         z.string(),
         z.discriminatedUnion('kind', [
           z.object({ kind: z.literal('http').describe('Which.'), url: z.string().describe('Where.') }).strict(),
-          z.object({ kind: z.literal('file').describe('Which.'), path: z.string().optional().describe('What.') }).strict(),
+          z
+            .object({ kind: z.literal('file').describe('Which.'), path: z.string().optional().describe('What.') })
+            .strict(),
           z.object({ kind: z.enum(['a', 'b']).describe('Which.'), url: z.string().describe('Where.') }).strict(),
         ]),
       )
       .default({})
       .describe('Providers.');
-    const rows = configKeyRows(z.object({ providers: provider }).strict(), []).map((row) => [row.key, row.type, row.default]);
+    const rows = configKeyRows(z.object({ providers: provider }).strict(), []).map((row) => [
+      row.key,
+      row.type,
+      row.default,
+    ]);
     expect(rows).toEqual([
       ['', 'tables by id', ''],
       ['kind', '`"http"`, `"file"`, `"a"`, `"b"`', 'required'],
@@ -138,7 +150,10 @@ describe('renderConfigTable on a small schema', () => {
         s: z
           .object({
             maybe: z.string().nullable().default(null).describe('Unset unless given.'),
-            choice: z.union([z.enum(['auto', 'none']), z.object({ name: z.string() })]).optional().describe('A mode or a named one.'),
+            choice: z
+              .union([z.enum(['auto', 'none']), z.object({ name: z.string() })])
+              .optional()
+              .describe('A mode or a named one.'),
           })
           .strict()
           .describe('S.'),
@@ -152,7 +167,9 @@ describe('renderConfigTable on a small schema', () => {
   });
 
   it('renders headers in bold and escapes pipes, so no cell breaks its row', () => {
-    const table = renderConfigTable(z.object({ s: z.object({ k: z.string().default('a|b').describe('x | y') }).strict() }).strict());
+    const table = renderConfigTable(
+      z.object({ s: z.object({ k: z.string().default('a|b').describe('x | y') }).strict() }).strict(),
+    );
     expect(table.split('\n')).toEqual([
       '| key | type | default | applies | what it does |',
       '|---|---|---|---|---|',
@@ -172,7 +189,9 @@ describe('replaceGeneratedSection', () => {
   });
 
   it('refuses a document without the markers, and says where they go', () => {
-    expect(() => replaceGeneratedSection('no markers here', 'table')).toThrow(/put .*config-table:start.* where the table belongs/);
+    expect(() => replaceGeneratedSection('no markers here', 'table')).toThrow(
+      /put .*config-table:start.* where the table belongs/,
+    );
     expect(generatedSectionOf('no markers here')).toBeUndefined();
   });
 });

@@ -207,6 +207,9 @@ describe('watchConfig', () => {
     // Proving an absence needs some wait; a slow machine can only make this pass wrongly, not fail.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(seen).toEqual([]);
-    expect(w.current()).toStrictEqual({ ...defaultConfig(), execution: { ...defaultConfig().execution, max_runs_global: 4 } });
+    expect(w.current()).toStrictEqual({
+      ...defaultConfig(),
+      execution: { ...defaultConfig().execution, max_runs_global: 4 },
+    });
   });
 });

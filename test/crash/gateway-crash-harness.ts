@@ -23,7 +23,13 @@ const TERMINAL = new Set(['run.completed', 'run.cancelled', 'run.failed']);
 
 /** When to pull the plug. */
 export type KillMoment = 'after-answer-burst' | 'while-submitting' | 'while-busy' | 'during-recovery' | 'at-saturation';
-export const KILL_MOMENTS: readonly KillMoment[] = ['after-answer-burst', 'while-submitting', 'while-busy', 'during-recovery', 'at-saturation'];
+export const KILL_MOMENTS: readonly KillMoment[] = [
+  'after-answer-burst',
+  'while-submitting',
+  'while-busy',
+  'during-recovery',
+  'at-saturation',
+];
 
 export interface CrashTrialReport {
   moment: KillMoment;
@@ -152,7 +158,9 @@ export class GatewayCrashHarness {
     for (const [runId, answer] of this.ledger) {
       const status = await client.get(runId).catch((error: unknown) => error);
       if (status instanceof Error) {
-        violations.push(`acknowledged ${answer.outcome} message ${runId} is unknown after the restart: ${status.message}`);
+        violations.push(
+          `acknowledged ${answer.outcome} message ${runId} is unknown after the restart: ${status.message}`,
+        );
         continue;
       }
       if (!settle) continue;
@@ -160,10 +168,18 @@ export class GatewayCrashHarness {
       if (answer.outcome === 'steered') {
         const steer = (await client.get(runId)).steer;
         const fate = steer?.state === 'consumed' ? answer.intoRunId : steer?.followUp;
-        if (!steer || result.runId !== fate) violations.push(`steer ${runId} into ${answer.intoRunId} answers with run ${result.runId} (steer ${JSON.stringify(steer)})`);
+        if (!steer || result.runId !== fate)
+          violations.push(
+            `steer ${runId} into ${answer.intoRunId} answers with run ${result.runId} (steer ${JSON.stringify(steer)})`,
+          );
         if (steer?.state === 'consumed') {
-          const read = (await client.history(answer.intoRunId!)).filter((e) => e.type === 'run.steered' && e.steerId === runId);
-          if (read.length !== 1) violations.push(`steer ${runId} is consumed, and ${answer.intoRunId} logs ${read.length} run.steered for it`);
+          const read = (await client.history(answer.intoRunId!)).filter(
+            (e) => e.type === 'run.steered' && e.steerId === runId,
+          );
+          if (read.length !== 1)
+            violations.push(
+              `steer ${runId} is consumed, and ${answer.intoRunId} logs ${read.length} run.steered for it`,
+            );
         }
         continue;
       }
@@ -173,7 +189,8 @@ export class GatewayCrashHarness {
         const seen = bySession.get(event.sessionId) ?? new Map<number, string>();
         const key = `${event.runId}#${event.seq}`;
         const other = seen.get(event.sessionSeq);
-        if (other !== undefined && other !== key) violations.push(`session ${event.sessionId} numbers both ${other} and ${key} as ${event.sessionSeq}`);
+        if (other !== undefined && other !== key)
+          violations.push(`session ${event.sessionId} numbers both ${other} and ${key} as ${event.sessionSeq}`);
         seen.set(event.sessionSeq, key);
         bySession.set(event.sessionId, seen);
       }
@@ -190,7 +207,11 @@ export class GatewayCrashHarness {
   private async submit(client: SwitchyardClient, sessions = 4): Promise<void> {
     const n = this.next++;
     const policies = ['steer', 'queue', 'interrupt', 'queue'] as const;
-    const answer = await client.submit({ sessionId: `s${n % sessions}`, input: `message ${n}`, busyPolicy: policies[n % policies.length]! });
+    const answer = await client.submit({
+      sessionId: `s${n % sessions}`,
+      input: `message ${n}`,
+      busyPolicy: policies[n % policies.length]!,
+    });
     this.ledger.set(answer.runId, answer);
   }
 
@@ -244,17 +265,22 @@ function wholeLog(runId: string, history: RunEvent[]): string[] {
   const seqs = history.map((e) => e.seq);
   if (seqs.some((seq, i) => seq !== i + 1)) problems.push(`run ${runId}: seq ${seqs.join(',')} has a gap`);
   const terminal = history.filter((e) => TERMINAL.has(e.type));
-  if (terminal.length !== 1 || !TERMINAL.has(history.at(-1)?.type ?? '')) problems.push(`run ${runId}: ${terminal.length} terminal events, last ${history.at(-1)?.type}`);
+  if (terminal.length !== 1 || !TERMINAL.has(history.at(-1)?.type ?? ''))
+    problems.push(`run ${runId}: ${terminal.length} terminal events, last ${history.at(-1)?.type}`);
   return problems;
 }
 
 /** `switchyard serve` of the sources on a free port, its stdout kept whole (the gateway's url is read from it). */
 export function spawnServe(dataDir: string, config: string): ServeProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--config', config], {
-    cwd: repoRoot,
-    env: { ...process.env, SWITCHYARD_TOKEN: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir, '--config', config],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, SWITCHYARD_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));

@@ -16,7 +16,9 @@ it('after SIGKILL at every bad moment, every acknowledged message is accounted f
     expect(await harness.trial(moment), `after a kill ${moment}`).toEqual([]);
   }
   const report = await harness.finish();
-  console.log(`crash trials: ${report.trials.map((t) => `${t.moment} ${t.acknowledged} acked/${t.refused} refused`).join('; ')}; ${report.acknowledged} acknowledged in all`);
+  console.log(
+    `crash trials: ${report.trials.map((t) => `${t.moment} ${t.acknowledged} acked/${t.refused} refused`).join('; ')}; ${report.acknowledged} acknowledged in all`,
+  );
   expect(report.violations).toEqual([]);
   expect(report.acknowledged).toBeGreaterThan(100);
   expect(report.trials.find((t) => t.moment === 'at-saturation')!.refused).toBeGreaterThan(0);

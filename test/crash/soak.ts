@@ -26,7 +26,9 @@ try {
   const report = await harness.finish();
   const kills = report.trials.length;
   const refused = report.trials.reduce((n, t) => n + t.refused, 0);
-  console.log(`${kills} kills, ${report.acknowledged} acknowledged messages (${refused} refused as lane_full), ${report.violations.length} violations`);
+  console.log(
+    `${kills} kills, ${report.acknowledged} acknowledged messages (${refused} refused as lane_full), ${report.violations.length} violations`,
+  );
   for (const violation of report.violations) console.error(`  ${violation}`);
   if (report.violations.length > 0) failed = true;
 } finally {

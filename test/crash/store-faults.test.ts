@@ -85,7 +85,7 @@ async function clientOf(server: Server, dataDir: string): Promise<SwitchyardClie
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   // A fail-safe, not a measured window: the condition is what the test waits for.
-  for (const giveUp = Date.now() + timeoutMs; !(await condition()); ) {
+  for (const giveUp = Date.now() + timeoutMs; !(await condition());) {
     if (Date.now() > giveUp) throw new Error('the condition never held');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -145,7 +145,9 @@ it('on a full disk the gateway stays up, refuses with store_failed, answers read
   expect((await readyz(server)).body.details?.join('\n')).toMatch(/writes fail/);
   expect((await client.get(firstRun)).state).toBe('completed');
   expect((await client.history(firstRun)).length).toBeGreaterThan(0);
-  await expect(client.submit({ sessionId: 's9', input: 'still full' })).rejects.toMatchObject({ engineCode: 'store_failed' });
+  await expect(client.submit({ sessionId: 's9', input: 'still full' })).rejects.toMatchObject({
+    engineCode: 'store_failed',
+  });
   expect(server.child.exitCode).toBeNull();
 
   // Room again: ready again, and submits are taken, without a restart.
@@ -155,14 +157,17 @@ it('on a full disk the gateway stays up, refuses with store_failed, answers read
   acked.add(after.runId);
   await client.wait(after.runId);
   expect(server.child.exitCode).toBeNull();
-  console.log(`full disk: ${acked.size} acknowledged, ${refused.size} refused with store_failed, the process stayed up`);
+  console.log(
+    `full disk: ${acked.size} acknowledged, ${refused.size} refused with store_failed, the process stayed up`,
+  );
 
   // Killed and started again: every acknowledged message is there.
   await client.close();
   await kill(server);
   server = await start(dataDir);
   client = await clientOf(server, dataDir);
-  for (const runId of acked) expect(await client.get(runId).catch((error: unknown) => error), runId).toMatchObject({ runId });
+  for (const runId of acked)
+    expect(await client.get(runId).catch((error: unknown) => error), runId).toMatchObject({ runId });
 
   // Killed on a full disk, started again on it: it starts, not ready, and answers reads.
   await client.close();
@@ -171,7 +176,9 @@ it('on a full disk the gateway stays up, refuses with store_failed, answers read
   server = await start(dataDir);
   client = await clientOf(server, dataDir);
   expect((await client.get(firstRun)).state).toBe('completed');
-  await expect(client.submit({ sessionId: 's1', input: 'full at start' })).rejects.toMatchObject({ engineCode: 'store_failed' });
+  await expect(client.submit({ sessionId: 's1', input: 'full at start' })).rejects.toMatchObject({
+    engineCode: 'store_failed',
+  });
   await until(async () => (await readyz(server)).status === 503);
   await rm(filler);
   await until(async () => (await readyz(server)).status === 200);
@@ -217,8 +224,12 @@ it('after a crash, a damaged middle journal line loses only that line, and a dam
   expect(answer.status).toBe(200);
   expect(answer.body.details?.join('\n')).toMatch(/damaged/);
   // The damaged run is corrupt_file, not an internal error; every other run is whole.
-  await expect(client.get(victim)).rejects.toMatchObject({ engineCode: 'corrupt_file', data: { details: { runId: victim } } });
-  for (const runId of runs.filter((id) => id !== victim)) expect((await client.get(runId)).state, runId).toBe('completed');
+  await expect(client.get(victim)).rejects.toMatchObject({
+    engineCode: 'corrupt_file',
+    data: { details: { runId: victim } },
+  });
+  for (const runId of runs.filter((id) => id !== victim))
+    expect((await client.get(runId)).state, runId).toBe('completed');
   const page = await client.call('runs.query', { limit: 50 });
   expect(page.runs.map((r) => r.runId).sort()).toEqual(runs.filter((id) => id !== victim).sort());
   expect(page.skipped?.map((s) => [s.runId, s.code])).toEqual([[victim, 'corrupt_file']]);

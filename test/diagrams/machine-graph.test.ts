@@ -84,18 +84,28 @@ describe('every machine', () => {
     [layouts, catalog] = await Promise.all([layoutMachineGraphs(graphs), statechartCatalog()]);
   });
 
-  const stateNodesOf = (state: AnyStateNode): AnyStateNode[] => [state, ...Object.values(state.states).flatMap((s) => stateNodesOf(s as AnyStateNode))];
+  const stateNodesOf = (state: AnyStateNode): AnyStateNode[] => [
+    state,
+    ...Object.values(state.states).flatMap((s) => stateNodesOf(s as AnyStateNode)),
+  ];
 
-  it.each(inspectedMachines.map(({ name }, i) => [name, i] as const))('%s: a node per state, an edge end on a known state', (_name, i) => {
-    const graph = machineGraph(inspectedMachines[i]!.machine);
-    expect(graph.nodes.map((n) => n.id).sort()).toEqual(stateNodesOf(inspectedMachines[i]!.machine.root).map((s) => s.id).sort());
-    const ids = new Set(graph.nodes.map((n) => n.id));
-    for (const edge of graph.edges) {
-      expect(ids).toContain(edge.source);
-      expect(ids).toContain(edge.target);
-      expect(edge.label).not.toMatch(/^xstate\./);
-    }
-  });
+  it.each(inspectedMachines.map(({ name }, i) => [name, i] as const))(
+    '%s: a node per state, an edge end on a known state',
+    (_name, i) => {
+      const graph = machineGraph(inspectedMachines[i]!.machine);
+      expect(graph.nodes.map((n) => n.id).sort()).toEqual(
+        stateNodesOf(inspectedMachines[i]!.machine.root)
+          .map((s) => s.id)
+          .sort(),
+      );
+      const ids = new Set(graph.nodes.map((n) => n.id));
+      for (const edge of graph.edges) {
+        expect(ids).toContain(edge.source);
+        expect(ids).toContain(edge.target);
+        expect(edge.label).not.toMatch(/^xstate\./);
+      }
+    },
+  );
 
   it('lays every state out inside its parent, and every transition as a routed edge', () => {
     for (const layout of layouts) {
@@ -109,7 +119,8 @@ describe('every machine', () => {
         expect(state.x + state.width, state.id).toBeLessThanOrEqual(parent.x + parent.width);
         expect(state.y + state.height, state.id).toBeLessThanOrEqual(parent.y + parent.height);
       }
-      for (const edge of layout.edges) expect(edge.points.length, `${edge.source} -> ${edge.target}`).toBeGreaterThanOrEqual(2);
+      for (const edge of layout.edges)
+        expect(edge.points.length, `${edge.source} -> ${edge.target}`).toBeGreaterThanOrEqual(2);
     }
   });
 

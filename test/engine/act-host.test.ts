@@ -36,7 +36,9 @@ function oneCallRun() {
   const act: ActInput = {
     runId: 'r',
     turn: 0,
-    calls: [{ index: 0, callId: 'c0', tool: 'write', deps: [], checkpoint: true, timeoutMs: 60_000, needsApproval: false }],
+    calls: [
+      { index: 0, callId: 'c0', tool: 'write', deps: [], checkpoint: true, timeoutMs: 60_000, needsApproval: false },
+    ],
     concurrency: 4,
     inOrder: true,
     steerPending: false,
@@ -48,7 +50,10 @@ function oneCallRun() {
       return execution.promise;
     },
   };
-  const handle = { status: { runId: 'r' }, batch: { calls: [call], act, schedule: {}, service, startedAt: [] as number[] } };
+  const handle = {
+    status: { runId: 'r' },
+    batch: { calls: [call], act, schedule: {}, service, startedAt: [] as number[] },
+  };
   const table = { get: (runId: string) => (runId === 'r' ? handle : undefined) } as unknown as RunTable;
   const ledger = { append: (_handle: unknown, type: string) => appended.push(type) } as unknown as RunLedger;
   const host = provideActMachine({ table, ledger, clock: systemClock, claims, crossRunClaims: () => true });
@@ -127,7 +132,12 @@ describe('act host on a real engine: a run cancelled while its batch is busy wit
       models: {
         scripted: scriptedModel((ctx) =>
           ctx.runId === 'A' && ctx.turn === 0
-            ? { toolCalls: [{ name: 'write', args: { path: 'a.ts', hang: false } }, { name: 'write', args: { path: 'b.ts', hang: true } }] }
+            ? {
+                toolCalls: [
+                  { name: 'write', args: { path: 'a.ts', hang: false } },
+                  { name: 'write', args: { path: 'b.ts', hang: true } },
+                ],
+              }
             : ctx.runId === 'B' && ctx.turn === 0
               ? { toolCalls: [{ name: 'write', args: { path: 'b.ts', hang: false } }] }
               : { text: 'done' },
@@ -138,7 +148,11 @@ describe('act host on a real engine: a run cancelled while its batch is busy wit
     try {
       // Synchronous, inside the batch's own step: as the batch logs call 0's result, the run is cancelled.
       const stop = engine.inspect((event) => {
-        if (event.type === '@xstate.action' && event.action.type === 'callFinished' && (event.action.params as { index: number }).index === 0) {
+        if (
+          event.type === '@xstate.action' &&
+          event.action.type === 'callFinished' &&
+          (event.action.params as { index: number }).index === 0
+        ) {
           void engine.cancel('A', 'from a listener');
         }
       });

@@ -9,7 +9,15 @@ import { isTerminalEvent } from '../../src/engine/index.js';
 import type { Engine } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
-import { engineFixture, expectWellFormedHistory, heldModel, holdTool, recordEvents, settle, until } from './fixtures.js';
+import {
+  engineFixture,
+  expectWellFormedHistory,
+  heldModel,
+  holdTool,
+  recordEvents,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
@@ -20,7 +28,8 @@ describe('session exclusivity', () => {
     /** Checked from inside each run, while it is running: it alone holds the session. */
     const checkAlone = (runId: string, where: string) => {
       const snap = engine.snapshot();
-      if (snap.running.length !== 1 || snap.running[0] !== runId) violations.push(`${where} ${runId}: running ${snap.running.join(',')}`);
+      if (snap.running.length !== 1 || snap.running[0] !== runId)
+        violations.push(`${where} ${runId}: running ${snap.running.join(',')}`);
       const session = snap.sessions.find((s) => s.sessionId === 's');
       if (session?.activeRunId !== runId) violations.push(`${where} ${runId}: session holds ${session?.activeRunId}`);
     };
@@ -47,10 +56,14 @@ describe('session exclusivity', () => {
     });
     const recorder = recordEvents(engine);
 
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => engine.submit({ sessionId: 's', input: `m${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => engine.submit({ sessionId: 's', input: `m${i}` })),
+    );
 
     expect(results[0]).toMatchObject({ outcome: 'started' });
-    expect(results.slice(1).map((r) => [r.outcome, r.position])).toEqual(results.slice(1).map((_, i) => ['queued', i + 1]));
+    expect(results.slice(1).map((r) => [r.outcome, r.position])).toEqual(
+      results.slice(1).map((_, i) => ['queued', i + 1]),
+    );
     const finals = await Promise.all(results.map((r) => engine.wait(r.runId)));
     expect(finals.map((f) => f.state)).toEqual(results.map(() => 'completed'));
     expect(finals.map((f) => f.output)).toEqual(results.map((_, i) => `done m${i}`));
@@ -102,7 +115,10 @@ describe('session exclusivity', () => {
 describe('wait lane order', () => {
   it('admits queued messages first in, first out', async () => {
     const model = heldModel();
-    const engine = await newEngine({ models: { scripted: model.provider }, config: { execution: { busy_policy: 'queue' } } });
+    const engine = await newEngine({
+      models: { scripted: model.provider },
+      config: { execution: { busy_policy: 'queue' } },
+    });
     const recorder = recordEvents(engine);
     const first = await engine.submit({ sessionId: 's', input: 'first' });
     const queued = [];
@@ -124,9 +140,9 @@ describe('wait lane order', () => {
     }
     expect(model.calls.map((c) => c.input)).toEqual(['first', 'b', 'c', 'd', 'e']);
     const queuedEvents = recorder.runEvents().filter((e) => e.type === 'run.queued');
-    expect(queuedEvents.map((e) => [e.runId, e.type === 'run.queued' && e.position, e.type === 'run.queued' && e.reason])).toEqual(
-      queued.map((q, i) => [q.runId, i + 1, 'session_busy']),
-    );
+    expect(
+      queuedEvents.map((e) => [e.runId, e.type === 'run.queued' && e.position, e.type === 'run.queued' && e.reason]),
+    ).toEqual(queued.map((q, i) => [q.runId, i + 1, 'session_busy']));
     recorder.close();
   });
 
@@ -156,6 +172,8 @@ describe('wait lane order', () => {
     expect(await engine.wait(next.runId)).toMatchObject({ state: 'completed' });
     const firstHistory = await engine.history(running.runId);
     const secondHistory = await engine.history(next.runId);
-    expect(firstHistory.at(-1)!.sessionSeq).toBeLessThan(secondHistory.find((e) => e.type === 'run.started')!.sessionSeq);
+    expect(firstHistory.at(-1)!.sessionSeq).toBeLessThan(
+      secondHistory.find((e) => e.type === 'run.started')!.sessionSeq,
+    );
   });
 });

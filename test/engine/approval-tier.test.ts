@@ -19,7 +19,10 @@ afterAll(async () => {
 });
 
 // mkdir is neither read-only, idempotent nor destructive: plan denies it, ask asks, auto allows it.
-const mkdirOnce = scriptedModel([{ toolCalls: [{ name: 'file_ops', args: { operation: 'mkdir', path: 'notes' } }] }, { text: 'made' }]);
+const mkdirOnce = scriptedModel([
+  { toolCalls: [{ name: 'file_ops', args: { operation: 'mkdir', path: 'notes' } }] },
+  { text: 'made' },
+]);
 
 describe('RunRequest.approvalTier', () => {
   it.each([
@@ -75,8 +78,10 @@ describe('RunRequest.approvalTier', () => {
 
   it('is refused when it names no tier', async () => {
     const engine = await newEngine();
-    await expect(engine.submit({ sessionId: 's', input: 'x', approvalTier: 'lenient' as never })).rejects.toMatchObject({
-      code: 'invalid_request',
-    });
+    await expect(engine.submit({ sessionId: 's', input: 'x', approvalTier: 'lenient' as never })).rejects.toMatchObject(
+      {
+        code: 'invalid_request',
+      },
+    );
   });
 });

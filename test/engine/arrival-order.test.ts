@@ -33,7 +33,9 @@ describe('arrival order', () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(fc.boolean(), { minLength: 2, maxLength: 6 }), async (withIds) => {
-        const sent = withIds.map((withId) => engine.submit({ sessionId: 's', input: `m${n}`, ...(withId ? { runId: `own-${n++}` } : {}) }));
+        const sent = withIds.map((withId) =>
+          engine.submit({ sessionId: 's', input: `m${n}`, ...(withId ? { runId: `own-${n++}` } : {}) }),
+        );
         const answers = await Promise.all(sent);
         const positions = answers.map((a) => a.position!);
         expect(answers.every((a) => a.outcome === 'queued')).toBe(true);

@@ -38,7 +38,10 @@ describe('busyPolicy reject (LangGraph multitask_strategy "reject")', () => {
     const before = engine.snapshot();
     const refused = engine.submit({ sessionId: 's', input: 'not now', runId: 'refused', busyPolicy: 'reject' });
     await expect(refused).rejects.toBeInstanceOf(EngineError);
-    await expect(refused).rejects.toMatchObject({ code: 'session_busy', details: { activeRunId: 'first', sessionId: 's' } });
+    await expect(refused).rejects.toMatchObject({
+      code: 'session_busy',
+      details: { activeRunId: 'first', sessionId: 's' },
+    });
     await settle();
     expect(engine.snapshot()).toEqual(before);
     expect(recorder.all).toEqual([]);
@@ -47,14 +50,18 @@ describe('busyPolicy reject (LangGraph multitask_strategy "reject")', () => {
     // The id stays free: nothing of the refused message was kept.
     model.answer('first');
     expect((await engine.wait('first')).state).toBe('completed');
-    expect(await engine.submit({ sessionId: 's', input: 'now', runId: 'refused', busyPolicy: 'reject' })).toMatchObject({ outcome: 'started' });
+    expect(await engine.submit({ sessionId: 's', input: 'now', runId: 'refused', busyPolicy: 'reject' })).toMatchObject(
+      { outcome: 'started' },
+    );
     recorder.close();
   });
 
   it('is refused while messages wait in the lane too', async () => {
     const { engine } = await busySession();
     await engine.submit({ sessionId: 's', input: 'waiting' });
-    await expect(engine.submit({ sessionId: 's', input: 'x', busyPolicy: 'reject' })).rejects.toMatchObject({ code: 'session_busy' });
+    await expect(engine.submit({ sessionId: 's', input: 'x', busyPolicy: 'reject' })).rejects.toMatchObject({
+      code: 'session_busy',
+    });
   });
 });
 
@@ -62,14 +69,18 @@ describe('busyPolicy rollback (LangGraph multitask_strategy "rollback")', () => 
   it('cancels the active run as rolled_back, and the new message runs next, ahead of the lane, told what was rolled back', async () => {
     const { engine, model } = await busySession();
     await engine.submit({ sessionId: 's', input: 'queued before', runId: 'waiting' });
-    expect(await engine.submit({ sessionId: 's', input: 'the right request', runId: 'fix', busyPolicy: 'rollback' })).toMatchObject({ outcome: 'queued', position: 1 });
+    expect(
+      await engine.submit({ sessionId: 's', input: 'the right request', runId: 'fix', busyPolicy: 'rollback' }),
+    ).toMatchObject({ outcome: 'queued', position: 1 });
     expect(await engine.wait('first')).toMatchObject({ state: 'cancelled', reason: 'rolled_back' });
     expect((await engine.getRun('first'))?.reason).toBe('rolled_back');
     expect((await engine.history('first')).at(-1)).toMatchObject({ type: 'run.cancelled', reason: 'rolled_back' });
     await until(() => model.isThinking('fix'), 'the rollback message runs next');
     expect(engine.status('waiting')?.state).toBe('queued');
     expect(userTexts(model, 'fix').at(-1)).toBe('the right request');
-    expect(userTexts(model, 'fix').some((t) => t.includes('rolled back') && t.includes('the first request'))).toBe(true);
+    expect(userTexts(model, 'fix').some((t) => t.includes('rolled back') && t.includes('the first request'))).toBe(
+      true,
+    );
     model.answer('fix');
     await until(() => model.isThinking('waiting'), 'then the lane');
   });
@@ -89,7 +100,9 @@ describe('busyPolicy rollback (LangGraph multitask_strategy "rollback")', () => 
   it('for an idle session it simply starts', async () => {
     const model = heldModel();
     const engine = await newEngine({ models: { scripted: model.provider } });
-    expect(await engine.submit({ sessionId: 's', input: 'x', busyPolicy: 'rollback' })).toMatchObject({ outcome: 'started' });
+    expect(await engine.submit({ sessionId: 's', input: 'x', busyPolicy: 'rollback' })).toMatchObject({
+      outcome: 'started',
+    });
   });
 });
 
@@ -98,7 +111,10 @@ describe('lane_overflow (OpenClaw drop policies)', () => {
     const { engine } = await busySession({ wait_lane_capacity: 2, lane_overflow: 'drop_oldest' });
     await engine.submit({ sessionId: 's', input: 'q1', runId: 'q1' });
     await engine.submit({ sessionId: 's', input: 'q2', runId: 'q2' });
-    expect(await engine.submit({ sessionId: 's', input: 'q3', runId: 'q3' })).toMatchObject({ outcome: 'queued', position: 2 });
+    expect(await engine.submit({ sessionId: 's', input: 'q3', runId: 'q3' })).toMatchObject({
+      outcome: 'queued',
+      position: 2,
+    });
     expect(await engine.wait('q1')).toMatchObject({ state: 'cancelled', reason: 'dropped_overflow' });
     expect((await engine.history('q1')).at(-1)).toMatchObject({ type: 'run.cancelled', reason: 'dropped_overflow' });
     expect(engine.snapshot().sessions).toEqual([{ sessionId: 's', activeRunId: 'first', laneDepth: 2 }]);
@@ -106,7 +122,11 @@ describe('lane_overflow (OpenClaw drop policies)', () => {
 
   it('summarize_oldest: the next run that starts gets a notice with the first words of each dropped message', async () => {
     const { engine, model } = await busySession({ wait_lane_capacity: 1, lane_overflow: 'summarize_oldest' });
-    await engine.submit({ sessionId: 's', input: 'please rename every file in the docs folder to kebab case', runId: 'q1' });
+    await engine.submit({
+      sessionId: 's',
+      input: 'please rename every file in the docs folder to kebab case',
+      runId: 'q1',
+    });
     await engine.submit({ sessionId: 's', input: 'also fix the typo', runId: 'q2' });
     await engine.submit({ sessionId: 's', input: 'and run the tests', runId: 'q3' });
     expect((await engine.wait('q2')).reason).toBe('dropped_overflow');
@@ -191,26 +211,43 @@ describe('collect across a crash (the merge is one durable write)', () => {
   it.each([
     ['after the carrying record, before anything else', false],
     ['after the carrying record and the merged messages', true],
-  ])('crashed %s: the batch runs once, its messages never run alone, each id answers for it', async (_case, mergedStored) => {
-    const store = new MemoryStore();
-    const merged = collectedInput([{ runId: 'c1', input: 'one' }, { runId: 'c2', input: 'two' }]);
-    const carrier = queuedRecord('c1', 'one', { carries: ['c1', 'c2'] });
-    store.saveRun({ ...carrier, request: { ...carrier.request, input: merged } });
-    store.saveRun(queuedRecord('c2', 'two'));
-    // The lane as stored before the merge: both still waiting.
-    store.saveLane('s', [{ runId: 'c1', viaInterrupt: false }, { runId: 'c2', viaInterrupt: false }]);
-    if (mergedStored) {
-      store.saveSteer({ steerId: 'c2', sessionId: 's', into: 'c1', state: 'merged', followUp: 'c1', createdAt: at, request: queuedRecord('c2', 'two').request });
-    }
-    const model = heldModel();
-    const engine = await newEngine({ store, models: { scripted: model.provider } });
-    await until(() => model.isThinking('c1'), 'the carrying run starts');
-    expect(userTexts(model, 'c1').at(-1)).toBe(merged);
-    const waited = engine.wait('c2');
-    model.answer('c1', 'both');
-    expect(await waited).toMatchObject({ runId: 'c1', state: 'completed', output: 'both' });
-    await settle();
-    expect(model.calls.map((c) => c.runId)).toEqual(['c1']);
-    expect(await engine.getRun('c2')).toMatchObject({ runId: 'c1', state: 'completed' });
-  });
+  ])(
+    'crashed %s: the batch runs once, its messages never run alone, each id answers for it',
+    async (_case, mergedStored) => {
+      const store = new MemoryStore();
+      const merged = collectedInput([
+        { runId: 'c1', input: 'one' },
+        { runId: 'c2', input: 'two' },
+      ]);
+      const carrier = queuedRecord('c1', 'one', { carries: ['c1', 'c2'] });
+      store.saveRun({ ...carrier, request: { ...carrier.request, input: merged } });
+      store.saveRun(queuedRecord('c2', 'two'));
+      // The lane as stored before the merge: both still waiting.
+      store.saveLane('s', [
+        { runId: 'c1', viaInterrupt: false },
+        { runId: 'c2', viaInterrupt: false },
+      ]);
+      if (mergedStored) {
+        store.saveSteer({
+          steerId: 'c2',
+          sessionId: 's',
+          into: 'c1',
+          state: 'merged',
+          followUp: 'c1',
+          createdAt: at,
+          request: queuedRecord('c2', 'two').request,
+        });
+      }
+      const model = heldModel();
+      const engine = await newEngine({ store, models: { scripted: model.provider } });
+      await until(() => model.isThinking('c1'), 'the carrying run starts');
+      expect(userTexts(model, 'c1').at(-1)).toBe(merged);
+      const waited = engine.wait('c2');
+      model.answer('c1', 'both');
+      expect(await waited).toMatchObject({ runId: 'c1', state: 'completed', output: 'both' });
+      await settle();
+      expect(model.calls.map((c) => c.runId)).toEqual(['c1']);
+      expect(await engine.getRun('c2')).toMatchObject({ runId: 'c1', state: 'completed' });
+    },
+  );
 });

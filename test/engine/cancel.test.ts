@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, expectWellFormedHistory, heldModel, holdTool, recordEvents, settle, until } from './fixtures.js';
+import {
+  engineFixture,
+  expectWellFormedHistory,
+  heldModel,
+  holdTool,
+  recordEvents,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
@@ -39,8 +47,17 @@ describe('cancel', () => {
     await settle();
     const history = await engine.history(run.runId);
     expectWellFormedHistory(history);
-    const milestones = ['run.started', 'turn.started', 'model.message', 'tool.started', 'turn.finished', 'run.cancelled'];
-    expect(history.map((e) => e.type).filter((t) => milestones.includes(t))).toEqual(milestones.filter((t) => t !== 'turn.finished'));
+    const milestones = [
+      'run.started',
+      'turn.started',
+      'model.message',
+      'tool.started',
+      'turn.finished',
+      'run.cancelled',
+    ];
+    expect(history.map((e) => e.type).filter((t) => milestones.includes(t))).toEqual(
+      milestones.filter((t) => t !== 'turn.finished'),
+    );
     expect(history.at(-1)).toMatchObject({ reason: 'user pressed stop' });
     for (const event of history) if (event.type === 'tool.finished') expect(event.ok).toBe(false);
   });
@@ -75,7 +92,10 @@ describe('cancel', () => {
 
   it('ends a run waiting for limiter permits and gives up its place', async () => {
     const model = heldModel();
-    const engine = await newEngine({ models: { scripted: model.provider }, config: { execution: { max_runs_global: 1 } } });
+    const engine = await newEngine({
+      models: { scripted: model.provider },
+      config: { execution: { max_runs_global: 1 } },
+    });
     const holder = await engine.submit({ sessionId: 'a', input: 'holder' });
     const waiting = await engine.submit({ sessionId: 'b', input: 'waits' });
     const next = await engine.submit({ sessionId: 'c', input: 'waits too' });
@@ -132,7 +152,9 @@ describe('stopSession', () => {
     const snap = engine.snapshot();
     expect(snap.running).toEqual([other.runId]);
     expect(snap.global.inUse).toBe(1);
-    expect(snap.sessions.filter((s) => s.sessionId === 's' && (s.activeRunId !== undefined || s.laneDepth > 0))).toEqual([]);
+    expect(
+      snap.sessions.filter((s) => s.sessionId === 's' && (s.activeRunId !== undefined || s.laneDepth > 0)),
+    ).toEqual([]);
 
     expect(await engine.wait(running.runId)).toMatchObject({ state: 'cancelled', reason: 'stopped' });
     expect(await engine.wait(q1.runId)).toMatchObject({ state: 'cancelled', reason: 'purged' });
@@ -160,7 +182,12 @@ describe('stopSession', () => {
     expect(await engine.wait(steer.runId)).toMatchObject({ state: 'cancelled', reason: 'purged' });
     await settle();
     expect(engine.snapshot().running).toEqual([]);
-    expect(recorder.runEvents().filter((e) => e.type === 'run.started').map((e) => e.runId)).toEqual([running.runId]);
+    expect(
+      recorder
+        .runEvents()
+        .filter((e) => e.type === 'run.started')
+        .map((e) => e.runId),
+    ).toEqual([running.runId]);
     recorder.close();
   });
 

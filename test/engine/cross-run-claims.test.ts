@@ -38,12 +38,13 @@ afterAll(async () => {
 /** Delegates like session_send, into the caller's own workspace (the way a sub-agent on the same checkout works). */
 export const delegateHere = defineTool({
   name: 'delegate_here',
-  description: 'Delegates a task to another session, working in this run\'s workspace.',
+  description: "Delegates a task to another session, working in this run's workspace.",
   input: z.object({ session: z.string(), message: z.string() }).strict(),
   concurrencyClaim: ({ session }) => Claims.sessions([session]),
   execute: async ({ session, message }, ctx) => {
     const result = await ctx.delegate!({ sessionId: session, input: message, workspace: ctx.workspace });
-    if (result.state !== 'completed') throw new ToolError('delegated_run_failed', `${result.runId} ended ${result.state}`);
+    if (result.state !== 'completed')
+      throw new ToolError('delegated_run_failed', `${result.runId} ended ${result.state}`);
     return result.output;
   },
 });
@@ -67,12 +68,22 @@ async function crossRunEngine(config: PartialConfig = {}, clock?: Clock) {
     ...(clock ? { clock } : {}),
   });
   const recorder = recordEvents(engine);
-  const submit = (runId: string, sessionId: string, workspace: string, batches: ModelCall[][], extra: { timeoutMs?: number } = {}) => {
+  const submit = (
+    runId: string,
+    sessionId: string,
+    workspace: string,
+    batches: ModelCall[][],
+    extra: { timeoutMs?: number } = {},
+  ) => {
     plans.set(runId, batches);
     return engine.submit({ runId, sessionId, input: runId, workspace, ...extra });
   };
   const waits = (runId?: string) =>
-    recorder.runEvents().filter((e): e is RunEventOf<'tool.waiting'> => e.type === 'tool.waiting' && (runId === undefined || e.runId === runId));
+    recorder
+      .runEvents()
+      .filter(
+        (e): e is RunEventOf<'tool.waiting'> => e.type === 'tool.waiting' && (runId === undefined || e.runId === runId),
+      );
   /** Global log positions of a call's events. */
   const at = (runId: string, type: string, callId: string) =>
     recorder.runEvents().findIndex((e) => e.runId === runId && e.type === type && 'callId' in e && e.callId === callId);
@@ -88,7 +99,11 @@ describe('claims across runs', () => {
     await until(() => waits('B').length === 1 && probe.executions.has('b2'), 'B waits for a1, b2 ran');
 
     expect(waits('B')).toEqual([
-      expect.objectContaining({ callId: 'b1', blockedBy: { runId: 'A', callId: 'a1', tool: 'probe' }, resource: 'path /repo/app.ts' }),
+      expect.objectContaining({
+        callId: 'b1',
+        blockedBy: { runId: 'A', callId: 'a1', tool: 'probe' },
+        resource: 'path /repo/app.ts',
+      }),
     ]);
     expect(probe.executions.has('b1')).toBe(false);
     expect(at('B', 'tool.started', 'b1')).toBe(-1);
@@ -147,7 +162,11 @@ describe('claims across runs', () => {
     const { engine, probe, submit, waits } = await crossRunEngine();
     await submit('A', 'alice', shared, [[call('a1', paths('/repo/app.ts'), { hold: true })]]);
     await until(() => probe.isHolding('a1'), 'A holds');
-    for (const [runId, session] of [['B', 'bob'], ['C', 'carol'], ['D', 'dave']] as const) {
+    for (const [runId, session] of [
+      ['B', 'bob'],
+      ['C', 'carol'],
+      ['D', 'dave'],
+    ] as const) {
       await submit(runId, session, shared, [[call(`${runId.toLowerCase()}1`, paths('/repo/app.ts'), { hold: true })]]);
       await until(() => waits(runId).length === 1, `${runId} waits`);
     }
@@ -219,7 +238,12 @@ describe('claims across runs', () => {
       callId: 'b1',
       ok: false,
       synthetic: true,
-      error: { code: 'timeout', message: expect.stringMatching(/waited its whole timeout of 1000 ms for path \/repo\/app.ts, held by probe of run A/) },
+      error: {
+        code: 'timeout',
+        message: expect.stringMatching(
+          /waited its whole timeout of 1000 ms for path \/repo\/app.ts, held by probe of run A/,
+        ),
+      },
     });
     expect(probe.executions.has('b1')).toBe(false);
     expect(probe.isHolding('a1')).toBe(true);
@@ -252,7 +276,11 @@ describe('claims across runs', () => {
     ]);
     await until(() => probe.isHolding('x1') && waits().length === 1, 'the second child waits for the first');
     const [wait] = waits();
-    expect(wait).toMatchObject({ callId: 'y1', blockedBy: { callId: 'x1', tool: 'probe' }, resource: 'path /repo/app.ts' });
+    expect(wait).toMatchObject({
+      callId: 'y1',
+      blockedBy: { callId: 'x1', tool: 'probe' },
+      resource: 'path /repo/app.ts',
+    });
     expect(engine.status(wait!.blockedBy.runId)?.parentRunId).toBe('P');
     probe.release('x1');
     await expect(engine.wait('P')).resolves.toMatchObject({ state: 'completed' });

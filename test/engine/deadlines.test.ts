@@ -5,14 +5,25 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';
-import { SimulatedClock, advance, engineFixture, expectWellFormedHistory, holdTool, settle, until } from './fixtures.js';
+import {
+  SimulatedClock,
+  advance,
+  engineFixture,
+  expectWellFormedHistory,
+  holdTool,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
 describe('run deadline', () => {
   it('ends the run failed with code timeout when timeoutMs passes during a model turn', async () => {
     const clock = new SimulatedClock();
-    const engine = await newEngine({ clock, models: { scripted: scriptedModel([{ text: 'too late', delayMs: 10_000 }]) } });
+    const engine = await newEngine({
+      clock,
+      models: { scripted: scriptedModel([{ text: 'too late', delayMs: 10_000 }]) },
+    });
     const run = await engine.submit({ sessionId: 's', input: 'x', timeoutMs: 5_000 });
     await settle();
 
@@ -63,7 +74,10 @@ describe('run deadline', () => {
 
   it('a run that finishes in time completes and its deadline never fires later', async () => {
     const clock = new SimulatedClock();
-    const engine = await newEngine({ clock, models: { scripted: scriptedModel([{ text: 'on time', delayMs: 1_000 }]) } });
+    const engine = await newEngine({
+      clock,
+      models: { scripted: scriptedModel([{ text: 'on time', delayMs: 1_000 }]) },
+    });
     const run = await engine.submit({ sessionId: 's', input: 'x', timeoutMs: 5_000 });
     await settle();
     await advance(clock, 1_000);
@@ -73,7 +87,11 @@ describe('run deadline', () => {
     expect(await engine.history(run.runId)).toEqual(history);
   });
 
-  const waits: [description: string, execution: Record<string, unknown>, second: { sessionId: string; busyPolicy?: 'queue' }][] = [
+  const waits: [
+    description: string,
+    execution: Record<string, unknown>,
+    second: { sessionId: string; busyPolicy?: 'queue' },
+  ][] = [
     ['in the session’s wait lane', {}, { sessionId: 's', busyPolicy: 'queue' }],
     ['for limiter permits', { max_runs_global: 1 }, { sessionId: 'other' }],
   ];
@@ -82,7 +100,9 @@ describe('run deadline', () => {
     const engine = await newEngine({
       clock,
       models: {
-        scripted: scriptedModel((ctx) => (ctx.input === 'blocker' ? { text: 'blocker done', delayMs: 10_000 } : { text: 'slow', delayMs: 6_000 })),
+        scripted: scriptedModel((ctx) =>
+          ctx.input === 'blocker' ? { text: 'blocker done', delayMs: 10_000 } : { text: 'slow', delayMs: 6_000 },
+        ),
       },
       config: { execution },
     });

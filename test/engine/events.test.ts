@@ -7,7 +7,16 @@ import { describe, expect, it } from 'vitest';
 import { isTerminalEvent } from '../../src/engine/index.js';
 import type { Engine, EventStreamFilter, RunEvent, StreamEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { SimulatedClock, advance, engineFixture, holdTool, isRunEvent, recordEvents, settle, until } from './fixtures.js';
+import {
+  SimulatedClock,
+  advance,
+  engineFixture,
+  holdTool,
+  isRunEvent,
+  recordEvents,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
@@ -106,7 +115,9 @@ describe('events({ sessionId, fromSeq })', () => {
 
     expect(events.every((e) => e.sessionId === 's')).toBe(true);
     expect(new Set(events.map((e) => e.runId))).toEqual(new Set([first.runId, second.runId]));
-    const all = [...(await engine.history(first.runId)), ...(await engine.history(second.runId))].sort((a, b) => a.sessionSeq - b.sessionSeq);
+    const all = [...(await engine.history(first.runId)), ...(await engine.history(second.runId))].sort(
+      (a, b) => a.sessionSeq - b.sessionSeq,
+    );
     expect(all.map((e) => e.sessionSeq)).toEqual(range(1, all.length));
     expect(events.map((e) => e.sessionSeq)).toEqual(range(4, all.length));
   });

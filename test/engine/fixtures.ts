@@ -114,7 +114,10 @@ export function recordEvents(engine: Engine, filter: EventStreamFilter = {}): Ev
     all,
     runEvents,
     ofRun: (runId) => runEvents().filter((e) => e.runId === runId),
-    types: (runId) => runEvents().filter((e) => e.runId === runId).map((e) => e.type),
+    types: (runId) =>
+      runEvents()
+        .filter((e) => e.runId === runId)
+        .map((e) => e.type),
     close: () => stream.close(),
     ended,
   };
@@ -131,7 +134,8 @@ export function expectWellFormedHistory(history: RunEvent[]): void {
 /** sessionSeq of each session's events, in arrival order, is 1..n without gaps. */
 export function expectGaplessSessionSeq(events: RunEvent[]): void {
   const bySession = new Map<string, number[]>();
-  for (const event of events) bySession.set(event.sessionId, [...(bySession.get(event.sessionId) ?? []), event.sessionSeq]);
+  for (const event of events)
+    bySession.set(event.sessionId, [...(bySession.get(event.sessionId) ?? []), event.sessionSeq]);
   for (const [sessionId, seqs] of bySession) {
     expect({ sessionId, seqs }).toEqual({ sessionId, seqs: seqs.map((_, i) => i + 1) });
   }

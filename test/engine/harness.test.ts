@@ -75,31 +75,50 @@ describe('tool failures', () => {
     },
   });
 
-  const cases: [description: string, call: { name: string; args: unknown }, error: { code: string; message: RegExp }][] = [
+  const cases: [
+    description: string,
+    call: { name: string; args: unknown },
+    error: { code: string; message: RegExp },
+  ][] = [
     ['a thrown error', { name: 'flaky', args: { mode: 'plain' } }, { code: 'tool_error', message: /boom/ }],
-    ['a thrown error with its own code', { name: 'flaky', args: { mode: 'coded' } }, { code: 'ENOSPC', message: /disk is full/ }],
+    [
+      'a thrown error with its own code',
+      { name: 'flaky', args: { mode: 'coded' } },
+      { code: 'ENOSPC', message: /disk is full/ },
+    ],
     ['an unknown tool', { name: 'no_such_tool', args: {} }, { code: 'unknown_tool', message: /no_such_tool/ }],
-    ['arguments that fail the tool’s schema', { name: 'flaky', args: { mode: 'loud' } }, { code: 'invalid_arguments', message: /mode/ }],
+    [
+      'arguments that fail the tool’s schema',
+      { name: 'flaky', args: { mode: 'loud' } },
+      { code: 'invalid_arguments', message: /mode/ },
+    ],
   ];
 
-  it.each(cases)('%s becomes an error result the model sees, and the run goes on', async (_description, call, error) => {
-    const { model, seen } = recordingScript((ctx) => (ctx.turn === 0 ? { toolCalls: [{ ...call, id: 'c1' }] } : { text: 'recovered' }));
-    const engine = await newEngine({ tools: [failing], models: { scripted: model } });
-    const run = await engine.submit({ sessionId: 's', input: 'try it' });
-    expect(await engine.wait(run.runId)).toMatchObject({ state: 'completed', output: 'recovered' });
+  it.each(cases)(
+    '%s becomes an error result the model sees, and the run goes on',
+    async (_description, call, error) => {
+      const { model, seen } = recordingScript((ctx) =>
+        ctx.turn === 0 ? { toolCalls: [{ ...call, id: 'c1' }] } : { text: 'recovered' },
+      );
+      const engine = await newEngine({ tools: [failing], models: { scripted: model } });
+      const run = await engine.submit({ sessionId: 's', input: 'try it' });
+      expect(await engine.wait(run.runId)).toMatchObject({ state: 'completed', output: 'recovered' });
 
-    const history = await engine.history(run.runId);
-    expectWellFormedHistory(history);
-    const finished = history.find((e) => e.type === 'tool.finished');
-    expect(finished).toMatchObject({ callId: 'c1', ok: false, error: { code: error.code } });
-    expect(finished?.type === 'tool.finished' && finished.error?.message).toMatch(error.message);
-    const toolMessage = seen[1]!.messages.find((m) => m.role === 'tool');
-    expect(toolMessage?.toolCallId).toBe('c1');
-    expect(JSON.parse(toolMessage!.content)).toMatchObject({ error: { code: error.code } });
-  });
+      const history = await engine.history(run.runId);
+      expectWellFormedHistory(history);
+      const finished = history.find((e) => e.type === 'tool.finished');
+      expect(finished).toMatchObject({ callId: 'c1', ok: false, error: { code: error.code } });
+      expect(finished?.type === 'tool.finished' && finished.error?.message).toMatch(error.message);
+      const toolMessage = seen[1]!.messages.find((m) => m.role === 'tool');
+      expect(toolMessage?.toolCallId).toBe('c1');
+      expect(JSON.parse(toolMessage!.content)).toMatchObject({ error: { code: error.code } });
+    },
+  );
 
   it('generates a call id when the model gives none', async () => {
-    const { model } = recordingScript((ctx) => (ctx.turn === 0 ? { toolCalls: [{ name: 'no_such_tool', args: {} }] } : { text: 'ok' }));
+    const { model } = recordingScript((ctx) =>
+      ctx.turn === 0 ? { toolCalls: [{ name: 'no_such_tool', args: {} }] } : { text: 'ok' },
+    );
     const engine = await newEngine({ models: { scripted: model } });
     const run = await engine.submit({ sessionId: 's', input: 'x' });
     await engine.wait(run.runId);
@@ -121,7 +140,9 @@ describe('ending the loop', () => {
     expect(seen.map((s) => s.turn)).toEqual([0, 1, 2]);
     const history = await engine.history(run.runId);
     expectWellFormedHistory(history);
-    expect(history.filter((e) => e.type === 'turn.started').map((e) => e.type === 'turn.started' && e.turn)).toEqual([0, 1, 2]);
+    expect(history.filter((e) => e.type === 'turn.started').map((e) => e.type === 'turn.started' && e.turn)).toEqual([
+      0, 1, 2,
+    ]);
   });
 
   it('takes the cap from execution.max_iterations by default', async () => {
@@ -133,7 +154,9 @@ describe('ending the loop', () => {
   });
 
   it('completes on the last allowed turn when the model answers without tool calls', async () => {
-    const { model } = recordingScript((ctx) => (ctx.turn < 2 ? { toolCalls: [{ name: 'no_such_tool', args: {} }] } : { text: 'just in time' }));
+    const { model } = recordingScript((ctx) =>
+      ctx.turn < 2 ? { toolCalls: [{ name: 'no_such_tool', args: {} }] } : { text: 'just in time' },
+    );
     const engine = await newEngine({ models: { scripted: model } });
     const run = await engine.submit({ sessionId: 's', input: 'x', maxIterations: 3 });
     expect(await engine.wait(run.runId)).toMatchObject({ state: 'completed', output: 'just in time' });

@@ -5,7 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, expectWellFormedHistory, heldModel, holdTool, recordEvents, settle, until } from './fixtures.js';
+import {
+  engineFixture,
+  expectWellFormedHistory,
+  heldModel,
+  holdTool,
+  recordEvents,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
@@ -66,7 +74,10 @@ describe('interrupt', () => {
       expect(history.map((e) => e.type)).not.toContain('run.started');
     }
     await settle();
-    const started = recorder.runEvents().filter((e) => e.type === 'run.started').map((e) => e.runId);
+    const started = recorder
+      .runEvents()
+      .filter((e) => e.type === 'run.started')
+      .map((e) => e.runId);
     expect(started).toEqual([running.runId, last.runId]);
     recorder.close();
   });
@@ -80,7 +91,10 @@ describe('interrupt', () => {
 
   it('does not cancel a run that is still waiting for limiter permits', async () => {
     const model = heldModel();
-    const engine = await newEngine({ models: { scripted: model.provider }, config: { execution: { max_runs_global: 1 } } });
+    const engine = await newEngine({
+      models: { scripted: model.provider },
+      config: { execution: { max_runs_global: 1 } },
+    });
     const blocker = await engine.submit({ sessionId: 'other', input: 'blocker' });
     const waiting = await engine.submit({ sessionId: 's', input: 'waiting for a permit' });
     expect(waiting.outcome).toBe('queued');

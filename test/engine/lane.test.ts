@@ -6,7 +6,16 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { SimulatedClock, advance, engineFixture, expectWellFormedHistory, holdTool, recordEvents, settle, until } from './fixtures.js';
+import {
+  SimulatedClock,
+  advance,
+  engineFixture,
+  expectWellFormedHistory,
+  holdTool,
+  recordEvents,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
@@ -19,7 +28,10 @@ describe('lane capacity', () => {
       config: { execution: { busy_policy: 'queue', wait_lane_capacity: 2 } },
     });
     const running = await engine.submit({ sessionId: 's', input: 'running' });
-    const queued = [await engine.submit({ sessionId: 's', input: 'q1' }), await engine.submit({ sessionId: 's', input: 'q2' })];
+    const queued = [
+      await engine.submit({ sessionId: 's', input: 'q1' }),
+      await engine.submit({ sessionId: 's', input: 'q2' }),
+    ];
     await until(() => hold.isHolding(running.runId), 'the run holds');
     return { engine, hold, running, queued };
   }
@@ -57,7 +69,10 @@ describe('lane capacity', () => {
     await expect(engine.submit({ sessionId: 's', input: 'too many' })).rejects.toMatchObject({ code: 'lane_full' });
     hold.release(running.runId);
     await until(() => hold.isHolding(queued[0]!.runId), 'q1 leaves the lane when admitted');
-    expect(await engine.submit({ sessionId: 's', input: 'fits now' })).toMatchObject({ outcome: 'queued', position: 2 });
+    expect(await engine.submit({ sessionId: 's', input: 'fits now' })).toMatchObject({
+      outcome: 'queued',
+      position: 2,
+    });
   });
 });
 
@@ -95,7 +110,12 @@ describe('lane expiry', () => {
     const clock = new SimulatedClock();
     const engine = await newEngine({
       clock,
-      models: { scripted: scriptedModel((ctx) => ({ text: `answer to ${ctx.input}`, delayMs: ctx.input === 'first' ? 5_000 : 60_000 })) },
+      models: {
+        scripted: scriptedModel((ctx) => ({
+          text: `answer to ${ctx.input}`,
+          delayMs: ctx.input === 'first' ? 5_000 : 60_000,
+        })),
+      },
       config: { execution: { busy_policy: 'queue', wait_lane_max_wait_seconds: 10 } },
     });
     const first = await engine.submit({ sessionId: 's', input: 'first' });

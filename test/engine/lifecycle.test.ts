@@ -44,7 +44,10 @@ describe('wait()', () => {
 
   it('resolves after the release even when a successor takes the slot and the permit at once', async () => {
     const model = heldModel();
-    const engine = await newEngine({ models: { scripted: model.provider }, config: { execution: { max_runs_global: 1, busy_policy: 'queue' } } });
+    const engine = await newEngine({
+      models: { scripted: model.provider },
+      config: { execution: { max_runs_global: 1, busy_policy: 'queue' } },
+    });
     const recorder = recordEvents(engine);
     const first = await engine.submit({ sessionId: 's', input: 'first' });
     const second = await engine.submit({ sessionId: 's', input: 'second' });
@@ -64,7 +67,9 @@ describe('wait()', () => {
     // Terminal event, then the release (engine.running without it), then the successor's start.
     const all = recorder.all;
     const terminal = all.findIndex((e) => 'runId' in e && e.runId === first.runId && isTerminalEvent(e));
-    const released = all.findIndex((e, i) => i > terminal && e.type === 'engine.running' && !e.running.includes(first.runId));
+    const released = all.findIndex(
+      (e, i) => i > terminal && e.type === 'engine.running' && !e.running.includes(first.runId),
+    );
     const successor = all.findIndex((e) => e.type === 'run.started' && e.runId === second.runId);
     expect(terminal).toBeGreaterThanOrEqual(0);
     expect(released).toBeGreaterThan(terminal);
@@ -74,7 +79,10 @@ describe('wait()', () => {
 
   it('resolves a queued run that is cancelled, and rejects an unknown id with not_found', async () => {
     const model = heldModel();
-    const engine = await newEngine({ models: { scripted: model.provider }, config: { execution: { busy_policy: 'queue' } } });
+    const engine = await newEngine({
+      models: { scripted: model.provider },
+      config: { execution: { busy_policy: 'queue' } },
+    });
     await engine.submit({ sessionId: 's', input: 'first' });
     const queued = await engine.submit({ sessionId: 's', input: 'second' });
     const waiting = engine.wait(queued.runId);
@@ -85,7 +93,14 @@ describe('wait()', () => {
 });
 
 type Op =
-  | { kind: 'submit'; session: number; agent: number; policy: 'steer' | 'interrupt' | 'queue'; timeout: boolean; work: number }
+  | {
+      kind: 'submit';
+      session: number;
+      agent: number;
+      policy: 'steer' | 'interrupt' | 'queue';
+      timeout: boolean;
+      work: number;
+    }
   | { kind: 'cancel'; pick: number }
   | { kind: 'stop'; session: number }
   | { kind: 'advance'; ms: number }
@@ -137,7 +152,9 @@ async function runWorkload(ops: Op[], workspaceRoot: string): Promise<void> {
       // The number of tool turns is in the input ("w0".."w2"); merged steers just answer.
       scripted: scriptedModel((ctx) => {
         const toolTurns = /^w(\d)$/.exec(ctx.input)?.[1];
-        return ctx.turn < Number(toolTurns ?? 0) ? { toolCalls: [{ name: 'work', args: {} }], delayMs: 100 } : { text: `ok ${ctx.input}`, delayMs: 100 };
+        return ctx.turn < Number(toolTurns ?? 0)
+          ? { toolCalls: [{ name: 'work', args: {} }], delayMs: 100 }
+          : { text: `ok ${ctx.input}`, delayMs: 100 };
       }),
     },
     config: withWorkspaceRoot(
@@ -229,11 +246,14 @@ async function runWorkload(ops: Op[], workspaceRoot: string): Promise<void> {
         current.delete(event.sessionId);
       }
     }
-    for (const event of recorder.all) if (event.type === 'engine.running') expect(event.running.length).toBeLessThanOrEqual(3);
+    for (const event of recorder.all)
+      if (event.type === 'engine.running') expect(event.running.length).toBeLessThanOrEqual(3);
 
     // Accounting: every accepted message ran, or was consumed as a steer exactly once, or
     // was merged into the follow-up run its result names.
-    const steeredIds = events.filter((e) => e.type === 'run.steered').map((e) => (e.type === 'run.steered' ? e.steerId : ''));
+    const steeredIds = events
+      .filter((e) => e.type === 'run.steered')
+      .map((e) => (e.type === 'run.steered' ? e.steerId : ''));
     expect(new Set(steeredIds).size).toBe(steeredIds.length);
     for (const { runId, outcome } of accepted) {
       const result = settled.get(runId)!;

@@ -19,7 +19,9 @@ async function limitedEngine(execution: Record<string, unknown>) {
 async function submitEach(engine: Engine, specs: { id: string; agentId?: string }[]) {
   const results = [];
   for (const spec of specs) {
-    results.push(await engine.submit({ sessionId: `session-${spec.id}`, runId: spec.id, input: spec.id, agentId: spec.agentId }));
+    results.push(
+      await engine.submit({ sessionId: `session-${spec.id}`, runId: spec.id, input: spec.id, agentId: spec.agentId }),
+    );
   }
   return results;
 }
@@ -41,7 +43,11 @@ describe('max_runs_global', () => {
       ['queued', 1],
       ['queued', 2],
     ]);
-    expect(engine.snapshot()).toMatchObject({ global: { inUse: 2, max: 2 }, waiting: 2, perAgent: { main: { inUse: 2 } } });
+    expect(engine.snapshot()).toMatchObject({
+      global: { inUse: 2, max: 2 },
+      waiting: 2,
+      perAgent: { main: { inUse: 2 } },
+    });
     expect(engine.status('r3')).toMatchObject({ state: 'queued', queuedFor: 'limits', position: 1 });
 
     await finish(engine, model, 'r2');
@@ -55,11 +61,14 @@ describe('max_runs_global', () => {
 
     await settle();
     const queued = recorder.runEvents().filter((e) => e.type === 'run.queued');
-    expect(queued.map((e) => [e.runId, e.type === 'run.queued' && e.reason, e.type === 'run.queued' && e.position])).toEqual([
+    expect(
+      queued.map((e) => [e.runId, e.type === 'run.queued' && e.reason, e.type === 'run.queued' && e.position]),
+    ).toEqual([
       ['r3', 'limits', 1],
       ['r4', 'limits', 2],
     ]);
-    for (const event of recorder.all) if (event.type === 'engine.running') expect(event.running.length).toBeLessThanOrEqual(2);
+    for (const event of recorder.all)
+      if (event.type === 'engine.running') expect(event.running.length).toBeLessThanOrEqual(2);
     recorder.close();
   });
 });
@@ -86,7 +95,12 @@ describe('max_runs_per_agent', () => {
 
   it('grants a later waiter of a free agent past an earlier waiter whose agent is at its cap', async () => {
     const { engine, model } = await limitedEngine({ max_runs_global: 2, max_runs_per_agent: 1 });
-    await submitEach(engine, [{ id: 'a1', agentId: 'a' }, { id: 'c1', agentId: 'c' }, { id: 'a2', agentId: 'a' }, { id: 'b1', agentId: 'b' }]);
+    await submitEach(engine, [
+      { id: 'a1', agentId: 'a' },
+      { id: 'c1', agentId: 'c' },
+      { id: 'a2', agentId: 'a' },
+      { id: 'b1', agentId: 'b' },
+    ]);
     expect(engine.snapshot()).toMatchObject({ global: { inUse: 2 }, waiting: 2 });
     await finish(engine, model, 'c1');
     // a2 is first in line but agent a is at its cap: b1 gets the global permit.
@@ -110,7 +124,10 @@ describe('hot reconfiguration', () => {
     expect(['r1', 'r2', 'r3'].map((id) => engine.status(id)?.state)).toEqual(['running', 'running', 'running']);
     await until(() => model.thinking().length === 3, 'all three think');
     await settle();
-    expect(recorder.all.find((e) => e.type === 'limits.changed')).toMatchObject({ max_runs_global: 3, max_runs_per_agent: 3 });
+    expect(recorder.all.find((e) => e.type === 'limits.changed')).toMatchObject({
+      max_runs_global: 3,
+      max_runs_per_agent: 3,
+    });
     for (const id of ['r1', 'r2', 'r3']) await finish(engine, model, id);
     recorder.close();
   });

@@ -39,13 +39,19 @@ async function admissionEngine(execution: Record<string, unknown>, runMs = 10, s
   });
   open.push(engine);
   const recorder = recordEvents(engine);
-  const starts = () => recorder.runEvents().filter((e) => e.type === 'run.started').map((e) => e.runId);
-  const queued = (runId: string) => recorder.runEvents().find((e): e is RunEventOf<'run.queued'> => e.type === 'run.queued' && e.runId === runId);
+  const starts = () =>
+    recorder
+      .runEvents()
+      .filter((e) => e.type === 'run.started')
+      .map((e) => e.runId);
+  const queued = (runId: string) =>
+    recorder.runEvents().find((e): e is RunEventOf<'run.queued'> => e.type === 'run.queued' && e.runId === runId);
   return { engine, clock, recorder, starts, queued, store };
 }
 
 const submitAll = (engine: Engine, requests: RunRequest[]) => Promise.all(requests.map((r) => engine.submit(r)));
-const ended = (engine: Engine, runIds: string[]) => runIds.every((id) => ['completed', 'failed', 'cancelled'].includes(engine.status(id)?.state ?? ''));
+const ended = (engine: Engine, runIds: string[]) =>
+  runIds.every((id) => ['completed', 'failed', 'cancelled'].includes(engine.status(id)?.state ?? ''));
 
 describe('weighted fair queueing in the limiter', () => {
   it('under saturation, runs start in the shares of priority_weights (default 4 / 2 / 1), within 2 %', async () => {
@@ -54,7 +60,13 @@ describe('weighted fair queueing in the limiter', () => {
     const requests: RunRequest[] = [];
     for (let i = 0; i < 70; i++) {
       for (const priority of ['batch', 'background', 'interactive'] as const) {
-        requests.push({ runId: `${priority}-${i}`, sessionId: `${priority}-${i}`, agentId: `agent${i % 3}`, input: 'x', priority });
+        requests.push({
+          runId: `${priority}-${i}`,
+          sessionId: `${priority}-${i}`,
+          agentId: `agent${i % 3}`,
+          input: 'x',
+          priority,
+        });
       }
     }
     await submitAll(h.engine, requests);
@@ -73,22 +85,41 @@ describe('weighted fair queueing in the limiter', () => {
 
   it('priority_weights is hot: after a reload, batch outranks interactive', async () => {
     const h = await admissionEngine({ max_runs_global: 1 });
-    const reload = h.engine.reconfigure({ execution: { priority_weights: { interactive: 1, background: 1, batch: 8 } } });
+    const reload = h.engine.reconfigure({
+      execution: { priority_weights: { interactive: 1, background: 1, batch: 8 } },
+    });
     expect(reload).toMatchObject({ restartRequired: [] });
     expect(reload.applied).toContain('execution.priority_weights.batch');
     await h.engine.submit({ runId: 'first', sessionId: 'first', input: 'x', priority: 'interactive' });
-    const requests = Array.from({ length: 9 }, (_, i): RunRequest => ({ runId: `r${i}`, sessionId: `s${i}`, input: 'x', priority: i < 3 ? 'interactive' : 'batch', agentId: `a${i}` }));
+    const requests = Array.from({ length: 9 }, (_, i): RunRequest => ({
+      runId: `r${i}`,
+      sessionId: `s${i}`,
+      input: 'x',
+      priority: i < 3 ? 'interactive' : 'batch',
+      agentId: `a${i}`,
+    }));
     await submitAll(h.engine, requests);
-    while (!ended(h.engine, requests.map((r) => r.runId!))) await advance(h.clock, 10);
+    while (
+      !ended(
+        h.engine,
+        requests.map((r) => r.runId!),
+      )
+    )
+      await advance(h.clock, 10);
     // Interactive just had a grant (the first run); batch, eight times the weight, then takes the next ones.
     expect(h.starts().slice(1, 5)).toEqual(['r3', 'r4', 'r5', 'r6']);
   });
 
-  it('one agent\'s burst does not hold back another agent\'s single request, and run.queued says so', async () => {
+  it("one agent's burst does not hold back another agent's single request, and run.queued says so", async () => {
     const h = await admissionEngine({ max_runs_global: 1 });
     await submitAll(
       h.engine,
-      Array.from({ length: 20 }, (_, i): RunRequest => ({ runId: `bulk-${i}`, sessionId: `bulk-${i}`, agentId: 'bulk', input: 'x' })),
+      Array.from({ length: 20 }, (_, i): RunRequest => ({
+        runId: `bulk-${i}`,
+        sessionId: `bulk-${i}`,
+        agentId: 'bulk',
+        input: 'x',
+      })),
     );
     const single = await h.engine.submit({ runId: 'alice-1', sessionId: 'alice', agentId: 'alice', input: 'x' });
     expect(single).toMatchObject({ outcome: 'queued', position: 1 });
@@ -103,7 +134,13 @@ describe('weighted fair queueing in the limiter', () => {
     const h = await admissionEngine({ max_runs_global: 2 });
     await submitAll(
       h.engine,
-      Array.from({ length: 30 }, (_, i): RunRequest => ({ runId: `job-${i}`, sessionId: `job-${i}`, agentId: 'cron', input: 'x', priority: 'batch' })),
+      Array.from({ length: 30 }, (_, i): RunRequest => ({
+        runId: `job-${i}`,
+        sessionId: `job-${i}`,
+        agentId: 'cron',
+        input: 'x',
+        priority: 'batch',
+      })),
     );
     const chat = await h.engine.submit({ runId: 'chat', sessionId: 'chat', agentId: 'web', input: 'hello' });
     expect(chat).toMatchObject({ outcome: 'queued', position: 1 });
@@ -136,10 +173,15 @@ describe('start deadlines', () => {
     expect(h.engine.snapshot().waiting).toBe(0);
   });
 
-  it('waiting in the session\'s lane: a startBy time passes and the message ends failed deadline_unmeetable then', async () => {
+  it("waiting in the session's lane: a startBy time passes and the message ends failed deadline_unmeetable then", async () => {
     const h = await admissionEngine({ busy_policy: 'queue' }, 10_000);
     await h.engine.submit({ runId: 'long', sessionId: 's', input: 'x' });
-    const next = await h.engine.submit({ runId: 'next', sessionId: 's', input: 'x', startBy: new Date(500).toISOString() });
+    const next = await h.engine.submit({
+      runId: 'next',
+      sessionId: 's',
+      input: 'x',
+      startBy: new Date(500).toISOString(),
+    });
     expect(next).toMatchObject({ outcome: 'queued', position: 1 });
     expect(h.queued('next')).toMatchObject({ reason: 'session_busy' });
     await advance(h.clock, 499);
@@ -166,7 +208,12 @@ describe('start deadlines', () => {
   it('a startBy already past starts the run if it can start at once, and fails it at once if it cannot', async () => {
     const h = await admissionEngine({ max_runs_global: 1 }, 1_000);
     h.clock.increment(5_000);
-    const now = await h.engine.submit({ runId: 'now', sessionId: 'a', input: 'x', startBy: new Date(1_000).toISOString() });
+    const now = await h.engine.submit({
+      runId: 'now',
+      sessionId: 'a',
+      input: 'x',
+      startBy: new Date(1_000).toISOString(),
+    });
     expect(now.outcome).toBe('started');
     const never = await h.engine.submit({ runId: 'never', sessionId: 'b', input: 'x', startWithinMs: 0 });
     expect(never.outcome).toBe('queued');
@@ -190,6 +237,10 @@ describe('start deadlines', () => {
     await advance(second.clock, 999);
     expect(second.engine.status('tight')?.state).toBe('queued');
     await advance(second.clock, 1);
-    expect(second.engine.status('tight')).toMatchObject({ state: 'failed', error: { code: 'deadline_unmeetable' }, endedAt: new Date(1_000).toISOString() });
+    expect(second.engine.status('tight')).toMatchObject({
+      state: 'failed',
+      error: { code: 'deadline_unmeetable' },
+      endedAt: new Date(1_000).toISOString(),
+    });
   });
 });

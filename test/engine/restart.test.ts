@@ -53,7 +53,10 @@ describe('graceful shutdown', () => {
       config: { execution: { busy_policy: 'queue', max_runs_global: 1 } },
     });
     const running = await engine.submit({ sessionId: 's', input: 'running' });
-    const lane = [await engine.submit({ sessionId: 's', input: 'first waiting' }), await engine.submit({ sessionId: 's', input: 'second waiting' })];
+    const lane = [
+      await engine.submit({ sessionId: 's', input: 'first waiting' }),
+      await engine.submit({ sessionId: 's', input: 'second waiting' }),
+    ];
     const forPermit = await engine.submit({ sessionId: 'other', input: 'waiting for a permit' });
     expect(lane.map((r) => r.outcome)).toEqual(['queued', 'queued']);
     expect(forPermit.outcome).toBe('queued');
@@ -112,7 +115,9 @@ describe('steers across a restart', () => {
     const hold = holdTool();
     const engine = await engineOn(dir, {
       tools: [hold.tool],
-      models: { scripted: scriptedModel([{ toolCalls: [{ name: 'hold', args: {} }] }, { text: 'finished with the steer' }]) },
+      models: {
+        scripted: scriptedModel([{ toolCalls: [{ name: 'hold', args: {} }] }, { text: 'finished with the steer' }]),
+      },
     });
     const running = await engine.submit({ sessionId: 's', input: 'long task' });
     await until(() => hold.isHolding(running.runId), 'the run is inside its tool');
@@ -122,9 +127,16 @@ describe('steers across a restart', () => {
     await engine.close();
 
     const again = await engineOn(dir);
-    expect(await again.wait(steer.runId)).toEqual({ runId: running.runId, state: 'completed', output: 'finished with the steer' });
+    expect(await again.wait(steer.runId)).toEqual({
+      runId: running.runId,
+      state: 'completed',
+      output: 'finished with the steer',
+    });
     const status = await again.getRun(steer.runId);
-    expect(status).toMatchObject({ runId: running.runId, steer: { steerId: steer.runId, into: running.runId, state: 'consumed', consumedAtTurn: 1 } });
+    expect(status).toMatchObject({
+      runId: running.runId,
+      steer: { steerId: steer.runId, into: running.runId, state: 'consumed', consumedAtTurn: 1 },
+    });
     const steered = (await again.history(steer.runId)).filter((e) => e.type === 'run.steered');
     expect(steered).toEqual([expect.objectContaining({ steerId: steer.runId, consumedAtTurn: 1 })]);
   });
@@ -150,14 +162,20 @@ describe('recovery repairs what a crash left half-written', () => {
     store.appendEvent(event('ended-in-record', 1, 1, { type: 'run.queued', position: 1, reason: 'session_busy' }));
     store.saveRun(record('ended-in-log', 'running', { startedAt: at }));
     store.appendEvent(event('ended-in-log', 1, 2, { type: 'run.started', agentId: 'main', model: 'scripted' }));
-    store.appendEvent(event('ended-in-log', 2, 3, { type: 'run.completed', output: 'done', usage: { turns: 1 }, toolCalls: 0 }));
+    store.appendEvent(
+      event('ended-in-log', 2, 3, { type: 'run.completed', output: 'done', usage: { turns: 1 }, toolCalls: 0 }),
+    );
     const engine = await createEngine({ store });
     cleanup.push(() => engine.close());
 
     const repaired = await engine.history('ended-in-record');
     expectWellFormedHistory(repaired);
     expect(repaired.at(-1)).toMatchObject({ type: 'run.cancelled', reason: 'stopped', seq: 2, sessionSeq: 4 });
-    expect(await engine.wait('ended-in-record')).toEqual({ runId: 'ended-in-record', state: 'cancelled', reason: 'stopped' });
+    expect(await engine.wait('ended-in-record')).toEqual({
+      runId: 'ended-in-record',
+      state: 'cancelled',
+      reason: 'stopped',
+    });
     expect(await engine.getRun('ended-in-log')).toMatchObject({ state: 'completed', output: 'done' });
     expect(await store.openRuns()).toEqual([]);
     // Numbering of the session goes on past everything stored.

@@ -31,7 +31,10 @@ function recordingModel(seen: Map<string, string[]>): ModelProvider {
   return {
     async *complete(request) {
       const sessionId = request.context?.sessionId ?? '';
-      seen.set(sessionId, request.tools.map((t) => `${t.name}: ${t.description}`));
+      seen.set(
+        sessionId,
+        request.tools.map((t) => `${t.name}: ${t.description}`),
+      );
       if ((request.context?.turn ?? 0) > 0) {
         yield { type: 'message', text: 'done', toolCalls: [] };
         return;
@@ -52,7 +55,10 @@ describe('createEngine({ sessionTools })', () => {
   it("gives a session's runs its own tools, and no other session's", async () => {
     const seen = new Map<string, string[]>();
     const perSession: Record<string, AnyTool[]> = { editor: [note, ownRead] };
-    const engine = await newEngine({ models: { scripted: recordingModel(seen) }, sessionTools: (sessionId) => perSession[sessionId] ?? [] });
+    const engine = await newEngine({
+      models: { scripted: recordingModel(seen) },
+      sessionTools: (sessionId) => perSession[sessionId] ?? [],
+    });
     const events = recordEvents(engine);
 
     const inEditor = await engine.submit({ sessionId: 'editor', input: 'go' });
@@ -63,11 +69,16 @@ describe('createEngine({ sessionTools })', () => {
     await events.ended;
 
     const finished = (runId: string) =>
-      Object.fromEntries(events.ofRun(runId).flatMap((e) => (e.type === 'tool.finished' ? [[e.callId, e.ok ? e.output : e.error?.code]] : [])));
+      Object.fromEntries(
+        events
+          .ofRun(runId)
+          .flatMap((e) => (e.type === 'tool.finished' ? [[e.callId, e.ok ? e.output : e.error?.code]] : [])),
+      );
     expect(finished(inEditor.runId)).toEqual({ n: 'noted: x', r: 'editor copy of a.txt' });
     // The builtin file_read answers there: a.txt does not exist in that session's workspace.
     expect(finished(elsewhere.runId)).toEqual({ n: 'unknown_tool', r: 'not_found' });
-    const toolsSeen = (sessionId: string) => (seen.get(sessionId) ?? []).filter((t) => /^(note_add|file_read):/.test(t)).sort();
+    const toolsSeen = (sessionId: string) =>
+      (seen.get(sessionId) ?? []).filter((t) => /^(note_add|file_read):/.test(t)).sort();
     expect(toolsSeen('editor')).toEqual(['file_read: Reads from the editor', 'note_add: Adds a note']);
     expect(toolsSeen('other')).toEqual([expect.stringMatching(/^file_read: Read a UTF-8 text file/)]);
   });

@@ -41,7 +41,9 @@ async function steerEngine(store = new MemoryStore(), config: Record<string, unk
     models: {
       scripted: scriptedModel((ctx) => {
         seen.push({ ...ctx, messages: ctx.messages.map((m) => ({ ...m })) });
-        return ctx.turn === 0 ? { toolCalls: [{ name: 'hold', args: {} }] } : { text: `answered ${ctx.input} at turn ${ctx.turn}` };
+        return ctx.turn === 0
+          ? { toolCalls: [{ name: 'hold', args: {} }] }
+          : { text: `answered ${ctx.input} at turn ${ctx.turn}` };
       }),
     },
     config: { sandbox: { workspace_root: workspaceRoot }, execution: { busy_policy: 'steer', ...config } },
@@ -52,11 +54,16 @@ async function steerEngine(store = new MemoryStore(), config: Record<string, unk
   open.push(engine);
   const recorder = recordEvents(engine);
   /** How often the steer's text reached a model: as a steer read at a boundary, or as a run's input. */
-  const timesRead = () => new Set(seen.filter((c) => c.messages.some((m) => m.role === 'user' && m.content === STEER)).map((c) => c.runId)).size;
+  const timesRead = () =>
+    new Set(seen.filter((c) => c.messages.some((m) => m.role === 'user' && m.content === STEER)).map((c) => c.runId))
+      .size;
   return { engine, clock, hold, seen, recorder, store, timesRead };
 }
 
-async function runningWithSteer(h: Awaited<ReturnType<typeof steerEngine>>, steer: { steerDeadlineMs?: number; steerEscalation?: 'interrupt' | 'queue' }) {
+async function runningWithSteer(
+  h: Awaited<ReturnType<typeof steerEngine>>,
+  steer: { steerDeadlineMs?: number; steerEscalation?: 'interrupt' | 'queue' },
+) {
   await h.engine.submit({ runId: 'R', sessionId: 's', input: 'migrate the users table' });
   await until(() => h.hold.isHolding('R'), 'R is inside its long tool call');
   const answer = await h.engine.submit({ runId: 'S', sessionId: 's', input: STEER, ...steer });
@@ -96,7 +103,10 @@ describe('steer deadline: the deadline comes first', () => {
     await settle();
     expect(h.engine.status('R')?.state).toBe('running');
     expect(h.engine.status('S')).toMatchObject({ state: 'queued', queuedFor: 'session_busy', position: 1 });
-    expect((await h.engine.history('R')).find((e) => e.type === 'run.steer_escalated')).toMatchObject({ steerId: 'S', to: 'queue' });
+    expect((await h.engine.history('R')).find((e) => e.type === 'run.steer_escalated')).toMatchObject({
+      steerId: 'S',
+      to: 'queue',
+    });
 
     h.hold.release('R');
     await expect(h.engine.wait('R')).resolves.toMatchObject({ state: 'completed' });
@@ -108,7 +118,9 @@ describe('steer deadline: the deadline comes first', () => {
     // R never saw the steer; S started only after R ended.
     expect(h.seen.filter((c) => c.runId === 'R').every((c) => c.messages.every((m) => m.content !== STEER))).toBe(true);
     const events = h.recorder.runEvents();
-    expect(events.findIndex((e) => e.runId === 'S' && e.type === 'run.started')).toBeGreaterThan(events.findIndex((e) => e.runId === 'R' && e.type === 'run.completed'));
+    expect(events.findIndex((e) => e.runId === 'S' && e.type === 'run.started')).toBeGreaterThan(
+      events.findIndex((e) => e.runId === 'R' && e.type === 'run.completed'),
+    );
   });
 
   it('[execution] steer_deadline_seconds applies when the request names no deadline (escalation interrupt by default)', async () => {
@@ -135,67 +147,78 @@ describe('steer deadline: the deadline comes first', () => {
 });
 
 describe('steer deadline: the boundary comes first', () => {
-  it.each(['interrupt', 'queue'] as const)('%s: the run reads the steer, and the deadline later changes nothing', async (escalation) => {
-    const h = await steerEngine();
-    await runningWithSteer(h, { steerDeadlineMs: 1_000, steerEscalation: escalation });
-    h.clock.increment(500);
-    h.hold.release('R');
-    await expect(h.engine.wait('R')).resolves.toMatchObject({ state: 'completed' });
-    h.clock.increment(10_000);
-    await settle();
-    const history = await h.engine.history('R');
-    expect(history.find((e) => e.type === 'run.steered')).toMatchObject({ steerId: 'S', consumedAtTurn: 1 });
-    expect(types(history)).not.toContain('run.steer_escalated');
-    await expect(h.engine.wait('S')).resolves.toMatchObject({ runId: 'R', state: 'completed' });
-    expect(h.timesRead()).toBe(1);
-    expect(h.engine.status('S')?.steer).toMatchObject({ state: 'consumed' });
-  });
+  it.each(['interrupt', 'queue'] as const)(
+    '%s: the run reads the steer, and the deadline later changes nothing',
+    async (escalation) => {
+      const h = await steerEngine();
+      await runningWithSteer(h, { steerDeadlineMs: 1_000, steerEscalation: escalation });
+      h.clock.increment(500);
+      h.hold.release('R');
+      await expect(h.engine.wait('R')).resolves.toMatchObject({ state: 'completed' });
+      h.clock.increment(10_000);
+      await settle();
+      const history = await h.engine.history('R');
+      expect(history.find((e) => e.type === 'run.steered')).toMatchObject({ steerId: 'S', consumedAtTurn: 1 });
+      expect(types(history)).not.toContain('run.steer_escalated');
+      await expect(h.engine.wait('S')).resolves.toMatchObject({ runId: 'R', state: 'completed' });
+      expect(h.timesRead()).toBe(1);
+      expect(h.engine.status('S')?.steer).toMatchObject({ state: 'consumed' });
+    },
+  );
 });
 
 describe('steer deadline: a restart in between', () => {
-  it.each(['interrupt', 'queue'] as const)('%s: a restart before the deadline — the steer runs once, as the follow-up of the interrupted run', async (escalation) => {
-    const store = new MemoryStore();
-    const first = await steerEngine(store);
-    await runningWithSteer(first, { steerDeadlineMs: 1_000, steerEscalation: escalation });
-    // The process dies; its clock never moves again.
-    const second = await steerEngine(store);
-    await settle();
-    expect(second.engine.status('R')?.state).toBe('failed');
-    second.clock.increment(1_000);
-    await until(() => second.hold.isHolding('S'), 'the steer runs after the restart');
-    second.hold.release('S');
-    await expect(second.engine.wait('S')).resolves.toMatchObject({ runId: 'S', state: 'completed' });
-    second.clock.increment(10_000);
-    await settle();
-    expect(first.timesRead() + second.timesRead()).toBe(1);
-    expect((await second.engine.history('R')).some((e) => e.type === 'run.steer_escalated')).toBe(false);
-  });
-
-  it.each(['interrupt', 'queue'] as const)('%s: a restart after the escalation — the steer runs once, not twice', async (escalation) => {
-    const store = new MemoryStore();
-    const first = await steerEngine(store);
-    await runningWithSteer(first, { steerDeadlineMs: 1_000, steerEscalation: escalation });
-    first.clock.increment(1_000);
-    await settle();
-    expect((await first.engine.history('R')).find((e) => e.type === 'run.steer_escalated')).toMatchObject({ to: escalation });
-    if (escalation === 'interrupt') await until(() => first.hold.isHolding('S'), 'the steer started as its own run');
-    // The process dies here: for interrupt while S runs, for queue while R still runs and S waits in the lane.
-    const second = await steerEngine(store);
-    await settle();
-    if (escalation === 'interrupt') {
-      // S was running when the process died: it ends interrupted, like any run, and is not run again.
-      expect(second.engine.status('S')?.state).toBe('failed');
-      expect(second.engine.status('S')?.error?.code).toBe('interrupted');
-      expect(first.timesRead() + second.timesRead()).toBe(1);
-    } else {
+  it.each(['interrupt', 'queue'] as const)(
+    '%s: a restart before the deadline — the steer runs once, as the follow-up of the interrupted run',
+    async (escalation) => {
+      const store = new MemoryStore();
+      const first = await steerEngine(store);
+      await runningWithSteer(first, { steerDeadlineMs: 1_000, steerEscalation: escalation });
+      // The process dies; its clock never moves again.
+      const second = await steerEngine(store);
+      await settle();
       expect(second.engine.status('R')?.state).toBe('failed');
-      await until(() => second.hold.isHolding('S'), 'the queued steer runs after the restart');
+      second.clock.increment(1_000);
+      await until(() => second.hold.isHolding('S'), 'the steer runs after the restart');
       second.hold.release('S');
       await expect(second.engine.wait('S')).resolves.toMatchObject({ runId: 'S', state: 'completed' });
+      second.clock.increment(10_000);
+      await settle();
       expect(first.timesRead() + second.timesRead()).toBe(1);
-    }
-    // Exactly one run carries the steer's id across both processes.
-    const logs = await store.readEvents('S');
-    expect(logs.filter((e) => e.type === 'run.started')).toHaveLength(1);
-  });
+      expect((await second.engine.history('R')).some((e) => e.type === 'run.steer_escalated')).toBe(false);
+    },
+  );
+
+  it.each(['interrupt', 'queue'] as const)(
+    '%s: a restart after the escalation — the steer runs once, not twice',
+    async (escalation) => {
+      const store = new MemoryStore();
+      const first = await steerEngine(store);
+      await runningWithSteer(first, { steerDeadlineMs: 1_000, steerEscalation: escalation });
+      first.clock.increment(1_000);
+      await settle();
+      expect((await first.engine.history('R')).find((e) => e.type === 'run.steer_escalated')).toMatchObject({
+        to: escalation,
+      });
+      if (escalation === 'interrupt') await until(() => first.hold.isHolding('S'), 'the steer started as its own run');
+      // The process dies here: for interrupt while S runs, for queue while R still runs and S waits in the lane.
+      const second = await steerEngine(store);
+      await settle();
+      if (escalation === 'interrupt') {
+        // S was running when the process died: it ends interrupted, like any run, and is not run again.
+        expect(second.engine.status('S')?.state).toBe('failed');
+        expect(second.engine.status('S')?.error?.code).toBe('interrupted');
+        expect(first.timesRead() + second.timesRead()).toBe(1);
+      } else {
+        expect(second.engine.status('R')?.state).toBe('failed');
+        await until(() => second.hold.isHolding('S'), 'the queued steer runs after the restart');
+        second.hold.release('S');
+        await expect(second.engine.wait('S')).resolves.toMatchObject({ runId: 'S', state: 'completed' });
+        expect(first.timesRead() + second.timesRead()).toBe(1);
+      }
+      // Exactly one run carries the steer's id across both processes.
+      const logs = await store.readEvents('S');
+      expect(logs.filter((e) => e.type === 'run.started')).toHaveLength(1);
+    },
+  );
 });

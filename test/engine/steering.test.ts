@@ -7,7 +7,16 @@ import { describe, expect, it } from 'vitest';
 import type { Engine, RunRequest } from '../../src/engine/index.js';
 import type { Message, ScriptContext } from '../../src/model/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { SimulatedClock, advance, engineFixture, expectWellFormedHistory, heldModel, holdTool, settle, until } from './fixtures.js';
+import {
+  SimulatedClock,
+  advance,
+  engineFixture,
+  expectWellFormedHistory,
+  heldModel,
+  holdTool,
+  settle,
+  until,
+} from './fixtures.js';
 
 const newEngine = engineFixture();
 
@@ -16,7 +25,9 @@ function holdThenAnswer(holdTurns = 1) {
   const seen: ScriptContext[] = [];
   const model = scriptedModel((ctx) => {
     seen.push({ ...ctx, messages: ctx.messages.map((m) => ({ ...m })) });
-    return ctx.turn < holdTurns ? { toolCalls: [{ name: 'hold', args: {} }] } : { text: `answered at turn ${ctx.turn}` };
+    return ctx.turn < holdTurns
+      ? { toolCalls: [{ name: 'hold', args: {} }] }
+      : { text: `answered at turn ${ctx.turn}` };
   });
   return { model, seen };
 }
@@ -63,7 +74,9 @@ describe('steer', () => {
 
     const history = await engine.history(run.runId);
     expectWellFormedHistory(history);
-    const types = history.map((e) => (e.type === 'turn.started' || e.type === 'turn.finished' ? `${e.type}:${e.turn}` : e.type));
+    const types = history.map((e) =>
+      e.type === 'turn.started' || e.type === 'turn.finished' ? `${e.type}:${e.turn}` : e.type,
+    );
     const steered = history.find((e) => e.type === 'run.steered');
     expect(steered).toMatchObject({ steerId: steer.runId, text: 'also check the tests', consumedAtTurn: 1 });
     expect(types.indexOf('run.steered')).toBeGreaterThan(types.indexOf('turn.finished:0'));
@@ -106,7 +119,10 @@ describe('steer', () => {
 
   it('reaches a run still waiting for limiter permits, at its first turn', async () => {
     const model = heldModel();
-    const engine = await newEngine({ models: { scripted: model.provider }, config: { execution: { max_runs_global: 1 } } });
+    const engine = await newEngine({
+      models: { scripted: model.provider },
+      config: { execution: { max_runs_global: 1 } },
+    });
     const blocker = await engine.submit({ sessionId: 'other', input: 'blocker' });
     const run = await engine.submit({ sessionId: 's', input: 'waits for a permit' });
     expect(run.outcome).toBe('queued');
@@ -119,7 +135,9 @@ describe('steer', () => {
     expect(model.calls.at(-1)!.messages.map((m) => m.content)).toEqual(['waits for a permit', 'steer before start']);
     model.answer(run.runId);
     await engine.wait(run.runId);
-    expect((await engine.history(run.runId)).find((e) => e.type === 'run.steered')).toMatchObject({ consumedAtTurn: 0 });
+    expect((await engine.history(run.runId)).find((e) => e.type === 'run.steered')).toMatchObject({
+      consumedAtTurn: 0,
+    });
   });
 
   // The running run is submitted with model "scripted" and workspace /tmp/ws-a set explicitly.

@@ -56,7 +56,11 @@ describe('invalid_request', () => {
     ['an unknown key', { ...base, urgency: 'high' }, ''],
     ['an unknown priority', { ...base, priority: 'high' }, 'priority'],
     ['a startBy that is not an ISO time', { ...base, startBy: 'tomorrow' }, 'startBy'],
-    ['both startBy and startWithinMs', { ...base, startBy: '2030-01-01T00:00:00Z', startWithinMs: 1000 }, 'startWithinMs'],
+    [
+      'both startBy and startWithinMs',
+      { ...base, startBy: '2030-01-01T00:00:00Z', startWithinMs: 1000 },
+      'startWithinMs',
+    ],
     ['a zero steerDeadlineMs', { ...base, steerDeadlineMs: 0 }, 'steerDeadlineMs'],
     ['an unknown steerEscalation', { ...base, steerEscalation: 'drop' }, 'steerEscalation'],
     ['empty runId', { ...base, runId: '' }, 'runId'],
@@ -113,7 +117,9 @@ describe('duplicate_run_id', () => {
 
   it('rejects the id of a message that went in as a steer', async () => {
     const { engine } = await busyEngine();
-    expect(await engine.submit({ sessionId: 's', input: 'steer', runId: 'steer-1' })).toMatchObject({ outcome: 'steered' });
+    expect(await engine.submit({ sessionId: 's', input: 'steer', runId: 'steer-1' })).toMatchObject({
+      outcome: 'steered',
+    });
     await expectRejected(engine, { sessionId: 'x', input: 'y', runId: 'steer-1' }, 'duplicate_run_id');
   });
 });

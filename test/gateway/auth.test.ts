@@ -45,7 +45,9 @@ describe('the token on the upgrade request', () => {
 
   it('the client refuses to connect with a wrong token and says why', async () => {
     const { gateway } = await harness();
-    await expect(connect(gateway.url, { token: 'wrong' })).rejects.toMatchObject({ message: expect.stringContaining('401') });
+    await expect(connect(gateway.url, { token: 'wrong' })).rejects.toMatchObject({
+      message: expect.stringContaining('401'),
+    });
   });
 
   it('tokens compare by value, whatever their lengths', () => {
@@ -59,13 +61,19 @@ describe('the token on the upgrade request', () => {
 describe('the Origin of browser clients', () => {
   it('a foreign origin is answered 403, even with the right token', async () => {
     const { gateway } = await harness();
-    const status = await handshakeStatus(gateway.url, { Authorization: `Bearer ${gateway.token}`, Origin: 'http://evil.example' });
+    const status = await handshakeStatus(gateway.url, {
+      Authorization: `Bearer ${gateway.token}`,
+      Origin: 'http://evil.example',
+    });
     expect(status).toBe(403);
   });
 
   it('a DNS-rebinding origin on the same port is still foreign', async () => {
     const { gateway } = await harness();
-    const status = await handshakeStatus(gateway.url, { Authorization: `Bearer ${gateway.token}`, Origin: `http://evil.example:${gateway.port}` });
+    const status = await handshakeStatus(gateway.url, {
+      Authorization: `Bearer ${gateway.token}`,
+      Origin: `http://evil.example:${gateway.port}`,
+    });
     expect(status).toBe(403);
   });
 
@@ -151,7 +159,9 @@ describe('HTTP routes', () => {
     const ok = await fetch(`${gateway.httpUrl}/inspect?token=${encodeURIComponent(gateway.token)}`);
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe('the page');
-    const byHeader = await fetch(`${gateway.httpUrl}/inspect`, { headers: { Authorization: `Bearer ${gateway.token}` } });
+    const byHeader = await fetch(`${gateway.httpUrl}/inspect`, {
+      headers: { Authorization: `Bearer ${gateway.token}` },
+    });
     expect(byHeader.status).toBe(200);
   });
 

@@ -35,7 +35,10 @@ describe('a slow consumer', () => {
         slowSocket = this;
       }
     }
-    const slow = await connect(h.gateway.url, { token: h.gateway.token, WebSocket: Captured as unknown as new (url: string) => WebSocketLike });
+    const slow = await connect(h.gateway.url, {
+      token: h.gateway.token,
+      WebSocket: Captured as unknown as new (url: string) => WebSocketLike,
+    });
     const slowEvents = slow.subscribe();
     await slowEvents.ready;
     const slowIterating = (async () => {
@@ -71,7 +74,10 @@ describe('a slow consumer', () => {
 
     // Reading again, the slow client finds the close frame behind what was already sent.
     slowSocket!.resume();
-    expect(await slow.closed).toEqual({ code: GatewayCloseCode.SlowConsumer, reason: 'slow consumer: resubscribe with fromSeq' });
+    expect(await slow.closed).toEqual({
+      code: GatewayCloseCode.SlowConsumer,
+      reason: 'slow consumer: resubscribe with fromSeq',
+    });
     expect(await slowIterating).toMatchObject({ data: { closeCode: 4008 } });
     await everyRunSeen;
     normalEvents.close();

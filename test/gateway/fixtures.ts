@@ -61,7 +61,9 @@ export function gatewayFixture(): (options?: HarnessOptions) => Promise<GatewayH
         return client;
       },
       raw: async ({ headers = {}, path = '/' } = {}) => {
-        const ws = new WebSocket(`${gateway.url}${path}`, { headers: { Authorization: `Bearer ${gateway.token}`, ...headers } });
+        const ws = new WebSocket(`${gateway.url}${path}`, {
+          headers: { Authorization: `Bearer ${gateway.token}`, ...headers },
+        });
         cleanups.push(async () => closeRaw(ws));
         await new Promise<void>((resolve, reject) => {
           ws.once('open', () => resolve());
@@ -75,7 +77,11 @@ export function gatewayFixture(): (options?: HarnessOptions) => Promise<GatewayH
 
 /** Unexpected gateway errors fail the test; warnings (a dropped slow consumer) are expected. */
 function quietLogger(errors: unknown[]): GatewayOptions['logger'] {
-  return { info: () => {}, warn: () => {}, error: (message, error) => errors.push(new Error(`${message}: ${String(error)}`)) };
+  return {
+    info: () => {},
+    warn: () => {},
+    error: (message, error) => errors.push(new Error(`${message}: ${String(error)}`)),
+  };
 }
 
 export async function closeRaw(ws: WebSocket): Promise<void> {
@@ -107,7 +113,12 @@ export function nextFrame(ws: WebSocket): Promise<Record<string, unknown>> {
 }
 
 /** Sends a request frame and resolves with the answer whose id matches. */
-export function request(ws: WebSocket, method: string, params?: unknown, id: string | number = nextId()): Promise<Record<string, unknown>> {
+export function request(
+  ws: WebSocket,
+  method: string,
+  params?: unknown,
+  id: string | number = nextId(),
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const onMessage = (data: WebSocket.RawData) => {
       const frame = JSON.parse(String(data)) as Record<string, unknown>;

@@ -25,7 +25,11 @@ const fields: [string, { safeParse(value: unknown): { success: boolean } }, (id:
   ['events.subscribe runId', MethodParamsSchemas['events.subscribe'], (id) => ({ runId: id })],
   ['events.subscribe sessionId', MethodParamsSchemas['events.subscribe'], (id) => ({ sessionId: id })],
   ['events.unsubscribe subscriptionId', MethodParamsSchemas['events.unsubscribe'], (id) => ({ subscriptionId: id })],
-  ['approval.respond approvalId', MethodParamsSchemas['approval.respond'], (id) => ({ approvalId: id, decision: 'deny' })],
+  [
+    'approval.respond approvalId',
+    MethodParamsSchemas['approval.respond'],
+    (id) => ({ approvalId: id, decision: 'deny' }),
+  ],
   ['runs.query sessionId', MethodParamsSchemas['runs.query'], (id) => ({ sessionId: id })],
 ];
 

@@ -55,7 +55,9 @@ describe('imports of src/gateway and src/client', () => {
 
   it('are read: the connection imports the socket lifecycle and the close codes', () => {
     const connection = graph.get(join(root, 'src/gateway/connection.ts'))!.map((f) => relative(root, f));
-    expect(connection).toEqual(expect.arrayContaining(['src/gateway/peer-socket.ts', 'src/gateway/close-codes.ts', 'src/gateway/logger.ts']));
+    expect(connection).toEqual(
+      expect.arrayContaining(['src/gateway/peer-socket.ts', 'src/gateway/close-codes.ts', 'src/gateway/logger.ts']),
+    );
   });
 
   it('close no cycle', () => {
@@ -63,6 +65,14 @@ describe('imports of src/gateway and src/client', () => {
   });
 
   it('the cycle finder finds one when there is one', () => {
-    expect(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]))).toEqual(['a', 'b', 'c', 'a']);
+    expect(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+        ]),
+      ),
+    ).toEqual(['a', 'b', 'c', 'a']);
   });
 });

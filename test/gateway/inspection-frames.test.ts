@@ -19,7 +19,9 @@ const engineOf = engineFixture();
 function toolBatchEngine(): Promise<Engine> {
   return engineOf({
     tools: [look],
-    models: { scripted: scriptedModel([{ toolCalls: [0, 1, 2].map((n) => ({ name: 'look', args: { n } })) }, { text: 'ok' }]) },
+    models: {
+      scripted: scriptedModel([{ toolCalls: [0, 1, 2].map((n) => ({ name: 'look', args: { n } })) }, { text: 'ok' }]),
+    },
     config: { execution: { busy_policy: 'queue', wait_lane_capacity: 50 } },
   });
 }
@@ -82,7 +84,11 @@ describe('inspection frames', () => {
       if (frame.snapshot?.contextChanges && !frame.snapshot.context) deltas += 1;
       expect(withoutContext(frame)).toEqual(withoutContext(whole));
       const held = reader.read(frame);
-      if (whole.snapshot?.context && event.type !== '@xstate.microstep' && !isDeepStrictEqual(held, whole.snapshot.context)) {
+      if (
+        whole.snapshot?.context &&
+        event.type !== '@xstate.microstep' &&
+        !isDeepStrictEqual(held, whole.snapshot.context)
+      ) {
         mismatches.push(`${frame.actorId} after ${frame.event?.type}`);
       }
     });
@@ -139,7 +145,10 @@ describe('inspection frames', () => {
 
   it('sends only the keys that changed, and names the keys that lost their value', () => {
     const machine = setup({
-      types: { context: {} as { count: number; note?: string; tags: string[] }, events: {} as { type: 'COUNT' } | { type: 'CLEAR' } },
+      types: {
+        context: {} as { count: number; note?: string; tags: string[] },
+        events: {} as { type: 'COUNT' } | { type: 'CLEAR' },
+      },
     }).createMachine({
       context: { count: 0, note: 'hello', tags: ['a', 'b'] },
       on: {
@@ -151,7 +160,8 @@ describe('inspection frames', () => {
     const frames: SerializedInspectionEvent[] = [];
     const actor = createActor(machine, {
       inspect: (event) => {
-        if (event.type === '@xstate.snapshot') frames.push(JSON.parse(stream.frame(event, 1)) as SerializedInspectionEvent);
+        if (event.type === '@xstate.snapshot')
+          frames.push(JSON.parse(stream.frame(event, 1)) as SerializedInspectionEvent);
       },
     });
     actor.start();
@@ -184,9 +194,19 @@ describe('inspection frames', () => {
       if (frame.type !== '@xstate.snapshot') continue;
       // Right after the snapshot that ends the step: the same actor, event and snapshot.
       const record = frames[i + 1]!;
-      expect(record).toMatchObject({ type: '@xstate.transition', actorId: frame.actorId, event: frame.event, snapshot: frame.snapshot });
+      expect(record).toMatchObject({
+        type: '@xstate.transition',
+        actorId: frame.actorId,
+        event: frame.event,
+        snapshot: frame.snapshot,
+      });
       // The source is the one the step's '@xstate.event' named, the transitions its microsteps'.
-      const announced = frames.slice(0, i).reverse().find((f) => f.type === '@xstate.event' && f.actorId === frame.actorId && isDeepStrictEqual(f.event, frame.event));
+      const announced = frames
+        .slice(0, i)
+        .reverse()
+        .find(
+          (f) => f.type === '@xstate.event' && f.actorId === frame.actorId && isDeepStrictEqual(f.event, frame.event),
+        );
       expect(record.sourceId).toBe(announced?.sourceId);
       if (record.sourceId) sourced += 1;
       if (record.transitions) moved += 1;
@@ -212,7 +232,14 @@ describe('inspection frames', () => {
       const whole =
         event.type === '@xstate.actor'
           ? event
-          : ({ type: '@xstate.transition', actorRef: event.actorRef, rootId: event.rootId, event: event.event, snapshot: event.snapshot, sourceRef: announced.get(event.event)?.sourceRef } as unknown as InspectionEvent);
+          : ({
+              type: '@xstate.transition',
+              actorRef: event.actorRef,
+              rootId: event.rootId,
+              event: event.event,
+              snapshot: event.snapshot,
+              sourceRef: announced.get(event.event)?.sourceRef,
+            } as unknown as InspectionEvent);
       const texts = v6.frames(whole, 1);
       expect(texts).toHaveLength(1);
       const frame = JSON.parse(texts[0]!) as SerializedInspectionEvent;

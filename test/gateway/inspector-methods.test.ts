@@ -28,20 +28,39 @@ describe('runs.query', () => {
     const h = await harness({ engine });
     const client = await h.client();
     const ids: string[] = [];
-    for (const [sessionId, input] of [['alice', 'one'], ['bob', 'two'], ['alice', 'fail'], ['bob', 'three']] as const) {
+    for (const [sessionId, input] of [
+      ['alice', 'one'],
+      ['bob', 'two'],
+      ['alice', 'fail'],
+      ['bob', 'three'],
+    ] as const) {
       const { runId } = await client.submit({ sessionId, input });
       await client.wait(runId);
       ids.push(runId);
     }
     const first = await client.call('runs.query', { limit: 3 });
     expect(first.runs.map((r) => r.runId)).toEqual([ids[3], ids[2], ids[1]]);
-    expect(first.runs[0]).toMatchObject({ sessionId: 'bob', state: 'completed', outcome: 'completed', input: 'three', turns: 1, toolCalls: 0 });
+    expect(first.runs[0]).toMatchObject({
+      sessionId: 'bob',
+      state: 'completed',
+      outcome: 'completed',
+      input: 'three',
+      turns: 1,
+      toolCalls: 0,
+    });
     expect(first.runs[1]).toMatchObject({ state: 'failed', outcome: 'model_error', turns: 0 });
     const second = await client.call('runs.query', { limit: 3, before: first.cursor! });
     expect(second).toEqual({ runs: [expect.objectContaining({ runId: ids[0] })] });
-    expect((await client.call('runs.query', { sessionId: 'alice', limit: 10 })).runs.map((r) => r.runId)).toEqual([ids[2], ids[0]]);
-    expect((await client.call('runs.query', { states: ['failed'], limit: 10 })).runs.map((r) => r.runId)).toEqual([ids[2]]);
-    expect((await client.call('runs.query', { outcome: 'completed', sessionId: 'bob', limit: 10 })).runs.map((r) => r.runId)).toEqual([ids[3], ids[1]]);
+    expect((await client.call('runs.query', { sessionId: 'alice', limit: 10 })).runs.map((r) => r.runId)).toEqual([
+      ids[2],
+      ids[0],
+    ]);
+    expect((await client.call('runs.query', { states: ['failed'], limit: 10 })).runs.map((r) => r.runId)).toEqual([
+      ids[2],
+    ]);
+    expect(
+      (await client.call('runs.query', { outcome: 'completed', sessionId: 'bob', limit: 10 })).runs.map((r) => r.runId),
+    ).toEqual([ids[3], ids[1]]);
     // Without a limit, a page of 50.
     expect((await client.call('runs.query', {})).runs).toHaveLength(4);
   });
@@ -93,7 +112,11 @@ describe('inspect.subscribe', () => {
     });
     expect(current.find((e) => e.actorId === 'session:alice')?.snapshot?.value).toBe('busy');
     // Then live, from the cancel on.
-    expect(seen[firstLive]).toMatchObject({ actorId: `run:${runId}`, type: '@xstate.event', event: { type: 'CANCEL' } });
+    expect(seen[firstLive]).toMatchObject({
+      actorId: `run:${runId}`,
+      type: '@xstate.event',
+      event: { type: 'CANCEL' },
+    });
     expect(seen.slice(firstLive).every((e) => e.event?.type !== 'inspect.current')).toBe(true);
     expect(seen.at(-1)?.snapshot?.value).toBe('cancelled');
   });

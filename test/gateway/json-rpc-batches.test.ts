@@ -70,8 +70,17 @@ class Recorder {
   }
 }
 
-const call = (id: string | number, method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
-const notification = (method: string, params?: unknown) => ({ jsonrpc: '2.0', method, ...(params !== undefined ? { params } : {}) });
+const call = (id: string | number, method: string, params?: unknown) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  ...(params !== undefined ? { params } : {}),
+});
+const notification = (method: string, params?: unknown) => ({
+  jsonrpc: '2.0',
+  method,
+  ...(params !== undefined ? { params } : {}),
+});
 
 describe('notifications (no id) run and are never answered', () => {
   it('a notification runs its method; one that fails, has bad params or names no method gets nothing either', async () => {
@@ -92,7 +101,10 @@ describe('notifications (no id) run and are never answered', () => {
 
   it('whatever method and params a notification carries, nothing answers it', async () => {
     const peer = await Recorder.open(await harness(scripted));
-    const anyMethod = fc.oneof(fc.constantFrom(...METHODS.filter((m) => m !== 'config.update')), fc.string({ minLength: 1, maxLength: 40 }));
+    const anyMethod = fc.oneof(
+      fc.constantFrom(...METHODS.filter((m) => m !== 'config.update')),
+      fc.string({ minLength: 1, maxLength: 40 }),
+    );
     const anyParams = fc.oneof(fc.constant({}), fc.object({ maxDepth: 1 }), fc.array(fc.jsonValue(), { maxLength: 3 }));
     await fc.assert(
       fc.asyncProperty(anyMethod, fc.option(anyParams, { nil: undefined }), async (method, params) => {
@@ -121,7 +133,9 @@ describe('batches', () => {
     expect(answer[1]).toMatchObject({ result: { runId: 'r-b', outcome: 'started' } });
     expect(answer[2]).toMatchObject({ error: { code: RpcErrorCode.EngineError, data: { code: 'not_found' } } });
     expect(answer[3]).toMatchObject({ error: { code: RpcErrorCode.MethodNotFound } });
-    expect(answer[4]).toMatchObject({ error: { code: RpcErrorCode.InvalidParams, data: { issues: expect.any(Array) } } });
+    expect(answer[4]).toMatchObject({
+      error: { code: RpcErrorCode.InvalidParams, data: { issues: expect.any(Array) } },
+    });
     await peer.probe();
     expect(peer.unprompted).toHaveLength(1);
   });
@@ -129,13 +143,22 @@ describe('batches', () => {
   it('run their notifications without answering them; a batch of notifications only gets no answer at all', async () => {
     const h = await harness(scripted);
     const peer = await Recorder.open(h);
-    peer.send([notification('run.submit', { sessionId: 'quiet', input: 'one', runId: 'q1' }), notification('no.such.method'), notification('run.get', { runId: 'nope' })]);
+    peer.send([
+      notification('run.submit', { sessionId: 'quiet', input: 'one', runId: 'q1' }),
+      notification('no.such.method'),
+      notification('run.get', { runId: 'nope' }),
+    ]);
     await until(() => h.engine.status('q1')?.state === 'completed', 'the first notified run completes');
     await peer.probe();
     expect(peer.unprompted).toEqual([]);
-    peer.send([call(1, 'run.get', { runId: 'q1' }), notification('run.submit', { sessionId: 'quiet', input: 'two', runId: 'q2' })]);
+    peer.send([
+      call(1, 'run.get', { runId: 'q1' }),
+      notification('run.submit', { sessionId: 'quiet', input: 'two', runId: 'q2' }),
+    ]);
     const answer = await peer.nextArray();
-    expect(answer).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ runId: 'q1', state: 'completed' }) })]);
+    expect(answer).toEqual([
+      expect.objectContaining({ id: 1, result: expect.objectContaining({ runId: 'q1', state: 'completed' }) }),
+    ]);
     await until(() => h.engine.status('q2')?.state === 'completed', 'the second notified run completes');
     await peer.probe();
     expect(peer.unprompted).toHaveLength(1);
@@ -146,7 +169,8 @@ describe('batches', () => {
     peer.send([1, 'x', null, true, [], {}, [call(9, 'engine.snapshot')], call(2, 'engine.snapshot')]);
     const answer = await peer.nextArray();
     expect(answer).toHaveLength(8);
-    for (const element of answer.slice(0, 7)) expect(element).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: RpcErrorCode.InvalidRequest } });
+    for (const element of answer.slice(0, 7))
+      expect(element).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: RpcErrorCode.InvalidRequest } });
     expect(answer[7]).toMatchObject({ id: 2, result: expect.any(Object) });
   });
 
@@ -154,7 +178,9 @@ describe('batches', () => {
     const peer = await Recorder.open(await harness());
     peer.send([]);
     await peer.probe();
-    expect(peer.unprompted).toEqual([{ jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: RpcErrorCode.InvalidRequest }) }]);
+    expect(peer.unprompted).toEqual([
+      { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: RpcErrorCode.InvalidRequest }) },
+    ]);
   });
 
   it('any mix of calls, notifications and non-requests is answered exactly for its calls and non-requests', async () => {
@@ -163,10 +189,15 @@ describe('batches', () => {
     const element = fc.oneof(
       fc.constant(() => ({ frame: call(++ids, 'engine.snapshot'), expect: { code: undefined as number | undefined } })),
       fc.constant(() => ({ frame: call(++ids, 'no.such.method'), expect: { code: RpcErrorCode.MethodNotFound } })),
-      fc.constant(() => ({ frame: call(++ids, 'run.get', { runId: 1 }), expect: { code: RpcErrorCode.InvalidParams } })),
+      fc.constant(() => ({
+        frame: call(++ids, 'run.get', { runId: 1 }),
+        expect: { code: RpcErrorCode.InvalidParams },
+      })),
       fc.constant(() => ({ frame: notification('engine.snapshot'), expect: undefined })),
       fc.constant(() => ({ frame: notification('no.such.method'), expect: undefined })),
-      fc.oneof(fc.integer(), fc.string(), fc.constant(null)).map((value) => () => ({ frame: value as unknown, expect: { code: RpcErrorCode.InvalidRequest } })),
+      fc
+        .oneof(fc.integer(), fc.string(), fc.constant(null))
+        .map((value) => () => ({ frame: value as unknown, expect: { code: RpcErrorCode.InvalidRequest } })),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(element, { minLength: 1, maxLength: 12 }), async (makers) => {
@@ -181,8 +212,12 @@ describe('batches', () => {
         }
         expect(peer.unprompted).toHaveLength(1);
         const answer = peer.unprompted[0] as Frame[];
-        expect(answer.map((a) => a['id'])).toEqual(expected.map((b) => (b.expect!.code === RpcErrorCode.InvalidRequest ? null : (b.frame as Frame)['id'])));
-        expect(answer.map((a) => (a['error'] as { code?: number } | undefined)?.code)).toEqual(expected.map((b) => b.expect!.code));
+        expect(answer.map((a) => a['id'])).toEqual(
+          expected.map((b) => (b.expect!.code === RpcErrorCode.InvalidRequest ? null : (b.frame as Frame)['id'])),
+        );
+        expect(answer.map((a) => (a['error'] as { code?: number } | undefined)?.code)).toEqual(
+          expected.map((b) => b.expect!.code),
+        );
       }),
       { numRuns: 60 },
     );
@@ -191,8 +226,12 @@ describe('batches', () => {
   it('start their handlers in order: submits to a busy session are queued 1, 2, 3 as they stand in the batch', async () => {
     const h = await harness(scripted);
     const peer = await Recorder.open(h);
-    expect((await peer.probe('run.submit', { sessionId: 'order', input: 'slow first' }))['result']).toMatchObject({ outcome: 'started' });
-    peer.send(['a', 'b', 'c'].map((input, i) => call(i, 'run.submit', { sessionId: 'order', input, busyPolicy: 'queue' })));
+    expect((await peer.probe('run.submit', { sessionId: 'order', input: 'slow first' }))['result']).toMatchObject({
+      outcome: 'started',
+    });
+    peer.send(
+      ['a', 'b', 'c'].map((input, i) => call(i, 'run.submit', { sessionId: 'order', input, busyPolicy: 'queue' })),
+    );
     const answer = await peer.nextArray();
     expect(answer.map((a) => [a['id'], (a['result'] as { position?: number }).position])).toEqual([
       [0, 1],
@@ -204,11 +243,19 @@ describe('batches', () => {
 
   it('a subscription in a batch: its events follow the batch answer, and a replay from fromSeq misses none', async () => {
     const peer = await Recorder.open(await harness(scripted));
-    peer.send([call(1, 'events.subscribe', { sessionId: 'watched', fromSeq: 0 }), call(2, 'run.submit', { sessionId: 'watched', input: 'hello' })]);
+    peer.send([
+      call(1, 'events.subscribe', { sessionId: 'watched', fromSeq: 0 }),
+      call(2, 'run.submit', { sessionId: 'watched', input: 'hello' }),
+    ]);
     const answer = await peer.nextArray();
-    expect(answer.map((a) => a['result'])).toEqual([{ subscriptionId: 'sub-1' }, expect.objectContaining({ outcome: 'started' })]);
+    expect(answer.map((a) => a['result'])).toEqual([
+      { subscriptionId: 'sub-1' },
+      expect.objectContaining({ outcome: 'started' }),
+    ]);
     const events = () =>
-      peer.frames.filter((f): f is Frame => !Array.isArray(f) && f['method'] === 'event').map((f) => (f['params'] as { event: { type: string; sessionSeq: number } }).event);
+      peer.frames
+        .filter((f): f is Frame => !Array.isArray(f) && f['method'] === 'event')
+        .map((f) => (f['params'] as { event: { type: string; sessionSeq: number } }).event);
     await until(() => events().some((e) => e.type === 'run.completed'), 'the run.completed event');
     const firstEvent = peer.frames.findIndex((f) => !Array.isArray(f) && f['method'] === 'event');
     expect(firstEvent).toBeGreaterThan(peer.frames.indexOf(answer));
@@ -218,9 +265,17 @@ describe('batches', () => {
   it('count their elements against the connection limits: subscriptions, and the batch length', async () => {
     const h = await harness({ ...scripted, gateway: { maxSubscriptionsPerConnection: 2, maxBatchRequests: 4 } });
     const peer = await Recorder.open(h);
-    peer.send([call(1, 'inspect.subscribe'), call(2, 'events.subscribe', {}), call(3, 'events.subscribe', { runId: 'r' })]);
+    peer.send([
+      call(1, 'inspect.subscribe'),
+      call(2, 'events.subscribe', {}),
+      call(3, 'events.subscribe', { runId: 'r' }),
+    ]);
     const subscribed = await peer.nextArray();
-    expect(subscribed.map((a) => (a['error'] as { data?: { code?: string } } | undefined)?.data?.code)).toEqual([undefined, undefined, 'too_many_subscriptions']);
+    expect(subscribed.map((a) => (a['error'] as { data?: { code?: string } } | undefined)?.data?.code)).toEqual([
+      undefined,
+      undefined,
+      'too_many_subscriptions',
+    ]);
 
     peer.frames.length = 0;
     peer.send([
@@ -233,7 +288,9 @@ describe('batches', () => {
     const refused = await peer.nextArray();
     expect(refused.map((a) => a['id'])).toEqual(['s', 't', null, 'u']);
     for (const element of refused) {
-      expect(element).toMatchObject({ error: { code: RpcErrorCode.InvalidRequest, data: { code: 'batch_too_large', max: 4 } } });
+      expect(element).toMatchObject({
+        error: { code: RpcErrorCode.InvalidRequest, data: { code: 'batch_too_large', max: 4 } },
+      });
     }
     expect(h.engine.status('never')).toBeUndefined();
     expect(h.engine.status('never-either')).toBeUndefined();

@@ -3,7 +3,14 @@
  * npm) over a plain ws socket: its requests, its errors, its notifications and its batches
  * are understood as the spec says, and the gateway's own notifications reach its server side.
  */
-import { createJSONRPCNotification, createJSONRPCRequest, JSONRPCClient, JSONRPCErrorException, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2.0';
+import {
+  createJSONRPCNotification,
+  createJSONRPCRequest,
+  JSONRPCClient,
+  JSONRPCErrorException,
+  JSONRPCServer,
+  JSONRPCServerAndClient,
+} from 'json-rpc-2.0';
 import { describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { RpcErrorCode } from '../../src/gateway/index.js';
@@ -50,14 +57,24 @@ async function rejection(promise: PromiseLike<unknown>): Promise<JSONRPCErrorExc
 }
 
 describe('a third-party JSON-RPC 2.0 client (json-rpc-2.0)', () => {
-  it('requests get results, and errors arrive as the library\'s error exceptions', async () => {
+  it("requests get results, and errors arrive as the library's error exceptions", async () => {
     const { peer } = await libraryPeer(await harness(scripted));
-    const submitted = (await peer.request('run.submit', { sessionId: 'lib', input: 'hello' })) as { runId: string; outcome: string };
+    const submitted = (await peer.request('run.submit', { sessionId: 'lib', input: 'hello' })) as {
+      runId: string;
+      outcome: string;
+    };
     expect(submitted.outcome).toBe('started');
-    expect(await peer.request('run.wait', { runId: submitted.runId })).toEqual({ runId: submitted.runId, state: 'completed', output: 'answer to hello' });
+    expect(await peer.request('run.wait', { runId: submitted.runId })).toEqual({
+      runId: submitted.runId,
+      state: 'completed',
+      output: 'answer to hello',
+    });
     expect((await rejection(peer.request('no.such.method', {}))).code).toBe(RpcErrorCode.MethodNotFound);
     const invalid = await rejection(peer.request('run.submit', { sessionId: 42 }));
-    expect([invalid.code, (invalid.data as { issues: unknown[] }).issues.length > 0]).toEqual([RpcErrorCode.InvalidParams, true]);
+    expect([invalid.code, (invalid.data as { issues: unknown[] }).issues.length > 0]).toEqual([
+      RpcErrorCode.InvalidParams,
+      true,
+    ]);
     const missing = await rejection(peer.request('run.get', { runId: 'no-such-run' }));
     expect([missing.code, (missing.data as { code: string }).code]).toEqual([RpcErrorCode.EngineError, 'not_found']);
   });
@@ -91,12 +108,17 @@ describe('a third-party JSON-RPC 2.0 client (json-rpc-2.0)', () => {
     expect(Array.isArray(frames[0])).toBe(true);
     await until(() => h.engine.status('batch-notified')?.state === 'completed', 'the notification in the batch ran');
     // A batch of notifications only: the library expects nothing back, and nothing comes.
-    expect(await peer.requestAdvanced([createJSONRPCNotification('engine.snapshot', {}), createJSONRPCNotification('no.such.method', {})])).toEqual([]);
+    expect(
+      await peer.requestAdvanced([
+        createJSONRPCNotification('engine.snapshot', {}),
+        createJSONRPCNotification('no.such.method', {}),
+      ]),
+    ).toEqual([]);
     await peer.request('engine.snapshot', {});
     expect(frames).toHaveLength(2);
   });
 
-  it('a subscription made in a batch delivers its events to the library\'s server side as notifications', async () => {
+  it("a subscription made in a batch delivers its events to the library's server side as notifications", async () => {
     const { peer, events } = await libraryPeer(await harness(scripted));
     const [subscribed, submitted] = await peer.requestAdvanced([
       createJSONRPCRequest(1, 'events.subscribe', { sessionId: 'lib-events', fromSeq: 0 }),

@@ -12,11 +12,21 @@ const limits = { depth: 4, items: 5, keys: 5, chars: 20 };
 describe('jsonSafe', () => {
   it('any value: the copy stringifies, and is small', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true }), (value) => {
-        const text = JSON.stringify(jsonSafe(value, limits)) ?? '';
-        // depth 4, 5 items or keys per level, 20 characters per string (and key).
-        expect(text.length).toBeLessThan(5 ** 4 * 60);
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withMap: true,
+          withSet: true,
+          withDate: true,
+          withTypedArray: true,
+          withSparseArray: true,
+        }),
+        (value) => {
+          const text = JSON.stringify(jsonSafe(value, limits)) ?? '';
+          // depth 4, 5 items or keys per level, 20 characters per string (and key).
+          expect(text.length).toBeLessThan(5 ** 4 * 60);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -32,7 +42,15 @@ describe('jsonSafe', () => {
   });
 
   it('jsonSafeText writes what JSON.stringify makes of the copy, for any value and any caps', () => {
-    const anything = fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true });
+    const anything = fc.anything({
+      withBigInt: true,
+      withMap: true,
+      withSet: true,
+      withDate: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      withNullPrototype: true,
+    });
     const caps = fc.record({ depth: fc.nat(5), items: fc.nat(6), keys: fc.nat(6), chars: fc.nat(30) });
     // Actor references and the like: whatever `special` stands in for is written as its stand-in.
     const special = (value: object) => (value instanceof Uint8Array ? { '@bytes': value.length } : undefined);
@@ -48,7 +66,9 @@ describe('jsonSafe', () => {
     );
     const cyclic: Record<string, unknown> = { name: 'loop', list: [1, 2, 3] };
     cyclic['self'] = cyclic;
-    expect(jsonSafeText({ cyclic, at: new Date(0), n: -0, inf: Infinity }, { depth: 3, items: 2, keys: 5, chars: 6 })).toBe(
+    expect(
+      jsonSafeText({ cyclic, at: new Date(0), n: -0, inf: Infinity }, { depth: 3, items: 2, keys: 5, chars: 6 }),
+    ).toBe(
       '{"cyclic":{"name":"loop","list":[1,2,"… 1 more"],"self":"[circular]"},"at":"1970-01-01T00:00:00.000Z","n":0,"inf":"Infinity"}',
     );
   });

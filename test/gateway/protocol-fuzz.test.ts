@@ -77,38 +77,81 @@ function expectOneError(exchange: Exchange, codes?: number[]): void {
 }
 
 const validBase = { jsonrpc: '2.0', id: 1, method: 'engine.snapshot', params: {} };
-const notAnId = fc.oneof(fc.constant(null), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }), fc.object({ maxDepth: 1 }));
+const notAnId = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.object({ maxDepth: 1 }),
+);
 const notParams = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
 
 /** Requests whose envelope is wrong: each is answered -32600. */
 const wrongShapes = fc.oneof(
   fc.constant({ ...validBase, jsonrpc: undefined }),
-  fc.string().filter((v) => v !== '2.0').map((jsonrpc) => ({ ...validBase, jsonrpc })),
+  fc
+    .string()
+    .filter((v) => v !== '2.0')
+    .map((jsonrpc) => ({ ...validBase, jsonrpc })),
   notAnId.map((id) => ({ ...validBase, id })),
-  fc.oneof(fc.integer(), fc.constant(null), fc.constant(''), fc.object({ maxDepth: 1 })).map((method) => ({ ...validBase, method })),
+  fc
+    .oneof(fc.integer(), fc.constant(null), fc.constant(''), fc.object({ maxDepth: 1 }))
+    .map((method) => ({ ...validBase, method })),
   notParams.map((params) => ({ ...validBase, params })),
-  fc.string({ minLength: 1 }).filter((k) => !['jsonrpc', 'id', 'method', 'params'].includes(k)).map((k) => ({ ...validBase, [k]: 1 })),
+  fc
+    .string({ minLength: 1 })
+    .filter((k) => !['jsonrpc', 'id', 'method', 'params'].includes(k))
+    .map((k) => ({ ...validBase, [k]: 1 })),
   fc.constant([]),
 );
 
-const wrongString = fc.oneof(fc.integer(), fc.boolean(), fc.constant(''), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }));
+const wrongString = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(''),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+);
 
 /** Known methods with params no schema accepts: each is answered -32602. */
 const wrongParams: fc.Arbitrary<{ method: string; params: unknown }> = fc.oneof(
-  fc.constantFrom(...METHODS).chain((method) => fc.array(fc.anything(), { maxLength: 3 }).map((params) => ({ method, params }))),
+  fc
+    .constantFrom(...METHODS)
+    .chain((method) => fc.array(fc.anything(), { maxLength: 3 }).map((params) => ({ method, params }))),
   fc.record({ sessionId: wrongString, input: fc.anything() }).map((params) => ({ method: 'run.submit', params })),
-  fc.record({ sessionId: fc.string({ minLength: 1 }), input: fc.oneof(fc.integer(), fc.constant(null)) }).map((params) => ({ method: 'run.submit', params })),
-  fc.record({ sessionId: fc.constant('s'), input: fc.constant('x'), timeoutMs: fc.oneof(fc.constant(-1), fc.constant(1.5), fc.string()) }).map((params) => ({ method: 'run.submit', params })),
-  fc.constantFrom('run.wait', 'run.get', 'run.history', 'run.cancel').chain((method) => wrongString.map((runId) => ({ method, params: { runId } }))),
+  fc
+    .record({ sessionId: fc.string({ minLength: 1 }), input: fc.oneof(fc.integer(), fc.constant(null)) })
+    .map((params) => ({ method: 'run.submit', params })),
+  fc
+    .record({
+      sessionId: fc.constant('s'),
+      input: fc.constant('x'),
+      timeoutMs: fc.oneof(fc.constant(-1), fc.constant(1.5), fc.string()),
+    })
+    .map((params) => ({ method: 'run.submit', params })),
+  fc
+    .constantFrom('run.wait', 'run.get', 'run.history', 'run.cancel')
+    .chain((method) => wrongString.map((runId) => ({ method, params: { runId } }))),
   wrongString.map((sessionId) => ({ method: 'session.stop', params: { sessionId } })),
-  fc.oneof(fc.constant(-1), fc.constant(0.5), fc.string()).map((fromSeq) => ({ method: 'events.subscribe', params: { runId: 'r', fromSeq } })),
+  fc
+    .oneof(fc.constant(-1), fc.constant(0.5), fc.string())
+    .map((fromSeq) => ({ method: 'events.subscribe', params: { runId: 'r', fromSeq } })),
   fc.constant({ method: 'events.subscribe', params: { runId: 'r', sessionId: 's' } }),
   fc.constant({ method: 'events.subscribe', params: { fromSeq: 0 } }),
   fc.constant({ method: 'events.unsubscribe', params: {} }),
-  fc.string().filter((d) => !['allow_once', 'allow_session', 'deny'].includes(d)).map((decision) => ({ method: 'approval.respond', params: { approvalId: 'a', decision } })),
+  fc
+    .string()
+    .filter((d) => !['allow_once', 'allow_session', 'deny'].includes(d))
+    .map((decision) => ({ method: 'approval.respond', params: { approvalId: 'a', decision } })),
   fc.string({ minLength: 1 }).map((key) => ({ method: 'engine.snapshot', params: { [key]: 1 } })),
   fc.string({ minLength: 1 }).map((key) => ({ method: 'inspect.subscribe', params: { [key]: true } })),
-  fc.constantFrom({ execution: { max_runs_global: 0 } }, { execution: { nope: 1 } }, { no_such_section: {} }, { execution: 'fast' }).map((params) => ({ method: 'config.update', params })),
+  fc
+    .constantFrom(
+      { execution: { max_runs_global: 0 } },
+      { execution: { nope: 1 } },
+      { no_such_section: {} },
+      { execution: 'fast' },
+    )
+    .map((params) => ({ method: 'config.update', params })),
 );
 
 describe('every bad frame gets an error answer, and the connection goes on', () => {
@@ -116,7 +159,9 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
     const prober = new Prober(await harness());
     await prober.open();
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ maxLength: 512 }), async (bytes) => expectOneError(await prober.exchange(bytes), [RpcErrorCode.InvalidRequest])),
+      fc.asyncProperty(fc.uint8Array({ maxLength: 512 }), async (bytes) =>
+        expectOneError(await prober.exchange(bytes), [RpcErrorCode.InvalidRequest]),
+      ),
       { numRuns: 60 },
     );
   });
@@ -126,12 +171,17 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
     await prober.open();
     await fc.assert(
       // Text that happens to be a JSON array is a batch (json-rpc-batches.test.ts).
-      fc.asyncProperty(fc.oneof(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 })).filter((text) => !isJsonArray(text)), async (text) => {
-        const exchange = await prober.exchange(text);
-        // A lone surrogate is not UTF-8 once encoded: ws closes with 1007, cleanly.
-        if (exchange.closeCode !== undefined) expect(exchange.closeCode).toBe(1007);
-        else expectOneError(exchange, [RpcErrorCode.ParseError, RpcErrorCode.InvalidRequest]);
-      }),
+      fc.asyncProperty(
+        fc
+          .oneof(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }))
+          .filter((text) => !isJsonArray(text)),
+        async (text) => {
+          const exchange = await prober.exchange(text);
+          // A lone surrogate is not UTF-8 once encoded: ws closes with 1007, cleanly.
+          if (exchange.closeCode !== undefined) expect(exchange.closeCode).toBe(1007);
+          else expectOneError(exchange, [RpcErrorCode.ParseError, RpcErrorCode.InvalidRequest]);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -140,10 +190,16 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
     const prober = new Prober(await harness());
     await prober.open();
     const broken = fc.oneof(
-      fc.json().map((json) => json.slice(0, -1)).filter((text) => !isJson(text)),
+      fc
+        .json()
+        .map((json) => json.slice(0, -1))
+        .filter((text) => !isJson(text)),
       fc.constantFrom('{', '{"jsonrpc":"2.0",', "{'a':1}", 'NaN', '{"a":undefined}', '[1,]', ''),
     );
-    await fc.assert(fc.asyncProperty(broken, async (text) => expectOneError(await prober.exchange(text), [RpcErrorCode.ParseError])), { numRuns: 80 });
+    await fc.assert(
+      fc.asyncProperty(broken, async (text) => expectOneError(await prober.exchange(text), [RpcErrorCode.ParseError])),
+      { numRuns: 80 },
+    );
   });
 
   it('JSON values that are not requests (nor batches): -32600', async () => {
@@ -151,7 +207,9 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
     await prober.open();
     const notBatches = fc.jsonValue({ maxDepth: 3 }).filter((value) => !Array.isArray(value));
     await fc.assert(
-      fc.asyncProperty(notBatches, async (value) => expectOneError(await prober.exchange(JSON.stringify(value)), [RpcErrorCode.InvalidRequest])),
+      fc.asyncProperty(notBatches, async (value) =>
+        expectOneError(await prober.exchange(JSON.stringify(value)), [RpcErrorCode.InvalidRequest]),
+      ),
       { numRuns: 100 },
     );
   });
@@ -160,7 +218,9 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
     const prober = new Prober(await harness());
     await prober.open();
     await fc.assert(
-      fc.asyncProperty(wrongShapes, async (frame) => expectOneError(await prober.exchange(JSON.stringify(frame)), [RpcErrorCode.InvalidRequest])),
+      fc.asyncProperty(wrongShapes, async (frame) =>
+        expectOneError(await prober.exchange(JSON.stringify(frame)), [RpcErrorCode.InvalidRequest]),
+      ),
       { numRuns: 120 },
     );
   });
@@ -207,7 +267,11 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
       fc.asyncProperty(fc.integer({ min: 4097, max: 64 * 1024 }), fc.boolean(), async (size, binary) => {
         const ws = await h.raw();
         const closed = closeOf(ws);
-        ws.send(binary ? Buffer.alloc(size, 1) : JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'engine.snapshot', params: { pad: 'x'.repeat(size) } }));
+        ws.send(
+          binary
+            ? Buffer.alloc(size, 1)
+            : JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'engine.snapshot', params: { pad: 'x'.repeat(size) } }),
+        );
         expect((await closed).code).toBe(1009);
         const fresh = await h.raw();
         expect((await request(fresh, 'engine.snapshot'))['result']).toBeDefined();
@@ -222,7 +286,8 @@ describe('every bad frame gets an error answer, and the connection goes on', () 
     const h = await harness();
     const prober = new Prober(h);
     await prober.open();
-    for (const frame of ['', '{', '[]', '{"jsonrpc":"2.0","id":1,"method":"nope"}', new Uint8Array([0, 1, 2])]) await prober.exchange(frame);
+    for (const frame of ['', '{', '[]', '{"jsonrpc":"2.0","id":1,"method":"nope"}', new Uint8Array([0, 1, 2])])
+      await prober.exchange(frame);
     const client = await h.client();
     const submitted = await client.submit({ sessionId: 'after-fuzz', input: 'still here?' });
     expect(await client.wait(submitted.runId)).toMatchObject({ state: 'completed' });
@@ -243,15 +308,18 @@ function isJsonArray(text: string): boolean {
 }
 
 describe('params reach the method schema exactly as sent', () => {
-  it.each(['engine.snapshot', 'inspect.subscribe', 'run.wait', 'run.submit'])('a "__proto__" key in the params of %s is an unknown key: -32602', async (method) => {
-    const { raw } = await harness();
-    const ws = await raw();
-    const frame = `{"jsonrpc":"2.0","id":"p","method":"${method}","params":{"runId":"r","sessionId":"s","input":"x","__proto__":{"polluted":true}}}`;
-    const answer = await new Promise<Record<string, unknown>>((resolve) => {
-      ws.once('message', (data) => resolve(JSON.parse(String(data)) as Record<string, unknown>));
-      ws.send(frame);
-    });
-    expect(answer).toMatchObject({ id: 'p', error: { code: RpcErrorCode.InvalidParams } });
-    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
-  });
+  it.each(['engine.snapshot', 'inspect.subscribe', 'run.wait', 'run.submit'])(
+    'a "__proto__" key in the params of %s is an unknown key: -32602',
+    async (method) => {
+      const { raw } = await harness();
+      const ws = await raw();
+      const frame = `{"jsonrpc":"2.0","id":"p","method":"${method}","params":{"runId":"r","sessionId":"s","input":"x","__proto__":{"polluted":true}}}`;
+      const answer = await new Promise<Record<string, unknown>>((resolve) => {
+        ws.once('message', (data) => resolve(JSON.parse(String(data)) as Record<string, unknown>));
+        ws.send(frame);
+      });
+      expect(answer).toMatchObject({ id: 'p', error: { code: RpcErrorCode.InvalidParams } });
+      expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+    },
+  );
 });

@@ -57,7 +57,9 @@ async function frozenPeer(gateway: Gateway): Promise<Socket> {
       '',
     ].join('\r\n'),
   );
-  const head = await new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
+  const head = await new Promise<string>((resolve) =>
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
+  );
   expect(head).toMatch(/^HTTP\/1\.1 101 /);
   socket.pause();
   return socket;
@@ -96,7 +98,9 @@ describe('the gateway side', () => {
 });
 
 describe('the node client side', () => {
-  async function fakeGateway(onConnection: (ws: WebSocket) => void): Promise<{ url: string; connections: () => number }> {
+  async function fakeGateway(
+    onConnection: (ws: WebSocket) => void,
+  ): Promise<{ url: string; connections: () => number }> {
     const server = new WebSocketServer({ host: '127.0.0.1', port: 0, autoPong: false });
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     let connections = 0;
@@ -112,7 +116,15 @@ describe('the node client side', () => {
   async function nodeClient(url: string, heartbeatMs: number): Promise<void> {
     const workspace = await mkdtemp(join(tmpdir(), 'switchyard-lifecycle-test-'));
     const controller = new AbortController();
-    const done = runNodeClient({ url, token: 't', name: 'w', executor: { workspace, backend: 'none' }, signal: controller.signal, heartbeatMs, reconnectDelayMs: 20 });
+    const done = runNodeClient({
+      url,
+      token: 't',
+      name: 'w',
+      executor: { workspace, backend: 'none' },
+      signal: controller.signal,
+      heartbeatMs,
+      reconnectDelayMs: 20,
+    });
     cleanups.push(async () => {
       controller.abort();
       await done.catch(() => {});
@@ -138,8 +150,16 @@ describe('the node client side', () => {
     await nodeClient(gateway.url, 0);
     await until(() => replies.length === 2, 'two error answers');
     expect(replies).toEqual([
-      { jsonrpc: '2.0', id: null, error: { code: RpcErrorCode.InvalidRequest, message: 'binary frames are not supported' } },
-      { jsonrpc: '2.0', id: null, error: { code: RpcErrorCode.ParseError, message: 'parse error: the frame is not valid JSON' } },
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: RpcErrorCode.InvalidRequest, message: 'binary frames are not supported' },
+      },
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: RpcErrorCode.ParseError, message: 'parse error: the frame is not valid JSON' },
+      },
     ]);
     expect(socket?.readyState).toBe(WebSocket.OPEN);
     expect(gateway.connections()).toBe(1);

@@ -60,13 +60,21 @@ async function inspectorServer(port: number): Promise<{ received: StatelyInspect
 
 async function bridgeTo(engine: Engine, port: number, options: Partial<StatelyBridgeOptions> = {}) {
   const lines: string[] = [];
-  const bridge = await startStatelyBridge(engine, { url: `ws://127.0.0.1:${port}`, log: (level, line) => lines.push(`${level}: ${line}`), ...options });
+  const bridge = await startStatelyBridge(engine, {
+    url: `ws://127.0.0.1:${port}`,
+    log: (level, line) => lines.push(`${level}: ${line}`),
+    ...options,
+  });
   cleanups.push(() => bridge.stop());
   return { bridge, lines };
 }
 
 /** A session whose run holds in a tool batch, takes a steer, then answers. */
-async function sessionWithSteerAndBatch(engine: Engine, hold: ReturnType<typeof holdTool>, sessionId = 's'): Promise<{ runId: string; steerId: string }> {
+async function sessionWithSteerAndBatch(
+  engine: Engine,
+  hold: ReturnType<typeof holdTool>,
+  sessionId = 's',
+): Promise<{ runId: string; steerId: string }> {
   const run = await engine.submit({ sessionId, input: 'main task' });
   await until(() => hold.isHolding(run.runId), 'the run is inside its tool batch');
   const steer = await engine.submit({ sessionId, input: `also: the key is ${SECRET}` });
@@ -79,13 +87,21 @@ async function sessionWithSteerAndBatch(engine: Engine, hold: ReturnType<typeof 
 async function steeringEngine(): Promise<{ engine: Engine; hold: ReturnType<typeof holdTool> }> {
   const hold = holdTool();
   const model = scriptedModel((ctx) =>
-    ctx.turn === 0 ? { toolCalls: [{ name: 'look', args: { n: 1 } }, { name: 'hold', args: {} }] } : { text: `answered at turn ${ctx.turn}` },
+    ctx.turn === 0
+      ? {
+          toolCalls: [
+            { name: 'look', args: { n: 1 } },
+            { name: 'hold', args: {} },
+          ],
+        }
+      : { text: `answered at turn ${ctx.turn}` },
   );
   const engine = await engineOf({ tools: [look, hold.tool], models: { scripted: model } });
   return { engine, hold };
 }
 
-const definitionId = (event: StatelyInspectionEvent) => (event.type === '@xstate.actor' && event.definition ? (JSON.parse(event.definition) as { id?: string }).id : undefined);
+const definitionId = (event: StatelyInspectionEvent) =>
+  event.type === '@xstate.actor' && event.definition ? (JSON.parse(event.definition) as { id?: string }).id : undefined;
 
 describe('the Stately bridge', () => {
   it('sends each actor with its definition and parent, the events with their senders, and the snapshots in order', async () => {
@@ -95,14 +111,23 @@ describe('the Stately bridge', () => {
     // What the engine's own inspection says, to compare with.
     const expected: { actorId: string; value: unknown; event: string }[] = [];
     const stopWatching = engine.inspect((event) => {
-      if (event.type === '@xstate.snapshot') expected.push({ actorId: actorIdOf(event.actorRef), value: (event.snapshot as { value?: unknown }).value, event: event.event.type });
+      if (event.type === '@xstate.snapshot')
+        expected.push({
+          actorId: actorIdOf(event.actorRef),
+          value: (event.snapshot as { value?: unknown }).value,
+          event: event.event.type,
+        });
     });
     const { bridge } = await bridgeTo(engine, port);
     await until(() => bridge.stats().connected, 'the bridge is connected');
 
     const { runId } = await sessionWithSteerAndBatch(engine, hold);
     stopWatching();
-    await until(() => received.filter((e) => e.type === '@xstate.snapshot').length >= expected.length, 'every snapshot arrived', 5000);
+    await until(
+      () => received.filter((e) => e.type === '@xstate.snapshot').length >= expected.length,
+      'every snapshot arrived',
+      5000,
+    );
 
     const run = `run:${runId}`;
     const actors = new Map(received.filter((e) => e.type === '@xstate.actor').map((e) => [e.sessionId, e]));
@@ -130,13 +155,27 @@ describe('the Stately bridge', () => {
     }
 
     // The events the run took, with their senders: the batch's end comes from the batch.
-    const runEvents = received.filter((e) => e.type === '@xstate.event' && e.sessionId === run) as Extract<StatelyInspectionEvent, { type: '@xstate.event' }>[];
-    expect(runEvents.map((e) => e.event.type)).toEqual(expect.arrayContaining(['GRANTED', 'MODEL_REPLY', 'STEER', 'xstate.done.actor.act']));
+    const runEvents = received.filter((e) => e.type === '@xstate.event' && e.sessionId === run) as Extract<
+      StatelyInspectionEvent,
+      { type: '@xstate.event' }
+    >[];
+    expect(runEvents.map((e) => e.event.type)).toEqual(
+      expect.arrayContaining(['GRANTED', 'MODEL_REPLY', 'STEER', 'xstate.done.actor.act']),
+    );
     expect(runEvents.find((e) => e.event.type === 'xstate.done.actor.act')?.sourceId).toBe(`${run}/act`);
 
     // Every snapshot, in the order the engine made it, with its state value and the event that led to it.
-    const snapshots = received.filter((e) => e.type === '@xstate.snapshot') as Extract<StatelyInspectionEvent, { type: '@xstate.snapshot' }>[];
-    expect(snapshots.map((e) => ({ actorId: e.sessionId, value: (e.snapshot as { value?: unknown }).value, event: e.event.type }))).toEqual(expected);
+    const snapshots = received.filter((e) => e.type === '@xstate.snapshot') as Extract<
+      StatelyInspectionEvent,
+      { type: '@xstate.snapshot' }
+    >[];
+    expect(
+      snapshots.map((e) => ({
+        actorId: e.sessionId,
+        value: (e.snapshot as { value?: unknown }).value,
+        event: e.event.type,
+      })),
+    ).toEqual(expected);
     const lastOfRun = snapshots.filter((e) => e.sessionId === run).at(-1)!.snapshot as unknown;
     expect(lastOfRun).toMatchObject({ status: 'done', context: { sessionId: 's' } });
 
@@ -155,7 +194,16 @@ describe('the Stately bridge', () => {
     const { runId } = await sessionWithSteerAndBatch(engine, hold, 'a');
     await sessionWithSteerAndBatch(engine, hold, 'b');
     ofSession.stop();
-    await until(() => received.some((e) => e.type === '@xstate.snapshot' && e.sessionId === `run:${runId}` && (e.snapshot as { status: string }).status === 'done'), 'the run of a arrived');
+    await until(
+      () =>
+        received.some(
+          (e) =>
+            e.type === '@xstate.snapshot' &&
+            e.sessionId === `run:${runId}` &&
+            (e.snapshot as { status: string }).status === 'done',
+        ),
+      'the run of a arrived',
+    );
     const roots = new Set(received.map((e) => e.sessionId.split('/')[0]));
     expect([...roots].sort()).toEqual([`run:${runId}`, 'session:a'].sort());
 
@@ -165,7 +213,9 @@ describe('the Stately bridge', () => {
     const other = await sessionWithSteerAndBatch(engine, hold, 'a');
     // The run asked for has ended: nothing of the session's next run is sent.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(received.filter((e) => e.sessionId.startsWith(`run:${other.runId}`) || e.sessionId === 'session:a')).toEqual([]);
+    expect(received.filter((e) => e.sessionId.startsWith(`run:${other.runId}`) || e.sessionId === 'session:a')).toEqual(
+      [],
+    );
   });
 
   it('while the inspector is away: keeps the newest events, counts the dropped ones, backs off, says so once, and catches up when it comes', async () => {
@@ -177,12 +227,16 @@ describe('the Stately bridge', () => {
     expect(bridge.stats()).toMatchObject({ connected: false, buffered: 20, sent: 0 });
     const dropped = bridge.stats().dropped;
     expect(dropped).toBeGreaterThan(20);
-    expect(lines.filter((line) => line.startsWith('warn:'))).toEqual([expect.stringContaining(`cannot reach ws://127.0.0.1:${port} (ECONNREFUSED)`)]);
+    expect(lines.filter((line) => line.startsWith('warn:'))).toEqual([
+      expect.stringContaining(`cannot reach ws://127.0.0.1:${port} (ECONNREFUSED)`),
+    ]);
 
     const { received } = await inspectorServer(port);
     await until(() => bridge.stats().connected, 'the bridge reconnected');
     await until(() => received.length === 20, 'the buffered events arrived');
-    expect(lines.at(-1)).toBe(`info: Stately inspector: connected to ws://127.0.0.1:${port}, sending 20 buffered events; ${dropped} inspection events were dropped while it was away`);
+    expect(lines.at(-1)).toBe(
+      `info: Stately inspector: connected to ws://127.0.0.1:${port}, sending 20 buffered events; ${dropped} inspection events were dropped while it was away`,
+    );
     // The newest: the run's last snapshot is among them.
     expect(received.at(-1)).toMatchObject({ type: '@xstate.snapshot' });
   });
@@ -208,12 +262,18 @@ describe('the Stately bridge', () => {
     const stoppedAt = attempts;
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(attempts).toBe(stoppedAt);
-    expect(process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length).toBeLessThanOrEqual(timersBefore);
+    expect(process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length).toBeLessThanOrEqual(
+      timersBefore,
+    );
   });
 
   it('says what to install when the optional package is missing', async () => {
     const { engine } = await steeringEngine();
-    const missing = startStatelyBridge(engine, { url: 'ws://127.0.0.1:9', log: () => {}, load: () => import('@statelyai/not-installed' as string) });
+    const missing = startStatelyBridge(engine, {
+      url: 'ws://127.0.0.1:9',
+      log: () => {},
+      load: () => import('@statelyai/not-installed' as string),
+    });
     await expect(missing).rejects.toThrow(/install it with `npm install @statelyai\/inspect@0\.7\.2`/);
   });
 });

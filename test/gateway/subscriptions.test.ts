@@ -27,7 +27,13 @@ const tick = defineTool({
 function script(ctx: ScriptContext): ScriptTurn {
   const turns = Number(/turns=(\d+)/.exec(ctx.input)?.[1] ?? 0);
   if (ctx.turn < turns) {
-    return { toolCalls: [{ name: 'tick', args: { n: ctx.turn } }, { name: 'tick', args: { n: -ctx.turn } }], delayMs: 5 };
+    return {
+      toolCalls: [
+        { name: 'tick', args: { n: ctx.turn } },
+        { name: 'tick', args: { n: -ctx.turn } },
+      ],
+      delayMs: 5,
+    };
   }
   return { text: `done after ${turns}`, delayMs: 5 };
 }
@@ -43,7 +49,10 @@ async function killableClient(h: GatewayHarness): Promise<{ client: SwitchyardCl
       socket = this;
     }
   }
-  const client = await connect(h.gateway.url, { token: h.gateway.token, WebSocket: Captured as unknown as new (url: string) => WebSocketLike });
+  const client = await connect(h.gateway.url, {
+    token: h.gateway.token,
+    WebSocket: Captured as unknown as new (url: string) => WebSocketLike,
+  });
   return { client, kill: () => socket!.terminate() };
 }
 
@@ -56,7 +65,7 @@ describe('replay, then live', () => {
     const h = await harness({ engine: engineOptions });
     const client = await h.client();
     const { runId } = await client.submit({ sessionId: 's', input: 'turns=12' });
-    await until(() => (h.engine.status(runId)?.state === 'running'), 'the run runs');
+    await until(() => h.engine.status(runId)?.state === 'running', 'the run runs');
     await new Promise((resolve) => setTimeout(resolve, 30));
     const seqs: number[] = [];
     for await (const event of client.subscribe({ runId, fromSeq: 0 })) {
@@ -102,7 +111,8 @@ describe('resume after a reconnect', () => {
     const h = await harness({ engine: engineOptions });
     const submitter = await h.client();
     const runIds: string[] = [];
-    for (let i = 0; i < 6; i++) runIds.push((await submitter.submit({ sessionId: 'chat', input: `turns=3 #${i}`, busyPolicy: 'queue' })).runId);
+    for (let i = 0; i < 6; i++)
+      runIds.push((await submitter.submit({ sessionId: 'chat', input: `turns=3 #${i}`, busyPolicy: 'queue' })).runId);
 
     const seen: RunEvent[] = [];
     const first = await killableClient(h);

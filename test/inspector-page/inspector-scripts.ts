@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createContext, runInContext } from 'node:vm';
 
-const assets = (file: string) => fileURLToPath(new URL(`../../src/gateway/inspector-page/assets/${file}`, import.meta.url));
+const assets = (file: string) =>
+  fileURLToPath(new URL(`../../src/gateway/inspector-page/assets/${file}`, import.meta.url));
 
 /** Runs the files in order in one new context and returns what they put on the page's namespace. */
 export function loadInspectorScripts<T>(...files: string[]): T {

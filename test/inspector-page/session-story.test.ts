@@ -63,7 +63,15 @@ describe('sessionStory, by rule', () => {
       ),
     );
     expect(story.runs.map((r) => r.runId)).toEqual(['a', 'b']);
-    expect(story.runs[1]).toMatchObject({ arrivedAt: t(1), queuedAt: t(1), queuedFor: 'session_busy', startedAt: t(5), endedAt: t(6), state: 'completed', outcome: 'completed' });
+    expect(story.runs[1]).toMatchObject({
+      arrivedAt: t(1),
+      queuedAt: t(1),
+      queuedFor: 'session_busy',
+      startedAt: t(5),
+      endedAt: t(6),
+      state: 'completed',
+      outcome: 'completed',
+    });
     expect(story.runs[0]!.turns).toEqual([{ turn: 0, startedAt: t(2), finishedAt: t(3) }]);
     expect([story.t0, story.t1]).toEqual([t(0), t(6)]);
     expect(story.links).toEqual([]);
@@ -71,7 +79,13 @@ describe('sessionStory, by rule', () => {
 
   it('a steer: the run it went into and the turn that read it', () => {
     const story = sessionStory(
-      log(['run.started', 'a'], ['turn.started', 'a', { turn: 0 }], ['turn.finished', 'a', { turn: 0 }], ['run.steered', 'a', { steerId: 'st', text: 'also tides', consumedAtTurn: 1 }], ['turn.started', 'a', { turn: 1 }]),
+      log(
+        ['run.started', 'a'],
+        ['turn.started', 'a', { turn: 0 }],
+        ['turn.finished', 'a', { turn: 0 }],
+        ['run.steered', 'a', { steerId: 'st', text: 'also tides', consumedAtTurn: 1 }],
+        ['turn.started', 'a', { turn: 1 }],
+      ),
     );
     expect(story.runs).toHaveLength(1);
     expect(story.runs[0]!.steers).toEqual([{ steerId: 'st', text: 'also tides', turn: 1, at: t(3) }]);
@@ -80,7 +94,12 @@ describe('sessionStory, by rule', () => {
   it.each<[string, Parameters<typeof log>, string[]]>([
     [
       'an interrupt cancels the running run',
-      [['run.started', 'a'], ['run.queued', 'b', { reason: 'session_busy' }], ['run.cancelled', 'a', { reason: 'interrupted' }], ['run.started', 'b']],
+      [
+        ['run.started', 'a'],
+        ['run.queued', 'b', { reason: 'session_busy' }],
+        ['run.cancelled', 'a', { reason: 'interrupted' }],
+        ['run.started', 'b'],
+      ],
       ['b interrupts a'],
     ],
     [
@@ -99,28 +118,55 @@ describe('sessionStory, by rule', () => {
     ],
     [
       'one interrupt supersedes several waiting ones at once',
-      [['run.queued', 'i1', { reason: 'session_busy' }], ['run.queued', 'i2', { reason: 'session_busy' }], ['run.cancelled', 'i1', { reason: 'superseded' }], ['run.cancelled', 'i2', { reason: 'superseded' }], ['run.queued', 'i3', { reason: 'session_busy' }]],
+      [
+        ['run.queued', 'i1', { reason: 'session_busy' }],
+        ['run.queued', 'i2', { reason: 'session_busy' }],
+        ['run.cancelled', 'i1', { reason: 'superseded' }],
+        ['run.cancelled', 'i2', { reason: 'superseded' }],
+        ['run.queued', 'i3', { reason: 'session_busy' }],
+      ],
       ['i3 supersedes i1', 'i3 supersedes i2'],
     ],
     [
       'an admitted interrupter still waiting for permits is superseded after the newcomer is queued',
-      [['run.queued', 'i1', { reason: 'limits' }], ['run.queued', 'i2', { reason: 'session_busy' }], ['run.cancelled', 'i1', { reason: 'superseded' }]],
+      [
+        ['run.queued', 'i1', { reason: 'limits' }],
+        ['run.queued', 'i2', { reason: 'session_busy' }],
+        ['run.cancelled', 'i1', { reason: 'superseded' }],
+      ],
       ['i2 supersedes i1'],
     ],
     [
       'a message queued just before an interrupt is not taken for it',
-      [['run.queued', 'q', { reason: 'session_busy' }], ['run.cancelled', 'i1', { reason: 'superseded' }], ['run.queued', 'i2', { reason: 'session_busy' }]],
+      [
+        ['run.queued', 'q', { reason: 'session_busy' }],
+        ['run.cancelled', 'i1', { reason: 'superseded' }],
+        ['run.queued', 'i2', { reason: 'session_busy' }],
+      ],
       ['i2 supersedes i1'],
     ],
-    ['other cancellations are nobody’s', [['run.queued', 'b', { reason: 'session_busy' }], ['run.cancelled', 'a', { reason: 'stopped' }], ['run.cancelled', 'b', { reason: 'purged' }]], []],
+    [
+      'other cancellations are nobody’s',
+      [
+        ['run.queued', 'b', { reason: 'session_busy' }],
+        ['run.cancelled', 'a', { reason: 'stopped' }],
+        ['run.cancelled', 'b', { reason: 'purged' }],
+      ],
+      [],
+    ],
   ])('%s', (_name, entries, expected) => {
     const story = sessionStory(log(...entries));
     expect(links(story)).toEqual(expected);
-    for (const link of story.links) expect(story.runs.find((r) => r.runId === link.run)?.cancelledBy).toEqual({ kind: link.kind, by: link.by });
+    for (const link of story.links)
+      expect(story.runs.find((r) => r.runId === link.run)?.cancelledBy).toEqual({ kind: link.kind, by: link.by });
   });
 
   it('reads any order and any subset of the log; across a gap in the numbering it draws no link', () => {
-    const events = log(['run.started', 'a'], ['run.queued', 'b', { reason: 'session_busy' }], ['run.cancelled', 'a', { reason: 'interrupted' }]);
+    const events = log(
+      ['run.started', 'a'],
+      ['run.queued', 'b', { reason: 'session_busy' }],
+      ['run.cancelled', 'a', { reason: 'interrupted' }],
+    );
     expect(links(sessionStory([...events].reverse()))).toEqual(['b interrupts a']);
     // b's run not loaded: a was interrupted by a message this page does not show.
     expect(links(sessionStory([events[0]!, events[2]!]))).toEqual([]);
@@ -142,7 +188,14 @@ describe('sessionStory of a real engine’s log', () => {
   /** Turn 0 looks two words up in parallel; a later turn answers; "slow" thinks until interrupted. */
   function script(ctx: ScriptContext): ScriptTurn {
     if (ctx.input.includes('slow')) return { text: 'too late', delayMs: 10_000 };
-    if (ctx.turn === 0) return { toolCalls: [{ name: 'lookup', args: { word: 'a' } }, { name: 'lookup', args: { word: 'b' } }], delayMs: 400 };
+    if (ctx.turn === 0)
+      return {
+        toolCalls: [
+          { name: 'lookup', args: { word: 'a' } },
+          { name: 'lookup', args: { word: 'b' } },
+        ],
+        delayMs: 400,
+      };
     return { text: 'done', delayMs: 50 };
   }
 
@@ -157,11 +210,14 @@ describe('sessionStory of a real engine’s log', () => {
 
       const slow = await engine.submit({ sessionId: 'bob', input: 'slow question' });
       await sleep(systemClock, 50);
-      const burst = await Promise.all(['one', 'two', 'three'].map((input) => engine.submit({ sessionId: 'bob', input, busyPolicy: 'interrupt' })));
+      const burst = await Promise.all(
+        ['one', 'two', 'three'].map((input) => engine.submit({ sessionId: 'bob', input, busyPolicy: 'interrupt' })),
+      );
       await engine.wait(burst[2]!.runId);
 
       // As the page reads a session: the logs of its runs, merged.
-      const logs = async (...runIds: string[]) => (await Promise.all(runIds.map((runId) => engine.history(runId)))).flat();
+      const logs = async (...runIds: string[]) =>
+        (await Promise.all(runIds.map((runId) => engine.history(runId)))).flat();
       const alice = sessionStory(await logs(first.runId, queued.runId));
       expect(steer).toMatchObject({ outcome: 'steered', intoRunId: first.runId });
       const into = alice.runs.find((r) => r.runId === first.runId)!;
@@ -172,7 +228,11 @@ describe('sessionStory of a real engine’s log', () => {
 
       const [one, two, three] = burst.map((r) => r.runId);
       const bob = sessionStory(await logs(slow.runId, one!, two!, three!));
-      expect(links(bob)).toEqual([`${one} interrupts ${slow.runId}`, `${two} supersedes ${one}`, `${three} supersedes ${two}`]);
+      expect(links(bob)).toEqual([
+        `${one} interrupts ${slow.runId}`,
+        `${two} supersedes ${one}`,
+        `${three} supersedes ${two}`,
+      ]);
       expect(bob.runs.find((r) => r.runId === three)).toMatchObject({ state: 'completed' });
     } finally {
       await engine.close();

@@ -8,7 +8,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { grantWaiters, PRIORITIES, queuePosition, limiterMachine, waitersOf, waitingCount } from '../../machines/limiter.machine.js';
+import {
+  grantWaiters,
+  PRIORITIES,
+  queuePosition,
+  limiterMachine,
+  waitersOf,
+  waitingCount,
+} from '../../machines/limiter.machine.js';
 import type { Priority, PriorityWeights, LimiterEmitted, LimiterInput } from '../../machines/limiter.machine.js';
 
 function limiter(input: LimiterInput) {
@@ -23,7 +30,8 @@ function limiter(input: LimiterInput) {
   return {
     granted,
     positions,
-    acquire: (runId: string, agentId: string, priority: Priority) => actor.send({ type: 'ACQUIRE', runId, agentId, priority }),
+    acquire: (runId: string, agentId: string, priority: Priority) =>
+      actor.send({ type: 'ACQUIRE', runId, agentId, priority }),
     release: (runId: string) => actor.send({ type: 'RELEASE', runId }),
     context: () => actor.getSnapshot().context,
   };
@@ -35,7 +43,8 @@ const classOf = (runId: string) => runId.split('-')[0] as Priority;
 function saturated(weights: PriorityWeights | undefined, perClass: number): string[] {
   const l = limiter({ maxGlobal: 1, maxPerAgent: 100, ...(weights ? { weights } : {}) });
   l.acquire('warmup', 'x', 'interactive');
-  for (let i = 0; i < perClass; i++) for (const priority of PRIORITIES) l.acquire(`${priority}-${i}`, `agent${i % 3}`, priority);
+  for (let i = 0; i < perClass; i++)
+    for (const priority of PRIORITIES) l.acquire(`${priority}-${i}`, `agent${i % 3}`, priority);
   let holder = 'warmup';
   for (let i = 0; i < 3 * perClass; i++) {
     l.release(holder);
@@ -47,7 +56,11 @@ function saturated(weights: PriorityWeights | undefined, perClass: number): stri
 function shares(order: string[]): Record<Priority, number> {
   const counts = { interactive: 0, background: 0, batch: 0 };
   for (const runId of order) counts[classOf(runId)] += 1;
-  return { interactive: counts.interactive / order.length, background: counts.background / order.length, batch: counts.batch / order.length };
+  return {
+    interactive: counts.interactive / order.length,
+    background: counts.background / order.length,
+    batch: counts.batch / order.length,
+  };
 }
 
 describe('priority classes', () => {
@@ -91,18 +104,20 @@ describe('priority classes', () => {
     expect(l.granted.at(-1)).toBe('interactive-0');
   });
 
-  it('run.queued position: the place in the limiter\'s service order, not in arrival order', () => {
+  it("run.queued position: the place in the limiter's service order, not in arrival order", () => {
     const l = limiter({ maxGlobal: 1, maxPerAgent: 100 });
     l.acquire('holder', 'a', 'batch');
     l.acquire('batch-1', 'a', 'batch');
     l.acquire('batch-2', 'a', 'batch');
     l.acquire('interactive-1', 'b', 'interactive');
-    expect([l.positions.get('batch-1'), l.positions.get('batch-2'), l.positions.get('interactive-1')]).toEqual([1, 2, 1]);
+    expect([l.positions.get('batch-1'), l.positions.get('batch-2'), l.positions.get('interactive-1')]).toEqual([
+      1, 2, 1,
+    ]);
   });
 });
 
 describe('agents within a class', () => {
-  it('one agent\'s burst cannot keep another agent\'s single request waiting: it goes at the next turn', () => {
+  it("one agent's burst cannot keep another agent's single request waiting: it goes at the next turn", () => {
     const l = limiter({ maxGlobal: 1, maxPerAgent: 100 });
     l.acquire('burst-0', 'bulk', 'interactive');
     for (let i = 1; i <= 50; i++) l.acquire(`burst-${i}`, 'bulk', 'interactive');
@@ -112,10 +127,18 @@ describe('agents within a class', () => {
     expect(l.granted.at(-1)).toBe('single');
   });
 
-  it('agents take turns; each agent\'s runs keep their arrival order', () => {
+  it("agents take turns; each agent's runs keep their arrival order", () => {
     const l = limiter({ maxGlobal: 1, maxPerAgent: 100 });
     l.acquire('holder', 'z', 'background');
-    for (const [runId, agent] of [['a1', 'a'], ['a2', 'a'], ['a3', 'a'], ['b1', 'b'], ['c1', 'c'], ['b2', 'b']] as const) l.acquire(runId, agent, 'background');
+    for (const [runId, agent] of [
+      ['a1', 'a'],
+      ['a2', 'a'],
+      ['a3', 'a'],
+      ['b1', 'b'],
+      ['c1', 'c'],
+      ['b2', 'b'],
+    ] as const)
+      l.acquire(runId, agent, 'background');
     let holder = 'holder';
     for (let i = 0; i < 6; i++) {
       l.release(holder);
@@ -132,7 +155,14 @@ const AGENTS = ['a', 'b', 'c', 'd'] as const;
 type Step = { kind: 'acquire'; priority: Priority; agent: number } | { kind: 'release'; pick: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('acquire' as const), priority: fc.constantFrom(...PRIORITIES), agent: fc.integer({ min: 0, max: AGENTS.length - 1 }) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('acquire' as const),
+      priority: fc.constantFrom(...PRIORITIES),
+      agent: fc.integer({ min: 0, max: AGENTS.length - 1 }),
+    }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }), weight: 2 },
 );
 
@@ -142,7 +172,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
  * its agent, another agent of c gets at most 3; its agent serves its runs in order.
  */
 function waitBound(weights: PriorityWeights, priority: Priority, agents: number, ahead: number): number {
-  const perGrantOfClass = 1 + PRIORITIES.filter((p) => p !== priority).reduce((n, p) => n + Math.floor(weights[p] / weights[priority]) + 2, 0);
+  const perGrantOfClass =
+    1 +
+    PRIORITIES.filter((p) => p !== priority).reduce((n, p) => n + Math.floor(weights[p] / weights[priority]) + 2, 0);
   return perGrantOfClass * (1 + 3 * (agents - 1)) * (ahead + 1);
 }
 
@@ -159,23 +191,34 @@ function replayed(maxGlobal: number, weights: PriorityWeights, steps: Step[]) {
   return l;
 }
 
-const weightsArb = fc.record({ interactive: fc.integer({ min: 1, max: 8 }), background: fc.integer({ min: 1, max: 8 }), batch: fc.integer({ min: 1, max: 8 }) });
+const weightsArb = fc.record({
+  interactive: fc.integer({ min: 1, max: 8 }),
+  background: fc.integer({ min: 1, max: 8 }),
+  batch: fc.integer({ min: 1, max: 8 }),
+});
 
-describe('the limiter\'s queue, for all workloads (fast-check)', () => {
-  it('run.queued position is each waiter\'s place in the order the limiter then grants them, one permit at a time', () => {
+describe("the limiter's queue, for all workloads (fast-check)", () => {
+  it("run.queued position is each waiter's place in the order the limiter then grants them, one permit at a time", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 3 }), weightsArb, fc.array(step, { maxLength: 120 }), (maxGlobal, weights, steps) => {
-        const context = replayed(maxGlobal, weights, steps).context();
-        const order: string[] = [];
-        let ctx = { ...context, maxPerAgent: Number.POSITIVE_INFINITY, maxGlobal: context.inUse + 1 };
-        while (waitingCount(ctx) > 0) {
-          const { next, granted } = grantWaiters(ctx);
-          order.push(...granted);
-          ctx = { ...next, maxGlobal: next.inUse + 1 };
-        }
-        const waiters = waitersOf(context);
-        expect(waiters.map((w) => queuePosition(context, w.runId))).toEqual(waiters.map((w) => order.indexOf(w.runId) + 1));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 3 }),
+        weightsArb,
+        fc.array(step, { maxLength: 120 }),
+        (maxGlobal, weights, steps) => {
+          const context = replayed(maxGlobal, weights, steps).context();
+          const order: string[] = [];
+          let ctx = { ...context, maxPerAgent: Number.POSITIVE_INFINITY, maxGlobal: context.inUse + 1 };
+          while (waitingCount(ctx) > 0) {
+            const { next, granted } = grantWaiters(ctx);
+            order.push(...granted);
+            ctx = { ...next, maxGlobal: next.inUse + 1 };
+          }
+          const waiters = waitersOf(context);
+          expect(waiters.map((w) => queuePosition(context, w.runId))).toEqual(
+            waiters.map((w) => order.indexOf(w.runId) + 1),
+          );
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -196,7 +239,10 @@ describe('the limiter\'s queue, for all workloads (fast-check)', () => {
               const w = waiting.get(runId);
               if (w) {
                 const bound = waitBound(weights, w.priority, AGENTS.length, w.ahead);
-                if (w.grantsSeen > bound) throw new Error(`${runId} (${w.priority}, ${w.agent}, ${w.ahead} ahead) waited ${w.grantsSeen} grants, bound ${bound}`);
+                if (w.grantsSeen > bound)
+                  throw new Error(
+                    `${runId} (${w.priority}, ${w.agent}, ${w.ahead} ahead) waited ${w.grantsSeen} grants, bound ${bound}`,
+                  );
                 worst = Math.max(worst, w.grantsSeen);
                 waiting.delete(runId);
               }
@@ -208,7 +254,9 @@ describe('the limiter\'s queue, for all workloads (fast-check)', () => {
             if (s.kind === 'acquire') {
               const runId = `r${next++}`;
               const agent = AGENTS[s.agent]!;
-              const ahead = waitersOf(l.context()).filter((w) => w.agentId === agent && w.priority === s.priority).length;
+              const ahead = waitersOf(l.context()).filter(
+                (w) => w.agentId === agent && w.priority === s.priority,
+              ).length;
               waiting.set(runId, { priority: s.priority, agent, ahead, grantsSeen: 0 });
               l.acquire(runId, agent, s.priority);
             } else {

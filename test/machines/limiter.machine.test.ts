@@ -9,11 +9,26 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { emptyFairQueue, grantWaiters, queuePosition, releaseRun, limiterMachine, waitersOf, DEFAULT_WEIGHTS } from '../../machines/limiter.machine.js';
+import {
+  emptyFairQueue,
+  grantWaiters,
+  queuePosition,
+  releaseRun,
+  limiterMachine,
+  waitersOf,
+  DEFAULT_WEIGHTS,
+} from '../../machines/limiter.machine.js';
 import { emptyQueue, itemsOf, pushed, type WaitQueue } from '../../machines/wait-queue.js';
-import type { PermitWaiter, LimiterContext, LimiterEmitted, LimiterEvent, LimiterInput } from '../../machines/limiter.machine.js';
+import type {
+  PermitWaiter,
+  LimiterContext,
+  LimiterEmitted,
+  LimiterEvent,
+  LimiterInput,
+} from '../../machines/limiter.machine.js';
 
-const queueOf = (...waiters: PermitWaiter[]): WaitQueue<PermitWaiter> => waiters.reduce(pushed, emptyQueue<PermitWaiter>());
+const queueOf = (...waiters: PermitWaiter[]): WaitQueue<PermitWaiter> =>
+  waiters.reduce(pushed, emptyQueue<PermitWaiter>());
 
 function limiter(input: LimiterInput) {
   const actor = createActor(limiterMachine, { input });
@@ -59,7 +74,11 @@ describe('limiter, by example', () => {
     {
       case: 'arrival order when every waiter is eligible',
       limits: { maxGlobal: 1, maxPerAgent: 1 },
-      arrivals: [['a1', 'a'], ['b1', 'b'], ['c1', 'c']],
+      arrivals: [
+        ['a1', 'a'],
+        ['b1', 'b'],
+        ['c1', 'c'],
+      ],
       grantedAtOnce: ['a1'],
       releaseOf: 'a1',
       thenGranted: ['b1'],
@@ -67,7 +86,13 @@ describe('limiter, by example', () => {
     {
       case: 'an agent at its cap is skipped, not blocking another agent',
       limits: { maxGlobal: 3, maxPerAgent: 1 },
-      arrivals: [['a1', 'a'], ['a2', 'a'], ['b1', 'b'], ['a3', 'a'], ['c1', 'c']],
+      arrivals: [
+        ['a1', 'a'],
+        ['a2', 'a'],
+        ['b1', 'b'],
+        ['a3', 'a'],
+        ['c1', 'c'],
+      ],
       grantedAtOnce: ['a1', 'b1', 'c1'],
       releaseOf: 'b1',
       thenGranted: [],
@@ -75,15 +100,25 @@ describe('limiter, by example', () => {
     {
       case: 'after a release of its agent, the earliest waiter of that agent gets in',
       limits: { maxGlobal: 3, maxPerAgent: 1 },
-      arrivals: [['a1', 'a'], ['a2', 'a'], ['b1', 'b'], ['a3', 'a']],
+      arrivals: [
+        ['a1', 'a'],
+        ['a2', 'a'],
+        ['b1', 'b'],
+        ['a3', 'a'],
+      ],
       grantedAtOnce: ['a1', 'b1'],
       releaseOf: 'a1',
       thenGranted: ['a2'],
     },
     {
-      case: 'fairness between agents, not arrival order: one agent\'s burst does not keep another agent\'s request waiting',
+      case: "fairness between agents, not arrival order: one agent's burst does not keep another agent's request waiting",
       limits: { maxGlobal: 2, maxPerAgent: 2 },
-      arrivals: [['a1', 'a'], ['a2', 'a'], ['a3', 'a'], ['b1', 'b']],
+      arrivals: [
+        ['a1', 'a'],
+        ['a2', 'a'],
+        ['a3', 'a'],
+        ['b1', 'b'],
+      ],
       grantedAtOnce: ['a1', 'a2'],
       releaseOf: 'a1',
       thenGranted: ['b1'],
@@ -91,7 +126,13 @@ describe('limiter, by example', () => {
     {
       case: 'one release admits, behind skipped waiters, the agent that has not had its turn',
       limits: { maxGlobal: 2, maxPerAgent: 1 },
-      arrivals: [['a1', 'a'], ['b1', 'b'], ['a2', 'a'], ['b2', 'b'], ['c1', 'c']],
+      arrivals: [
+        ['a1', 'a'],
+        ['b1', 'b'],
+        ['a2', 'a'],
+        ['b2', 'b'],
+        ['c1', 'c'],
+      ],
       grantedAtOnce: ['a1', 'b1'],
       releaseOf: 'b1',
       thenGranted: ['c1'],
@@ -148,7 +189,13 @@ describe('limiter, by example', () => {
 
   it('raising the limits admits waiters at once', () => {
     const l = limiter({ maxGlobal: 1, maxPerAgent: 1 });
-    for (const [runId, agentId] of [['a1', 'a'], ['a2', 'a'], ['b1', 'b'], ['a3', 'a']] as const) l.send(acquire(runId, agentId));
+    for (const [runId, agentId] of [
+      ['a1', 'a'],
+      ['a2', 'a'],
+      ['b1', 'b'],
+      ['a3', 'a'],
+    ] as const)
+      l.send(acquire(runId, agentId));
     expect(l.send({ type: 'RECONFIGURE', maxGlobal: 3, maxPerAgent: 1 })).toEqual([granted('b1')]);
     expect(l.send({ type: 'RECONFIGURE', maxGlobal: 3, maxPerAgent: 2 })).toEqual([granted('a2')]);
     expect(l.send({ type: 'RECONFIGURE', maxGlobal: 8, maxPerAgent: 3 })).toEqual([granted('a3')]);
@@ -175,7 +222,10 @@ describe('limiter, by example', () => {
       inUse: 0,
       queues: {
         interactive: {
-          a: queueOf({ runId: 'a1', agentId: 'a', priority: 'interactive', order: 0 }, { runId: 'a2', agentId: 'a', priority: 'interactive', order: 1 }),
+          a: queueOf(
+            { runId: 'a1', agentId: 'a', priority: 'interactive', order: 0 },
+            { runId: 'a2', agentId: 'a', priority: 'interactive', order: 1 },
+          ),
           b: queueOf({ runId: 'b1', agentId: 'b', priority: 'interactive', order: 2 }),
         },
         background: {},
@@ -209,12 +259,19 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }), weight: 4 },
   { arbitrary: fc.constant({ kind: 'releaseUnknown' as const }), weight: 1 },
   {
-    arbitrary: fc.record({ kind: fc.constant('reconfigure' as const), maxGlobal: fc.integer({ min: 1, max: 4 }), maxPerAgent: fc.integer({ min: 1, max: 3 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('reconfigure' as const),
+      maxGlobal: fc.integer({ min: 1, max: 4 }),
+      maxPerAgent: fc.integer({ min: 1, max: 3 }),
+    }),
     weight: 1,
   },
 );
 
-const limits: fc.Arbitrary<LimiterInput> = fc.record({ maxGlobal: fc.integer({ min: 1, max: 4 }), maxPerAgent: fc.integer({ min: 1, max: 3 }) });
+const limits: fc.Arbitrary<LimiterInput> = fc.record({
+  maxGlobal: fc.integer({ min: 1, max: 4 }),
+  maxPerAgent: fc.integer({ min: 1, max: 3 }),
+});
 
 function fail(message: string): never {
   throw new Error(message);
@@ -229,7 +286,10 @@ function checkBookkeeping(context: LimiterContext): void {
   holds(context.inUse === holders.length, () => `inUse ${context.inUse} but ${holders.length} holders`);
   const perAgent: Record<string, number> = {};
   for (const [, agentId] of holders) perAgent[agentId] = (perAgent[agentId] ?? 0) + 1;
-  holds(isDeepStrictEqual(perAgent, context.perAgent), () => `perAgent ${JSON.stringify(context.perAgent)} but holders give ${JSON.stringify(perAgent)}`);
+  holds(
+    isDeepStrictEqual(perAgent, context.perAgent),
+    () => `perAgent ${JSON.stringify(context.perAgent)} but holders give ${JSON.stringify(perAgent)}`,
+  );
   const waiters = waitersOf(context);
   holds(
     waiters.every((w) => !(w.runId in context.holders)),
@@ -240,7 +300,12 @@ function checkBookkeeping(context: LimiterContext): void {
     for (const [agentId, queue] of Object.entries(ofClass)) {
       const items = itemsOf(queue);
       holds(items.length > 0, () => `an empty queue is kept for ${agentId} in ${priority}`);
-      holds(items.every((w, i) => w.agentId === agentId && w.priority === priority && (i === 0 || items[i - 1]!.order < w.order)), () => `the queue of ${agentId} in ${priority} is out of order or holds another's waiter`);
+      holds(
+        items.every(
+          (w, i) => w.agentId === agentId && w.priority === priority && (i === 0 || items[i - 1]!.order < w.order),
+        ),
+        () => `the queue of ${agentId} in ${priority} is out of order or holds another's waiter`,
+      );
     }
   }
 }
@@ -268,16 +333,25 @@ function simulate(input: LimiterInput, commands: Command[]) {
       holds(!grantedRuns.has(runId), () => `${runId} granted twice`);
       grantedRuns.add(runId);
       const agentId = after.holders[runId] ?? fail(`${runId} granted but not a holder`);
-      holds(after.perAgent[agentId]! <= after.maxPerAgent, () => `grant to ${runId} put agent ${agentId} over ${after.maxPerAgent}`);
+      holds(
+        after.perAgent[agentId]! <= after.maxPerAgent,
+        () => `grant to ${runId} put agent ${agentId} over ${after.maxPerAgent}`,
+      );
     }
-    if (grants.length > 0) holds(after.inUse <= after.maxGlobal, () => `grant put inUse ${after.inUse} over ${after.maxGlobal}`);
+    if (grants.length > 0)
+      holds(after.inUse <= after.maxGlobal, () => `grant put inUse ${after.inUse} over ${after.maxGlobal}`);
 
     // Arrival order within an agent: no waiter of an agent is passed over for a later one of the same agent.
     const queue = [...waitersOf(before).map((w) => w.runId), ...(event.type === 'ACQUIRE' ? [event.runId] : [])];
     for (const runId of grants) {
       const agentId = after.holders[runId]!;
-      const earlier = waitersOf(after).find((w) => w.agentId === agentId && queue.indexOf(w.runId) < queue.indexOf(runId));
-      holds(earlier === undefined, () => `${runId} of agent ${agentId} granted before ${earlier?.runId}, which arrived earlier`);
+      const earlier = waitersOf(after).find(
+        (w) => w.agentId === agentId && queue.indexOf(w.runId) < queue.indexOf(runId),
+      );
+      holds(
+        earlier === undefined,
+        () => `${runId} of agent ${agentId} granted before ${earlier?.runId}, which arrived earlier`,
+      );
     }
     for (const waiter of waitersOf(after)) {
       const eligible = after.inUse < after.maxGlobal && (after.perAgent[waiter.agentId] ?? 0) < after.maxPerAgent;
@@ -307,18 +381,29 @@ function simulate(input: LimiterInput, commands: Command[]) {
         if (!wasHolder) withdrawn.add(runId);
         const { out } = step(release(runId));
         // A holder's release is announced first (then any grants); a waiter just leaves, silently.
-        holds(wasHolder ? isDeepStrictEqual(out[0], { type: 'released', runId }) : out.length === 0, () => `RELEASE ${runId}: ${JSON.stringify(out)}`);
+        holds(
+          wasHolder ? isDeepStrictEqual(out[0], { type: 'released', runId }) : out.length === 0,
+          () => `RELEASE ${runId}: ${JSON.stringify(out)}`,
+        );
         break;
       }
       case 'releaseUnknown': {
         const { before, out, after } = step(release('ghost'));
-        holds(out.length === 0 && isDeepStrictEqual(after, before), () => 'RELEASE of an unknown run changed something');
+        holds(
+          out.length === 0 && isDeepStrictEqual(after, before),
+          () => 'RELEASE of an unknown run changed something',
+        );
         break;
       }
       case 'reconfigure': {
-        const { before, out, after } = step({ type: 'RECONFIGURE', maxGlobal: c.maxGlobal, maxPerAgent: c.maxPerAgent });
+        const { before, out, after } = step({
+          type: 'RECONFIGURE',
+          maxGlobal: c.maxGlobal,
+          maxPerAgent: c.maxPerAgent,
+        });
         holds(
-          out.every((e) => e.type === 'granted') && Object.keys(before.holders).every((runId) => runId in after.holders),
+          out.every((e) => e.type === 'granted') &&
+            Object.keys(before.holders).every((runId) => runId in after.holders),
           () => 'RECONFIGURE took permits from a running holder',
         );
         break;
@@ -370,15 +455,20 @@ describe('limiter, properties (fast-check)', () => {
 
   it('lowering the limits keeps every holder; no grant until usage is under the new limit', () => {
     fc.assert(
-      fc.property(limits, fc.array(command, { maxLength: 40 }), fc.integer({ min: 1, max: 4 }), (input, commands, newMax) => {
-        const { l, step } = simulate(input, commands);
-        const holders = { ...l.context().holders };
-        step({ type: 'RECONFIGURE', maxGlobal: newMax, maxPerAgent: 1 });
-        for (const runId of Object.keys(holders)) expect(l.context().holders[runId]).toBe(holders[runId]);
-        // Acquire more and release the old holders one by one: checks in step() hold throughout.
-        for (const agentId of AGENTS) step(acquire(`late-${agentId}`, agentId));
-        for (const runId of Object.keys(holders)) step(release(runId));
-      }),
+      fc.property(
+        limits,
+        fc.array(command, { maxLength: 40 }),
+        fc.integer({ min: 1, max: 4 }),
+        (input, commands, newMax) => {
+          const { l, step } = simulate(input, commands);
+          const holders = { ...l.context().holders };
+          step({ type: 'RECONFIGURE', maxGlobal: newMax, maxPerAgent: 1 });
+          for (const runId of Object.keys(holders)) expect(l.context().holders[runId]).toBe(holders[runId]);
+          // Acquire more and release the old holders one by one: checks in step() hold throughout.
+          for (const agentId of AGENTS) step(acquire(`late-${agentId}`, agentId));
+          for (const runId of Object.keys(holders)) step(release(runId));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -10,7 +10,14 @@ import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import type { StatePath } from 'xstate/graph';
 import { runMachine } from '../../machines/run.machine.js';
 import type { ActInput, ActOutput, actMachine } from '../../machines/act.machine.js';
-import type { ModelReply, ModelTurnInput, PendingSteer, RunChartEvent, RunInput, RunOutcome } from '../../machines/run.machine.js';
+import type {
+  ModelReply,
+  ModelTurnInput,
+  PendingSteer,
+  RunChartEvent,
+  RunInput,
+  RunOutcome,
+} from '../../machines/run.machine.js';
 
 const input: RunInput = { runId: 'r1', sessionId: 's1', agentId: 'main', timeoutMs: 60_000, maxIterations: 2 };
 
@@ -110,20 +117,33 @@ function harness(runInput: RunInput = input) {
   return { actor, clock, log, names, paramsOf, modelCalls, batches, childEvents, send };
 }
 
-const reply = (text: string, toolCalls: ModelReply['toolCalls'] = []): RunChartEvent => ({ type: 'MODEL_REPLY', reply: { text, toolCalls } });
+const reply = (text: string, toolCalls: ModelReply['toolCalls'] = []): RunChartEvent => ({
+  type: 'MODEL_REPLY',
+  reply: { text, toolCalls },
+});
 const withTools = reply('', [{ id: 'c1', name: 'read_file', args: { path: 'a.ts' } }]);
 const answer = reply('done');
 const modelError = (error: unknown): RunChartEvent => ({ type: 'MODEL_FAILED', error });
-const toolsDone: InternalEvent = { type: `xstate.done.actor.${actingId}`, output: { results: [{ ok: true, output: 'x' }] } satisfies ActOutput };
+const toolsDone: InternalEvent = {
+  type: `xstate.done.actor.${actingId}`,
+  output: { results: [{ ok: true, output: 'x' }] } satisfies ActOutput,
+};
 const toolsFatal: InternalEvent = {
   type: `xstate.done.actor.${actingId}`,
-  output: { results: [{ ok: false, error: { code: 'sandbox_unavailable', message: 'no sandbox' } }], fatal: { code: 'sandbox_unavailable', message: 'no sandbox' } } satisfies ActOutput,
+  output: {
+    results: [{ ok: false, error: { code: 'sandbox_unavailable', message: 'no sandbox' } }],
+    fatal: { code: 'sandbox_unavailable', message: 'no sandbox' },
+  } satisfies ActOutput,
 };
 const toolsError = (error: unknown): InternalEvent => ({ type: `xstate.error.actor.${actingId}`, error });
 const steer = (steerId: string, text = steerId): RunChartEvent => ({ type: 'STEER', steer: { steerId, text } });
 /** Longer than the clock ever moves in a path (one run deadline at most): in a walk, only the explicit event fires it. */
 const STEER_DEADLINE_MS = 3 * input.timeoutMs;
-const steerWithDeadline = (steerId: string, escalation: 'interrupt' | 'queue', deadlineMs = STEER_DEADLINE_MS): RunChartEvent => ({
+const steerWithDeadline = (
+  steerId: string,
+  escalation: 'interrupt' | 'queue',
+  deadlineMs = STEER_DEADLINE_MS,
+): RunChartEvent => ({
   type: 'STEER',
   steer: { steerId, text: steerId, deadlineMs, escalation },
 });
@@ -157,7 +177,12 @@ type RunSnapshot = ReturnType<typeof runMachine.transition>;
 /** Value plus the context that steers control flow; replies and counters do not. */
 function serializeRun(snapshot: RunSnapshot): string {
   const { turn, pendingSteers, outcome } = snapshot.context;
-  return JSON.stringify({ value: snapshot.value, turn, steers: pendingSteers.map((s) => s.escalation ?? 'none'), outcome });
+  return JSON.stringify({
+    value: snapshot.value,
+    turn,
+    steers: pendingSteers.map((s) => s.escalation ?? 'none'),
+    outcome,
+  });
 }
 
 const traversal = {
@@ -172,7 +197,9 @@ const traversal = {
   filterEvents: (snapshot: RunSnapshot, event: RunChartEvent) =>
     event.type === 'STEER'
       ? snapshot.context.pendingSteers.length < 1 &&
-        (event.steer.deadlineMs === undefined || (snapshot.context.turn === 0 && (snapshot.matches({ live: 'queued' }) || snapshot.matches({ live: { running: 'acting' } }))))
+        (event.steer.deadlineMs === undefined ||
+          (snapshot.context.turn === 0 &&
+            (snapshot.matches({ live: 'queued' }) || snapshot.matches({ live: { running: 'acting' } }))))
       : event.type === 'STEER_DUE'
         ? snapshot.context.pendingSteers.some((s) => s.deadlineMs !== undefined)
         : event.type !== 'START_DUE' || JSON.stringify(snapshot.value) === JSON.stringify({ live: 'queued' }),
@@ -189,7 +216,9 @@ const isTerminal = (value: unknown): value is (typeof terminalStates)[number] =>
 
 function describePath(path: StatePath<RunSnapshot, RunChartEvent>): string {
   const events = path.steps.slice(1).map(({ event }) => labels.get(event) ?? event.type);
-  const end = isTerminal(path.state.value) ? outcomeLabel(path.state.context.outcome) : JSON.stringify(path.state.value);
+  const end = isTerminal(path.state.value)
+    ? outcomeLabel(path.state.context.outcome)
+    : JSON.stringify(path.state.value);
   return `${events.join(' → ') || '(start)'} ⇒ ${end}`;
 }
 
@@ -206,7 +235,10 @@ function replay(path: StatePath<RunSnapshot, RunChartEvent>) {
       h.send({ type: 'STEER', steer: unique });
     } else if (event.type === 'STEER_DUE') {
       // The walk names the steer 's'; the replay gave it its own id.
-      h.send({ type: 'STEER_DUE', steerId: h.actor.getSnapshot().context.pendingSteers.find((p) => p.deadlineMs !== undefined)!.steerId });
+      h.send({
+        type: 'STEER_DUE',
+        steerId: h.actor.getSnapshot().context.pendingSteers.find((p) => p.deadlineMs !== undefined)!.steerId,
+      });
     } else {
       h.send(event);
     }
@@ -269,7 +301,12 @@ describe('run machine, model-based (xstate/graph)', () => {
 
   it('the exploration reaches every resting state and every kind of outcome', () => {
     const values = new Set(shortestPaths.map((path) => JSON.stringify(path.state.value)));
-    for (const value of [{ live: 'queued' }, { live: { running: 'thinking' } }, { live: { running: 'acting' } }, ...terminalStates]) {
+    for (const value of [
+      { live: 'queued' },
+      { live: { running: 'thinking' } },
+      { live: { running: 'acting' } },
+      ...terminalStates,
+    ]) {
       expect(values).toContain(JSON.stringify(value));
     }
     const outcomes = new Set(
@@ -384,8 +421,15 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
     h.send(toolsDone);
     expect(h.paramsOf('recordToolResults')).toEqual([toolsDone.output]);
     h.send(answer);
-    expect(h.actor.getSnapshot().context).toMatchObject({ outcome: { state: 'completed', output: 'done' }, turn: 2, toolCallCount: 1 });
-    expect(h.modelCalls).toEqual([{ runId: 'r1', turn: 0 }, { runId: 'r1', turn: 1 }]);
+    expect(h.actor.getSnapshot().context).toMatchObject({
+      outcome: { state: 'completed', output: 'done' },
+      turn: 2,
+      toolCallCount: 1,
+    });
+    expect(h.modelCalls).toEqual([
+      { runId: 'r1', turn: 0 },
+      { runId: 'r1', turn: 1 },
+    ]);
     expect(h.log.filter((e) => e.name === 'startTurn' || e.name === 'finishTurn')).toEqual([
       { name: 'startTurn', params: { turn: 0 } },
       { name: 'finishTurn', params: { turn: 0 } },
@@ -400,23 +444,26 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
     { maxIterations: 2, turnsWithTools: 2, ends: 'failed/max_iterations' },
     { maxIterations: 3, turnsWithTools: 2, ends: 'completed' },
   ];
-  it.each(capRows)('maxIterations $maxIterations, $turnsWithTools turn(s) with tool calls → $ends', ({ maxIterations, turnsWithTools, ends }) => {
-    const h = harness({ ...input, maxIterations });
-    h.send({ type: 'GRANTED' });
-    for (let turn = 0; turn < turnsWithTools; turn += 1) {
-      h.send(withTools);
-      h.send(toolsDone);
-    }
-    if (h.actor.getSnapshot().status === 'active') h.send(answer);
-    const outcome = h.actor.getSnapshot().context.outcome;
-    expect(outcomeLabel(outcome)).toBe(ends);
-    if (ends === 'failed/max_iterations') {
-      expect(outcome).toEqual({
-        state: 'failed',
-        error: { code: 'max_iterations', message: `run reached its cap of ${maxIterations} model turns` },
-      });
-    }
-  });
+  it.each(capRows)(
+    'maxIterations $maxIterations, $turnsWithTools turn(s) with tool calls → $ends',
+    ({ maxIterations, turnsWithTools, ends }) => {
+      const h = harness({ ...input, maxIterations });
+      h.send({ type: 'GRANTED' });
+      for (let turn = 0; turn < turnsWithTools; turn += 1) {
+        h.send(withTools);
+        h.send(toolsDone);
+      }
+      if (h.actor.getSnapshot().status === 'active') h.send(answer);
+      const outcome = h.actor.getSnapshot().context.outcome;
+      expect(outcomeLabel(outcome)).toBe(ends);
+      if (ends === 'failed/max_iterations') {
+        expect(outcome).toEqual({
+          state: 'failed',
+          error: { code: 'max_iterations', message: `run reached its cap of ${maxIterations} model turns` },
+        });
+      }
+    },
+  );
 
   it('a model answer without tool calls while a steer is pending gets another turn, not completion', () => {
     const h = harness({ ...input, maxIterations: 5 });
@@ -426,7 +473,10 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
     const snapshot = h.actor.getSnapshot();
     expect(snapshot.value).toEqual({ live: { running: 'thinking' } });
     expect(snapshot.context.turn).toBe(1);
-    expect(h.paramsOf('consumeSteers').at(-1)).toEqual({ steers: [{ steerId: 'late', text: 'also check b.ts' }], turn: 1 });
+    expect(h.paramsOf('consumeSteers').at(-1)).toEqual({
+      steers: [{ steerId: 'late', text: 'also check b.ts' }],
+      turn: 1,
+    });
     h.send(answer);
     expect(h.actor.getSnapshot().context.outcome).toEqual({ state: 'completed', output: 'done' });
     expect(h.paramsOf('handOverSteers')).toEqual([{ steers: [], outcome: { state: 'completed', output: 'done' } }]);
@@ -448,7 +498,15 @@ describe('run machine, turns and the iteration cap (docs/runs.md, run states)', 
     h.send(steer('b'));
     expect(h.paramsOf('consumeSteers')).toEqual([]);
     h.send({ type: 'GRANTED' });
-    expect(h.paramsOf('consumeSteers')).toEqual([{ steers: [{ steerId: 'a', text: 'a' }, { steerId: 'b', text: 'b' }], turn: 0 }]);
+    expect(h.paramsOf('consumeSteers')).toEqual([
+      {
+        steers: [
+          { steerId: 'a', text: 'a' },
+          { steerId: 'b', text: 'b' },
+        ],
+        turn: 0,
+      },
+    ]);
     expect(h.actor.getSnapshot().context.pendingSteers).toEqual([]);
     expect(h.names()).toEqual(['requestPermits', 'announceStarted', 'consumeSteers', 'startTurn', 'requestReply']);
   });
@@ -473,15 +531,18 @@ describe('run machine, steer deadlines (docs/runs.md, "Steers with a deadline")'
     return h;
   }
 
-  it.each(['interrupt', 'queue'] as const)('boundary first (%s): the steer is read, and its deadline later changes nothing', (escalation) => {
-    const h = actingWithSteer(escalation);
-    h.clock.increment(999);
-    h.send(toolsDone);
-    expect(h.paramsOf('consumeSteers').at(-1)).toMatchObject({ steers: [{ steerId: 'hurry' }], turn: 1 });
-    h.clock.increment(10_000);
-    expect(h.paramsOf('escalateSteer')).toEqual([]);
-    expect(h.actor.getSnapshot().value).toEqual({ live: { running: 'thinking' } });
-  });
+  it.each(['interrupt', 'queue'] as const)(
+    'boundary first (%s): the steer is read, and its deadline later changes nothing',
+    (escalation) => {
+      const h = actingWithSteer(escalation);
+      h.clock.increment(999);
+      h.send(toolsDone);
+      expect(h.paramsOf('consumeSteers').at(-1)).toMatchObject({ steers: [{ steerId: 'hurry' }], turn: 1 });
+      h.clock.increment(10_000);
+      expect(h.paramsOf('escalateSteer')).toEqual([]);
+      expect(h.actor.getSnapshot().value).toEqual({ live: { running: 'thinking' } });
+    },
+  );
 
   it('deadline first, interrupt: the run ends cancelled with steer_escalated, its batch closed, the steer handed over to run next', () => {
     const h = actingWithSteer('interrupt');
@@ -491,8 +552,12 @@ describe('run machine, steer deadlines (docs/runs.md, "Steers with a deadline")'
     const snapshot = h.actor.getSnapshot();
     expect(snapshot.context.outcome).toEqual({ state: 'cancelled', reason: 'steer_escalated' });
     expect(h.paramsOf('closeBatch')).toEqual([{ code: 'cancelled', message: 'run cancelled (steer_escalated)' }]);
-    expect(h.paramsOf('escalateSteer')).toEqual([{ steer: expect.objectContaining({ steerId: 'hurry' }), to: 'interrupt' }]);
-    expect(h.paramsOf('handOverSteers')).toEqual([{ steers: [expect.objectContaining({ steerId: 'hurry' })], outcome: snapshot.context.outcome }]);
+    expect(h.paramsOf('escalateSteer')).toEqual([
+      { steer: expect.objectContaining({ steerId: 'hurry' }), to: 'interrupt' },
+    ]);
+    expect(h.paramsOf('handOverSteers')).toEqual([
+      { steers: [expect.objectContaining({ steerId: 'hurry' })], outcome: snapshot.context.outcome },
+    ]);
     // The escalation is announced before the terminal event.
     expect(h.names().indexOf('escalateSteer')).toBeLessThan(h.names().indexOf('appendTerminalEvent'));
   });
@@ -500,7 +565,9 @@ describe('run machine, steer deadlines (docs/runs.md, "Steers with a deadline")'
   it('deadline first, queue: the steer leaves the run for the lane, the run goes on and reads nothing of it', () => {
     const h = actingWithSteer('queue');
     h.clock.increment(1_000);
-    expect(h.paramsOf('escalateSteer')).toEqual([{ steer: expect.objectContaining({ steerId: 'hurry' }), to: 'queue' }]);
+    expect(h.paramsOf('escalateSteer')).toEqual([
+      { steer: expect.objectContaining({ steerId: 'hurry' }), to: 'queue' },
+    ]);
     expect(h.actor.getSnapshot().context.pendingSteers).toEqual([]);
     h.send(toolsDone);
     expect(h.paramsOf('consumeSteers').at(-1)).toEqual({ steers: [], turn: 1 });
@@ -519,7 +586,10 @@ describe('run machine, steer deadlines (docs/runs.md, "Steers with a deadline")'
     h.clock.increment(500);
     expect((h.paramsOf('escalateSteer') as { steer: PendingSteer }[]).map((e) => e.steer.steerId)).toEqual(['first']);
     h.clock.increment(500);
-    expect((h.paramsOf('escalateSteer') as { steer: PendingSteer }[]).map((e) => e.steer.steerId)).toEqual(['first', 'second']);
+    expect((h.paramsOf('escalateSteer') as { steer: PendingSteer }[]).map((e) => e.steer.steerId)).toEqual([
+      'first',
+      'second',
+    ]);
   });
 });
 
@@ -547,9 +617,21 @@ describe('run machine, start deadline (docs/runs.md, "Start deadlines")', () => 
 
 describe('run machine, errors and cancellation', () => {
   const errorRows: { case: string; event: ExploredEvent; error: { code: string; message: string } }[] = [
-    { case: 'model error without a code', event: modelError(new Error('provider down')), error: { code: 'model_error', message: 'provider down' } },
-    { case: 'model error with its own code', event: modelError(coded('slow down', 'rate_limited')), error: { code: 'rate_limited', message: 'slow down' } },
-    { case: 'model rejects with a non-Error', event: modelError('boom'), error: { code: 'model_error', message: 'boom' } },
+    {
+      case: 'model error without a code',
+      event: modelError(new Error('provider down')),
+      error: { code: 'model_error', message: 'provider down' },
+    },
+    {
+      case: 'model error with its own code',
+      event: modelError(coded('slow down', 'rate_limited')),
+      error: { code: 'rate_limited', message: 'slow down' },
+    },
+    {
+      case: 'model rejects with a non-Error',
+      event: modelError('boom'),
+      error: { code: 'model_error', message: 'boom' },
+    },
   ];
   it.each(errorRows)('$case → failed with $error.code', ({ event, error }) => {
     const h = harness();
@@ -565,7 +647,10 @@ describe('run machine, errors and cancellation', () => {
     h.send({ type: 'GRANTED' });
     h.send(withTools);
     h.send(toolsFatal);
-    expect(h.actor.getSnapshot().context.outcome).toEqual({ state: 'failed', error: { code: 'sandbox_unavailable', message: 'no sandbox' } });
+    expect(h.actor.getSnapshot().context.outcome).toEqual({
+      state: 'failed',
+      error: { code: 'sandbox_unavailable', message: 'no sandbox' },
+    });
     expect(h.paramsOf('recordToolResults')).toEqual([toolsFatal.output]);
     expect(h.names().slice(-4)).toEqual([...EXIT_ACTIONS]);
     expect(h.names().indexOf('recordToolResults')).toBeLessThan(h.names().indexOf('appendTerminalEvent'));
@@ -576,7 +661,10 @@ describe('run machine, errors and cancellation', () => {
     h.send({ type: 'GRANTED' });
     h.send(withTools);
     h.send(toolsError(new Error('tool crashed')));
-    expect(h.actor.getSnapshot().context.outcome).toEqual({ state: 'failed', error: { code: 'internal', message: 'tool crashed' } });
+    expect(h.actor.getSnapshot().context.outcome).toEqual({
+      state: 'failed',
+      error: { code: 'internal', message: 'tool crashed' },
+    });
   });
 
   const cancelRows: { in: string; before: ExploredEvent[]; announced: boolean }[] = [
@@ -619,18 +707,25 @@ describe('run machine, errors and cancellation', () => {
 
 describe('run machine, the Act phase (acting)', () => {
   const closeRows: { leaves: string; by: ExploredEvent | 'deadline'; reason: { code: string; message: string } }[] = [
-    { leaves: 'cancelled', by: { type: 'CANCEL', reason: 'user' }, reason: { code: 'cancelled', message: 'run cancelled (user)' } },
+    {
+      leaves: 'cancelled',
+      by: { type: 'CANCEL', reason: 'user' },
+      reason: { code: 'cancelled', message: 'run cancelled (user)' },
+    },
     { leaves: 'at the deadline', by: 'deadline', reason: { code: 'timeout', message: 'run deadline expired' } },
   ];
-  it.each(closeRows)('a batch left $leaves is closed with code $reason.code before the terminal event', ({ by, reason }) => {
-    const h = harness();
-    h.send({ type: 'GRANTED' });
-    h.send(withTools);
-    if (by === 'deadline') h.clock.increment(input.timeoutMs);
-    else h.send(by);
-    expect(h.paramsOf('closeBatch')).toEqual([reason]);
-    expect(h.names().slice(-5)).toEqual(['closeBatch', ...EXIT_ACTIONS]);
-  });
+  it.each(closeRows)(
+    'a batch left $leaves is closed with code $reason.code before the terminal event',
+    ({ by, reason }) => {
+      const h = harness();
+      h.send({ type: 'GRANTED' });
+      h.send(withTools);
+      if (by === 'deadline') h.clock.increment(input.timeoutMs);
+      else h.send(by);
+      expect(h.paramsOf('closeBatch')).toEqual([reason]);
+      expect(h.names().slice(-5)).toEqual(['closeBatch', ...EXIT_ACTIONS]);
+    },
+  );
 
   it('a steer while acting is kept for the next turn and told to the batch', () => {
     const h = harness();

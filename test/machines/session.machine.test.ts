@@ -10,7 +10,14 @@ import { describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import { canSteer, sessionMachine } from '../../machines/session.machine.js';
-import type { BusyPolicy, SessionContext, SessionEmitted, SessionEvent, SessionInput, SessionMessage } from '../../machines/session.machine.js';
+import type {
+  BusyPolicy,
+  SessionContext,
+  SessionEmitted,
+  SessionEvent,
+  SessionInput,
+  SessionMessage,
+} from '../../machines/session.machine.js';
 
 const limits = { laneCapacity: 2, maxPendingSteers: 1, laneMaxWaitMs: 60_000 };
 const input: SessionInput = { sessionId: 's1', ...limits };
@@ -23,7 +30,8 @@ function session(sessionInput: SessionInput = input) {
     input: sessionInput,
     clock,
     inspect: (inspection) => {
-      if (inspection.type === '@xstate.event' && inspection.actorRef === actor) received.push(inspection.event.type as SessionEvent['type']);
+      if (inspection.type === '@xstate.event' && inspection.actorRef === actor)
+        received.push(inspection.event.type as SessionEvent['type']);
     },
   });
   const emitted: SessionEmitted[] = [];
@@ -68,7 +76,11 @@ function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
   for (const policy of ['steer', 'interrupt', 'queue'] as const) {
     for (const plainText of [true, false]) events.push({ type: 'SUBMIT', message: { runId, policy, plainText } });
   }
-  events.push(submit(runId, 'reject'), submit(runId, 'rollback'), submit(runId, 'collect', { collectKey: COLLECT_KEY }));
+  events.push(
+    submit(runId, 'reject'),
+    submit(runId, 'rollback'),
+    submit(runId, 'collect', { collectKey: COLLECT_KEY }),
+  );
   if (active) events.push(submit(runId, 'steer', { expectedRunId: active.runId }));
   events.push(submit(runId, 'steer', { expectedRunId: ELSEWHERE }));
   events.push({ type: 'ADMIT_NEXT' }, { type: 'PURGE' });
@@ -80,7 +92,10 @@ function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
     );
   }
   for (const entry of lane) {
-    events.push({ type: 'CANCEL_QUEUED', runId: entry.runId, reason: 'user' }, { type: 'LANE_EXPIRED', runId: entry.runId });
+    events.push(
+      { type: 'CANCEL_QUEUED', runId: entry.runId, reason: 'user' },
+      { type: 'LANE_EXPIRED', runId: entry.runId },
+    );
   }
   return events;
 }
@@ -92,13 +107,21 @@ const statePaths = getShortestPaths(sessionMachine, { input, events: alphabet, s
 
 /** Every reachable state, then every event from it: each transition of the model taken once. */
 const transitionPaths = statePaths.flatMap((path) =>
-  alphabet(path.state).map((event) => ({ events: [...path.steps.slice(1).map((step) => step.event), event], from: path.state })),
+  alphabet(path.state).map((event) => ({
+    events: [...path.steps.slice(1).map((step) => step.event), event],
+    from: path.state,
+  })),
 );
 
 function label(event: SessionEvent): string {
   if (event.type !== 'SUBMIT') return event.type;
   const m = event.message;
-  const expected = m.expectedRunId === undefined ? '' : m.expectedRunId === ELSEWHERE ? ', expectedRunId mismatching' : ', expectedRunId matching';
+  const expected =
+    m.expectedRunId === undefined
+      ? ''
+      : m.expectedRunId === ELSEWHERE
+        ? ', expectedRunId mismatching'
+        : ', expectedRunId matching';
   return `SUBMIT ${m.policy}${m.plainText ? ' plain' : ' with attachments/overrides'}${expected}`;
 }
 
@@ -132,7 +155,14 @@ function replay(events: SessionEvent[]) {
         const runId = `run-${++fresh}`;
         rename.set(event.message.runId, runId);
         const { expectedRunId } = event.message;
-        return { type: 'SUBMIT', message: { ...event.message, runId, ...(expectedRunId !== undefined ? { expectedRunId: real(expectedRunId) } : {}) } };
+        return {
+          type: 'SUBMIT',
+          message: {
+            ...event.message,
+            runId,
+            ...(expectedRunId !== undefined ? { expectedRunId: real(expectedRunId) } : {}),
+          },
+        };
       }
       case 'RUN_STARTED':
       case 'RUN_ENDED':
@@ -164,10 +194,15 @@ function replay(events: SessionEvent[]) {
 
     if (event.type === 'SUBMIT') {
       const m = event.message;
-      const decisions = out.filter((e) => e.type === 'admit' || e.type === 'steer' || e.type === 'queued' || e.type === 'rejected');
+      const decisions = out.filter(
+        (e) => e.type === 'admit' || e.type === 'steer' || e.type === 'queued' || e.type === 'rejected',
+      );
       holds(decisions.length === 1, `${where}: exactly one first decision`);
       const [decision] = decisions;
-      holds(decision!.runId === m.runId && !firstDecision.has(m.runId), `${where}: the decision is about the new message`);
+      holds(
+        decision!.runId === m.runId && !firstDecision.has(m.runId),
+        `${where}: the decision is about the new message`,
+      );
       firstDecision.set(m.runId, decision!.type);
       const interruptQueued = m.policy === 'interrupt' && decision!.type === 'queued';
       const rollbackQueued = m.policy === 'rollback' && decision!.type === 'queued';
@@ -176,15 +211,28 @@ function replay(events: SessionEvent[]) {
       // Superseded entries leave before the newcomer joins.
       for (const e of out) {
         if (e.type === 'dropped') {
-          holds((interruptQueued || rollbackQueued) && e.reason === 'superseded', `${where}: only an interrupt or a rollback supersedes`);
-          holds(rollbackQueued === rollbacks.has(e.runId), `${where}: a rollback supersedes only rollbacks, an interrupt only interrupts`);
+          holds(
+            (interruptQueued || rollbackQueued) && e.reason === 'superseded',
+            `${where}: only an interrupt or a rollback supersedes`,
+          );
+          holds(
+            rollbackQueued === rollbacks.has(e.runId),
+            `${where}: a rollback supersedes only rollbacks, an interrupt only interrupts`,
+          );
           leave(e.runId, 'superseded');
         }
       }
       switch (decision!.type) {
         case 'rejected':
-          same(decision!.code, m.policy === 'reject' ? 'session_busy' : 'lane_full', `${where}: reject refuses session_busy, others only for a full lane`);
-          holds(m.policy !== 'reject' || active !== undefined || lane.length > 0, `${where}: reject refuses only a busy session`);
+          same(
+            decision!.code,
+            m.policy === 'reject' ? 'session_busy' : 'lane_full',
+            `${where}: reject refuses session_busy, others only for a full lane`,
+          );
+          holds(
+            m.policy !== 'reject' || active !== undefined || lane.length > 0,
+            `${where}: reject refuses only a busy session`,
+          );
           same(out, [decision], `${where}: a rejected message announces nothing else`);
           same(after.context, before.context, `${where}: a rejected message changes nothing`);
           same(after.value, before.value, where);
@@ -201,15 +249,34 @@ function replay(events: SessionEvent[]) {
           holds(m.policy !== 'reject', `${where}: a reject message never waits`);
           if (m.policy === 'rollback') lane.unshift(m.runId);
           else lane.push(m.runId);
-          same(decision, { type: 'queued', runId: m.runId, position: m.policy === 'rollback' ? 1 : lane.length }, where);
+          same(
+            decision,
+            { type: 'queued', runId: m.runId, position: m.policy === 'rollback' ? 1 : lane.length },
+            where,
+          );
           break;
       }
       const cancels = out.filter((e) => e.type === 'cancelActive');
       if (rollbackQueued && active) {
         const replaced = !active.started && active.viaRollback;
-        same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: replaced ? 'superseded' : 'rolled_back', ...(replaced ? {} : { by: m.runId }) }], where);
+        same(
+          cancels,
+          [
+            {
+              type: 'cancelActive',
+              runId: active.runId,
+              reason: replaced ? 'superseded' : 'rolled_back',
+              ...(replaced ? {} : { by: m.runId }),
+            },
+          ],
+          where,
+        );
       } else if (interruptQueued && active && (active.started || active.viaInterrupt)) {
-        same(cancels, [{ type: 'cancelActive', runId: active.runId, reason: active.started ? 'interrupted' : 'superseded' }], where);
+        same(
+          cancels,
+          [{ type: 'cancelActive', runId: active.runId, reason: active.started ? 'interrupted' : 'superseded' }],
+          where,
+        );
       } else {
         same(cancels, [], `${where}: an interrupt cancels only a started run (or an interrupt not yet started)`);
       }
@@ -219,8 +286,13 @@ function replay(events: SessionEvent[]) {
           if (out.length > 0) {
             // A collect front takes the collect messages right behind it along.
             const batch = [lane[0]!];
-            while (collecting.has(lane[0]!) && batch.length < lane.length && collecting.has(lane[batch.length]!)) batch.push(lane[batch.length]!);
-            same(out, [{ type: 'admit', runId: lane[0], ...(batch.length > 1 ? { carries: batch.slice(1) } : {}) }], where);
+            while (collecting.has(lane[0]!) && batch.length < lane.length && collecting.has(lane[batch.length]!))
+              batch.push(lane[batch.length]!);
+            same(
+              out,
+              [{ type: 'admit', runId: lane[0], ...(batch.length > 1 ? { carries: batch.slice(1) } : {}) }],
+              where,
+            );
             const front = s.actor.getSnapshot().context.active!;
             for (const runId of batch) leave(runId, 'admitted');
             admit(front.runId);
@@ -251,10 +323,14 @@ function replay(events: SessionEvent[]) {
         case 'PURGE': {
           const purged = [...lane];
           for (const runId of purged) leave(runId, 'purged');
-          same(out, [
-            ...purged.map((runId) => ({ type: 'dropped', runId, reason: 'purged' })),
-            ...(active ? [{ type: 'cancelActive', runId: active.runId, reason: 'stopped' }] : []),
-          ], where);
+          same(
+            out,
+            [
+              ...purged.map((runId) => ({ type: 'dropped', runId, reason: 'purged' })),
+              ...(active ? [{ type: 'cancelActive', runId: active.runId, reason: 'stopped' }] : []),
+            ],
+            where,
+          );
           break;
         }
         default:
@@ -265,9 +341,16 @@ function replay(events: SessionEvent[]) {
     const { context } = after;
     holds(context.active?.runId === active?.runId, `${where}: at most one active run, the one admitted last`);
     holds(after.value === (active ? 'busy' : 'idle'), `${where}: busy exactly while a run holds the slot`);
-    same(context.lane.map((entry) => entry.runId), lane, `${where}: FIFO lane`);
+    same(
+      context.lane.map((entry) => entry.runId),
+      lane,
+      `${where}: FIFO lane`,
+    );
     holds(context.lane.length <= context.laneCapacity, `${where}: lane within capacity`);
-    holds((context.active?.pendingSteers ?? 0) <= context.maxPendingSteers, `${where}: pending steers within the limit`);
+    holds(
+      (context.active?.pendingSteers ?? 0) <= context.maxPendingSteers,
+      `${where}: pending steers within the limit`,
+    );
   });
 
   // Whatever is still waiting expires once, and nothing that already left the lane does.
@@ -276,7 +359,11 @@ function replay(events: SessionEvent[]) {
   s.clock.increment(limits.laneMaxWaitMs);
   // In arrival order, which a rollback (it waits at the front) breaks: compared as a set.
   const byRunId = (a: { runId: string }, b: { runId: string }) => a.runId.localeCompare(b.runId);
-  same([...s.emitted.slice(mark)].sort(byRunId as never), waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })).sort(byRunId), 'expiry after the path');
+  same(
+    [...s.emitted.slice(mark)].sort(byRunId as never),
+    waiting.map((runId) => ({ type: 'dropped', runId, reason: 'lane_timeout' })).sort(byRunId),
+    'expiry after the path',
+  );
   same(s.context().lane, [], 'expiry after the path');
   return { firstDecision, leftLane };
 }
@@ -320,17 +407,67 @@ describe('steer or queue (docs/runs.md, busy sessions: steer)', () => {
     decision: 'steer' | 'queued';
   }[] = [
     { case: 'plain text', candidate: {}, decision: 'steer' },
-    { case: 'attachments or a timeout/iteration/sandbox override', candidate: { plainText: false }, decision: 'queued' },
-    { case: 'model override equal to the active run’s', activeMessage: { model: 'local:big', runModel: 'local:big' }, candidate: { model: 'local:big' }, decision: 'steer' },
-    { case: 'model override equal to the model the active run uses by default', activeMessage: { runModel: 'scripted' }, candidate: { model: 'scripted' }, decision: 'steer' },
-    { case: 'model override different from the active run’s', activeMessage: { model: 'local:big', runModel: 'local:big' }, candidate: { model: 'local:small' }, decision: 'queued' },
-    { case: 'model override while the active run uses the default', activeMessage: { runModel: 'scripted' }, candidate: { model: 'local:small' }, decision: 'queued' },
-    { case: 'no model override into a run with one', activeMessage: { model: 'local:big', runModel: 'local:big' }, candidate: {}, decision: 'steer' },
-    { case: 'workspace override equal', activeMessage: { workspace: '/w/a', runWorkspace: '/w/a' }, candidate: { workspace: '/w/a' }, decision: 'steer' },
-    { case: 'workspace override equal to the default workspace of the active run', activeMessage: { runWorkspace: '/w/default' }, candidate: { workspace: '/w/default' }, decision: 'steer' },
-    { case: 'workspace override different', activeMessage: { workspace: '/w/a', runWorkspace: '/w/a' }, candidate: { workspace: '/w/b' }, decision: 'queued' },
+    {
+      case: 'attachments or a timeout/iteration/sandbox override',
+      candidate: { plainText: false },
+      decision: 'queued',
+    },
+    {
+      case: 'model override equal to the active run’s',
+      activeMessage: { model: 'local:big', runModel: 'local:big' },
+      candidate: { model: 'local:big' },
+      decision: 'steer',
+    },
+    {
+      case: 'model override equal to the model the active run uses by default',
+      activeMessage: { runModel: 'scripted' },
+      candidate: { model: 'scripted' },
+      decision: 'steer',
+    },
+    {
+      case: 'model override different from the active run’s',
+      activeMessage: { model: 'local:big', runModel: 'local:big' },
+      candidate: { model: 'local:small' },
+      decision: 'queued',
+    },
+    {
+      case: 'model override while the active run uses the default',
+      activeMessage: { runModel: 'scripted' },
+      candidate: { model: 'local:small' },
+      decision: 'queued',
+    },
+    {
+      case: 'no model override into a run with one',
+      activeMessage: { model: 'local:big', runModel: 'local:big' },
+      candidate: {},
+      decision: 'steer',
+    },
+    {
+      case: 'workspace override equal',
+      activeMessage: { workspace: '/w/a', runWorkspace: '/w/a' },
+      candidate: { workspace: '/w/a' },
+      decision: 'steer',
+    },
+    {
+      case: 'workspace override equal to the default workspace of the active run',
+      activeMessage: { runWorkspace: '/w/default' },
+      candidate: { workspace: '/w/default' },
+      decision: 'steer',
+    },
+    {
+      case: 'workspace override different',
+      activeMessage: { workspace: '/w/a', runWorkspace: '/w/a' },
+      candidate: { workspace: '/w/b' },
+      decision: 'queued',
+    },
     { case: 'max pending steers reached', steersBefore: 2, candidate: {}, decision: 'queued' },
-    { case: 'room again after the run consumed steers', steersBefore: 2, consumed: 2, candidate: {}, decision: 'steer' },
+    {
+      case: 'room again after the run consumed steers',
+      steersBefore: 2,
+      consumed: 2,
+      candidate: {},
+      decision: 'steer',
+    },
     { case: 'expectedRunId is the active run', candidate: { expectedRunId: 'active' }, decision: 'steer' },
     { case: 'expectedRunId is another run', candidate: { expectedRunId: 'previous' }, decision: 'queued' },
     { case: 'busy policy queue', candidate: { policy: 'queue' }, decision: 'queued' },
@@ -343,7 +480,9 @@ describe('steer or queue (docs/runs.md, busy sessions: steer)', () => {
     for (let i = 0; i < steersBefore; i += 1) expect(s.send(submit(`steer-${i}`, 'steer'))[0]?.type).toBe('steer');
     if (consumed > 0) s.send({ type: 'STEERS_CONSUMED', runId: 'active', count: consumed });
     const out = s.send(submit('candidate', candidate.policy ?? 'steer', candidate));
-    expect(out[0]).toMatchObject(decision === 'steer' ? { type: 'steer', intoRunId: 'active' } : { type: 'queued', position: 1 });
+    expect(out[0]).toMatchObject(
+      decision === 'steer' ? { type: 'steer', intoRunId: 'active' } : { type: 'queued', position: 1 },
+    );
     expect(s.context().active?.pendingSteers).toBe(steersBefore - consumed + (decision === 'steer' ? 1 : 0));
   });
 
@@ -363,7 +502,12 @@ describe('steer or queue (docs/runs.md, busy sessions: steer)', () => {
     expect(canSteer(context, { runId: 'x', policy: 'steer', plainText: true })).toBe(false);
     const active = { runId: 'a', running: true, viaInterrupt: false, pendingSteers: 0 };
     expect(canSteer({ ...context, active }, { runId: 'x', policy: 'steer', plainText: true })).toBe(true);
-    expect(canSteer({ ...context, active: { ...active, pendingSteers: 1 } }, { runId: 'x', policy: 'steer', plainText: true })).toBe(false);
+    expect(
+      canSteer(
+        { ...context, active: { ...active, pendingSteers: 1 } },
+        { runId: 'x', policy: 'steer', plainText: true },
+      ),
+    ).toBe(false);
   });
 });
 
@@ -489,7 +633,10 @@ describe('the wait lane (docs/runs.md, the wait lane)', () => {
     const mark = s.emitted.length;
     s.clock.increment(limits.laneMaxWaitMs * 2);
     expect(s.emitted.slice(mark)).toEqual([]);
-    expect(s.received.filter((type) => type === 'LANE_EXPIRED'), 'their timers were cancelled, not merely ignored').toEqual([]);
+    expect(
+      s.received.filter((type) => type === 'LANE_EXPIRED'),
+      'their timers were cancelled, not merely ignored',
+    ).toEqual([]);
   });
 
   it('cancel of a queued message drops it; of an unknown or the active run it does nothing', () => {
@@ -498,7 +645,9 @@ describe('the wait lane (docs/runs.md, the wait lane)', () => {
     s.send(submit('q', 'queue'));
     expect(s.send({ type: 'CANCEL_QUEUED', runId: 'a', reason: 'user' })).toEqual([]);
     expect(s.send({ type: 'CANCEL_QUEUED', runId: 'nope', reason: 'user' })).toEqual([]);
-    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([{ type: 'dropped', runId: 'q', reason: 'user' }]);
+    expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([
+      { type: 'dropped', runId: 'q', reason: 'user' },
+    ]);
     expect(s.send({ type: 'CANCEL_QUEUED', runId: 'q', reason: 'user' })).toEqual([]);
   });
 
@@ -576,11 +725,15 @@ type Session = ReturnType<typeof session>;
 describe('reject (docs/runs.md, busy sessions: reject)', () => {
   it.each<[string, (s: Session) => void, { activeRunId?: string }]>([
     ['a run is active', (s) => void s.send(submit('a', 'queue')), { activeRunId: 'a' }],
-    ['messages wait, none active', (s) => {
-      s.send(submit('a', 'queue'));
-      s.send(submit('q', 'queue'));
-      s.send({ type: 'RUN_ENDED', runId: 'a' });
-    }, {}],
+    [
+      'messages wait, none active',
+      (s) => {
+        s.send(submit('a', 'queue'));
+        s.send(submit('q', 'queue'));
+        s.send({ type: 'RUN_ENDED', runId: 'a' });
+      },
+      {},
+    ],
   ])('refuses session_busy when %s, and changes nothing', (_case, setUp, details) => {
     const s = session();
     setUp(s);
@@ -611,7 +764,9 @@ describe('rollback (docs/runs.md, busy sessions: rollback)', () => {
     const s = session({ ...input, laneCapacity: 4 });
     s.send(submit('a', 'queue'));
     s.send(submit('rb', 'rollback'));
-    expect(s.send({ type: 'REQUEUE_FRONT', entry: { runId: 'steers', viaInterrupt: false } })).toEqual([{ type: 'queued', runId: 'steers', position: 2 }]);
+    expect(s.send({ type: 'REQUEUE_FRONT', entry: { runId: 'steers', viaInterrupt: false } })).toEqual([
+      { type: 'queued', runId: 'steers', position: 2 },
+    ]);
     s.send({ type: 'RUN_ENDED', runId: 'a' });
     expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'rb' }]);
   });
@@ -644,9 +799,30 @@ describe('rollback (docs/runs.md, busy sessions: rollback)', () => {
 
 describe('lane overflow (docs/runs.md, the wait lane)', () => {
   const rows = [
-    { rule: 'reject_newest', out: [{ type: 'rejected', runId: 'q3', code: 'lane_full' }], lane: ['q1', 'q2'], first: { type: 'admit', runId: 'q1' } },
-    { rule: 'drop_oldest', out: [{ type: 'dropped', runId: 'q1', reason: 'dropped_overflow' }, { type: 'queued', runId: 'q3', position: 2 }], lane: ['q2', 'q3'], first: { type: 'admit', runId: 'q2' } },
-    { rule: 'summarize_oldest', out: [{ type: 'dropped', runId: 'q1', reason: 'dropped_overflow' }, { type: 'queued', runId: 'q3', position: 2 }], lane: ['q2', 'q3'], first: { type: 'admit', runId: 'q2', summarizes: ['q1'] } },
+    {
+      rule: 'reject_newest',
+      out: [{ type: 'rejected', runId: 'q3', code: 'lane_full' }],
+      lane: ['q1', 'q2'],
+      first: { type: 'admit', runId: 'q1' },
+    },
+    {
+      rule: 'drop_oldest',
+      out: [
+        { type: 'dropped', runId: 'q1', reason: 'dropped_overflow' },
+        { type: 'queued', runId: 'q3', position: 2 },
+      ],
+      lane: ['q2', 'q3'],
+      first: { type: 'admit', runId: 'q2' },
+    },
+    {
+      rule: 'summarize_oldest',
+      out: [
+        { type: 'dropped', runId: 'q1', reason: 'dropped_overflow' },
+        { type: 'queued', runId: 'q3', position: 2 },
+      ],
+      lane: ['q2', 'q3'],
+      first: { type: 'admit', runId: 'q2', summarizes: ['q1'] },
+    },
   ] as const;
   it.each(rows)('$rule', ({ rule, out, lane, first }) => {
     const s = session({ ...input, laneOverflow: rule });
@@ -658,7 +834,9 @@ describe('lane overflow (docs/runs.md, the wait lane)', () => {
     s.send({ type: 'RUN_ENDED', runId: 'a' });
     expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([first]);
     s.send({ type: 'RUN_ENDED', runId: first.runId });
-    expect(s.send({ type: 'ADMIT_NEXT' }), 'the notice goes to one run only').toEqual([{ type: 'admit', runId: lane[1] }]);
+    expect(s.send({ type: 'ADMIT_NEXT' }), 'the notice goes to one run only').toEqual([
+      { type: 'admit', runId: lane[1] },
+    ]);
   });
 
   it('a dropped message never expires afterwards', () => {

@@ -5,9 +5,21 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backOf, emptyQueue, frontOf, itemsOf, popped, pushed, sizeOf, someItem, withoutItems, type WaitQueue } from '../../machines/wait-queue.js';
+import {
+  backOf,
+  emptyQueue,
+  frontOf,
+  itemsOf,
+  popped,
+  pushed,
+  sizeOf,
+  someItem,
+  withoutItems,
+  type WaitQueue,
+} from '../../machines/wait-queue.js';
 
-type Op = { kind: 'push'; from: number } | { kind: 'pop'; from: number } | { kind: 'remove'; from: number; pick: number };
+type Op =
+  { kind: 'push'; from: number } | { kind: 'pop'; from: number } | { kind: 'remove'; from: number; pick: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('push' as const), from: fc.nat() }) },
@@ -29,7 +41,10 @@ describe('WaitQueue, a persistent FIFO', () => {
           else if (o.kind === 'pop') versions.push({ queue: popped(queue), model: model.slice(1) });
           else {
             const victim = model.length === 0 ? -1 : model[o.pick % model.length]!;
-            versions.push({ queue: withoutItems(queue, (item) => item === victim), model: model.filter((item) => item !== victim) });
+            versions.push({
+              queue: withoutItems(queue, (item) => item === victim),
+              model: model.filter((item) => item !== victim),
+            });
           }
         }
         for (const { queue, model } of versions) {

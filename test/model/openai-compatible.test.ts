@@ -13,11 +13,23 @@ import { collect, collectUntilError, modelRequest, replay, replayServer, type Re
 
 /** A chat.completion.chunk as OpenAI streams it. */
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null) {
-  return { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
+  return {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'm',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  };
 }
 
 const toolFragment = (index: number | undefined, fields: { id?: string; name?: string; arguments: string }) => ({
-  tool_calls: [{ ...(index !== undefined ? { index } : {}), ...(fields.id ? { id: fields.id, type: 'function' } : {}), function: { ...(fields.name ? { name: fields.name } : {}), arguments: fields.arguments } }],
+  tool_calls: [
+    {
+      ...(index !== undefined ? { index } : {}),
+      ...(fields.id ? { id: fields.id, type: 'function' } : {}),
+      function: { ...(fields.name ? { name: fields.name } : {}), arguments: fields.arguments },
+    },
+  ],
 });
 
 /** The events as `data:` lines, one write each, then `data: [DONE]`. */
@@ -25,7 +37,11 @@ function streams(events: unknown[], opts: { done?: boolean } = {}): Reply {
   const lines = events.map((e) => `data: ${typeof e === 'string' ? e : JSON.stringify(e)}\n\n`);
   const body = lines.join('') + (opts.done === false ? '' : 'data: [DONE]\n\n');
   let offset = 0;
-  return { headers: { 'content-type': 'text/event-stream' }, body, cuts: lines.map((l) => (offset += Buffer.byteLength(l))) };
+  return {
+    headers: { 'content-type': 'text/event-stream' },
+    body,
+    cuts: lines.map((l) => (offset += Buffer.byteLength(l))),
+  };
 }
 
 async function provider(...replies: Reply[]) {
@@ -35,7 +51,15 @@ async function provider(...replies: Reply[]) {
 
 describe('streaming', () => {
   it('yields every content delta in order, then one message with the whole text', async () => {
-    const { model } = await provider(streams([chunk({ role: 'assistant', content: '' }), chunk({ content: 'The ' }), chunk({ content: 'answer ' }), chunk({ content: 'is 42.' }), chunk({}, 'stop')]));
+    const { model } = await provider(
+      streams([
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: 'The ' }),
+        chunk({ content: 'answer ' }),
+        chunk({ content: 'is 42.' }),
+        chunk({}, 'stop'),
+      ]),
+    );
     expect(await collect(model)).toEqual([
       { type: 'delta', text: 'The ' },
       { type: 'delta', text: 'answer ' },
@@ -47,7 +71,11 @@ describe('streaming', () => {
   it('reads events whose bytes arrive split mid-line, inside a character and between CR and LF, with keep-alive comments', async () => {
     const raw = `: keep-alive\r\n\r\ndata: ${JSON.stringify(chunk({ content: 'héllo ' }))}\r\n\r\ndata: ${JSON.stringify(chunk({ content: 'wörld' }, 'stop'))}\r\n\r\ndata: [DONE]\r\n\r\n`;
     const bytes = Buffer.from(raw);
-    const { model } = await provider({ headers: { 'content-type': 'text/event-stream' }, body: bytes, cuts: [bytes.indexOf('é') + 1, bytes.indexOf('ö') + 1, bytes.lastIndexOf('\r')] });
+    const { model } = await provider({
+      headers: { 'content-type': 'text/event-stream' },
+      body: bytes,
+      cuts: [bytes.indexOf('é') + 1, bytes.indexOf('ö') + 1, bytes.lastIndexOf('\r')],
+    });
     expect(await collect(model)).toEqual([
       { type: 'delta', text: 'héllo ' },
       { type: 'delta', text: 'wörld' },
@@ -104,10 +132,21 @@ describe('streaming', () => {
   });
 
   it('keeps text and tool calls of one answer together', async () => {
-    const { model } = await provider(streams([chunk({ content: 'Let me look.' }), chunk(toolFragment(0, { id: 'call_a', name: 'echo', arguments: '{"text":"x"}' })), chunk({}, 'tool_calls')]));
+    const { model } = await provider(
+      streams([
+        chunk({ content: 'Let me look.' }),
+        chunk(toolFragment(0, { id: 'call_a', name: 'echo', arguments: '{"text":"x"}' })),
+        chunk({}, 'tool_calls'),
+      ]),
+    );
     expect(await collect(model)).toEqual([
       { type: 'delta', text: 'Let me look.' },
-      { type: 'message', text: 'Let me look.', toolCalls: [{ id: 'call_a', name: 'echo', args: { text: 'x' } }], finishReason: 'tool_calls' },
+      {
+        type: 'message',
+        text: 'Let me look.',
+        toolCalls: [{ id: 'call_a', name: 'echo', args: { text: 'x' } }],
+        finishReason: 'tool_calls',
+      },
     ]);
   });
 
@@ -121,7 +160,12 @@ describe('streaming', () => {
       ]),
     );
     const [message] = await collect(model);
-    expect(message).toMatchObject({ toolCalls: [{ id: 'call_a', name: 'echo', args: { text: 'a' } }, { id: 'call_b', name: 'echo', args: { text: 'b' } }] });
+    expect(message).toMatchObject({
+      toolCalls: [
+        { id: 'call_a', name: 'echo', args: { text: 'a' } },
+        { id: 'call_b', name: 'echo', args: { text: 'b' } },
+      ],
+    });
   });
 
   it('accepts a stream that ends without [DONE] once the model finished', async () => {
@@ -146,8 +190,15 @@ describe('streaming', () => {
   });
 
   it('reports tool_calls for a tool call the server ended with [DONE] and no finish reason', async () => {
-    const { model } = await provider(streams([chunk(toolFragment(0, { id: 'call_a', name: 'echo', arguments: '{"text":"x"}' }))]));
-    expect((await collect(model)).at(-1)).toEqual({ type: 'message', text: '', toolCalls: [{ id: 'call_a', name: 'echo', args: { text: 'x' } }], finishReason: 'tool_calls' });
+    const { model } = await provider(
+      streams([chunk(toolFragment(0, { id: 'call_a', name: 'echo', arguments: '{"text":"x"}' }))]),
+    );
+    expect((await collect(model)).at(-1)).toEqual({
+      type: 'message',
+      text: '',
+      toolCalls: [{ id: 'call_a', name: 'echo', args: { text: 'x' } }],
+      finishReason: 'tool_calls',
+    });
   });
 
   it('fails an empty 200 (no event at all) instead of passing an empty reply', async () => {
@@ -167,7 +218,11 @@ describe('streaming', () => {
 
 describe('abort', () => {
   it('stops reading mid-stream and rejects promptly with code aborted while the server keeps the connection open', async () => {
-    const { model } = await provider({ headers: { 'content-type': 'text/event-stream' }, body: `data: ${JSON.stringify(chunk({ content: 'thinking' }))}\n\n`, hang: true });
+    const { model } = await provider({
+      headers: { 'content-type': 'text/event-stream' },
+      body: `data: ${JSON.stringify(chunk({ content: 'thinking' }))}\n\n`,
+      hang: true,
+    });
     const controller = new AbortController();
     const iterator = model.complete(modelRequest({ signal: controller.signal }))[Symbol.asyncIterator]();
     expect(await iterator.next()).toEqual({ done: false, value: { type: 'delta', text: 'thinking' } });
@@ -188,13 +243,33 @@ describe('in the engine', () => {
   const newEngine = engineFixture();
 
   it('runs a tool call and answers with the second turn, reporting the 429 it retried as run.retrying', async () => {
-    const echo = defineTool({ name: 'echo', description: 'Returns its text.', input: z.object({ text: z.string() }), readOnly: true, execute: async ({ text }) => text });
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Returns its text.',
+      input: z.object({ text: z.string() }),
+      readOnly: true,
+      execute: async ({ text }) => text,
+    });
     const { origin, requests } = await replayServer(
-      { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '0' }, body: JSON.stringify({ error: { message: 'Rate limit reached' } }) },
+      {
+        status: 429,
+        headers: { 'content-type': 'application/json', 'retry-after': '0' },
+        body: JSON.stringify({ error: { message: 'Rate limit reached' } }),
+      },
       (received) => {
         const result = (received.body['messages'] as Record<string, unknown>[]).find((m) => m['role'] === 'tool');
-        if (!result) return streams([chunk({ role: 'assistant', content: null }), chunk(toolFragment(0, { id: 'call_1', name: 'echo', arguments: '{"text":' })), chunk(toolFragment(0, { arguments: '"ping"}' })), chunk({}, 'tool_calls')]);
-        return streams([chunk({ content: 'echo said ' }), chunk({ content: String(result['content']) }), chunk({}, 'stop')]);
+        if (!result)
+          return streams([
+            chunk({ role: 'assistant', content: null }),
+            chunk(toolFragment(0, { id: 'call_1', name: 'echo', arguments: '{"text":' })),
+            chunk(toolFragment(0, { arguments: '"ping"}' })),
+            chunk({}, 'tool_calls'),
+          ]);
+        return streams([
+          chunk({ content: 'echo said ' }),
+          chunk({ content: String(result['content']) }),
+          chunk({}, 'stop'),
+        ]);
       },
     );
     const engine = await newEngine({
@@ -209,22 +284,37 @@ describe('in the engine', () => {
     expect(requests[2]!.body['messages']).toEqual(
       expect.arrayContaining([
         { role: 'user', content: 'echo ping' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'echo', arguments: '{"text":"ping"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'echo', arguments: '{"text":"ping"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'ping' },
       ]),
     );
     const history = await engine.history(run.runId);
     expectWellFormedHistory(history);
-    expect(history.filter((e) => e.type === 'run.retrying')).toEqual([expect.objectContaining({ attempt: 1, reason: 'HTTP 429: Rate limit reached; retrying in 0 s' })]);
+    expect(history.filter((e) => e.type === 'run.retrying')).toEqual([
+      expect.objectContaining({ attempt: 1, reason: 'HTTP 429: Rate limit reached; retrying in 0 s' }),
+    ]);
     expect(history.filter((e) => e.type === 'model.delta').map((e) => e.text)).toEqual(['echo said ', 'ping']);
-    expect(history.filter((e) => e.type === 'model.message').map((e) => e.finishReason)).toEqual(['tool_calls', 'stop']);
+    expect(history.filter((e) => e.type === 'model.message').map((e) => e.finishReason)).toEqual([
+      'tool_calls',
+      'stop',
+    ]);
   });
 
   it("fails the run with content_filtered when Azure's asynchronous filter flags the answer after its finish", async () => {
     const { origin } = await replayServer(replay('azure-async-filter-after-stop.sse'));
-    const engine = await newEngine({ models: { azure: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0 }) }, config: { execution: { default_model: 'azure' } } });
+    const engine = await newEngine({
+      models: { azure: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0 }) },
+      config: { execution: { default_model: 'azure' } },
+    });
     const run = await engine.submit({ sessionId: 's', input: 'how do I pick a lock?' });
-    expect(await engine.wait(run.runId)).toMatchObject({ state: 'failed', error: { code: 'content_filtered', message: expect.stringContaining('violence: filtered') } });
+    expect(await engine.wait(run.runId)).toMatchObject({
+      state: 'failed',
+      error: { code: 'content_filtered', message: expect.stringContaining('violence: filtered') },
+    });
     const history = await engine.history(run.runId);
     expectWellFormedHistory(history);
     expect(history.filter((e) => e.type === 'model.message')).toEqual([]);
@@ -232,8 +322,14 @@ describe('in the engine', () => {
 
   it('completes a run whose server never sends a finish reason but ends with [DONE] (Snowflake Cortex)', async () => {
     const { origin } = await replayServer(replay('snowflake-cortex-no-finish-reason.sse'));
-    const engine = await newEngine({ models: { cortex: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0 }) }, config: { execution: { default_model: 'cortex' } } });
+    const engine = await newEngine({
+      models: { cortex: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'm', maxRetries: 0 }) },
+      config: { execution: { default_model: 'cortex' } },
+    });
     const run = await engine.submit({ sessionId: 's', input: 'how does Snowflake store data?' });
-    expect(await engine.wait(run.runId)).toMatchObject({ state: 'completed', output: 'Snowflake stores data in micro-partitions of 50–500 MB (uncompressed).' });
+    expect(await engine.wait(run.runId)).toMatchObject({
+      state: 'completed',
+      output: 'Snowflake stores data in micro-partitions of 50–500 MB (uncompressed).',
+    });
   });
 });

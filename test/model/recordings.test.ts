@@ -15,7 +15,16 @@ import { anthropicModel } from '../../src/model/anthropic.js';
 import { googleModel } from '../../src/model/google.js';
 import { openAICompatibleModel } from '../../src/model/openai.js';
 import type { ModelChunk, ModelProvider } from '../../src/model/types.js';
-import { awkwardCuts, collectUntilError, collect, rechunkingFetch, recording, redirectingFetch, replay, replayServer } from './replay-server.js';
+import {
+  awkwardCuts,
+  collectUntilError,
+  collect,
+  rechunkingFetch,
+  recording,
+  redirectingFetch,
+  replay,
+  replayServer,
+} from './replay-server.js';
 
 type Kind = 'openai' | 'anthropic' | 'google' | 'gemini-openai';
 
@@ -41,14 +50,28 @@ const rows: Row[] = [
     file: 'openai-text-then-tool-call.sse',
     kind: 'openai',
     text: 'PRE_TOOL',
-    message: { toolCalls: [{ id: 'call_NZa7xqfefoaMI2YYHowVXVlU', name: 'weather', args: {} }], finishReason: 'tool_calls', usage: { inputTokens: 58, outputTokens: 12 } },
+    message: {
+      toolCalls: [{ id: 'call_NZa7xqfefoaMI2YYHowVXVlU', name: 'weather', args: {} }],
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 58, outputTokens: 12 },
+    },
   },
   // Azure OpenAI: a first chunk with `choices: []` and prompt_filter_results, content_filter_results on every choice.
   // Recorded: vercel/ai packages/openai-compatible/src/chat/__fixtures__/azure-text.chunks.txt
-  { file: 'azure-content-filter-results.sse', kind: 'openai', text: 'Hello World', message: { finishReason: 'stop', usage: { inputTokens: 15, outputTokens: 5 } } },
+  {
+    file: 'azure-content-filter-results.sse',
+    kind: 'openai',
+    text: 'Hello World',
+    message: { finishReason: 'stop', usage: { inputTokens: 15, outputTokens: 5 } },
+  },
   // Azure OpenAI: the content filter stops the answer (`finish_reason: "content_filter"`).
   // Reconstructed from Azure's "content filtering" docs (streaming annotations, finish_reason content_filter).
-  { file: 'azure-content-filter-finish.sse', kind: 'openai', text: 'The battle', message: { finishReason: 'content_filter' } },
+  {
+    file: 'azure-content-filter-finish.sse',
+    kind: 'openai',
+    text: 'The battle',
+    message: { finishReason: 'content_filter' },
+  },
   // DeepSeek: `reasoning_content` deltas, then a tool call in fragments; cached tokens in usage.
   // Recorded: vercel/ai packages/deepseek/src/chat/__fixtures__/deepseek-tool-call.chunks.txt
   {
@@ -69,7 +92,11 @@ const rows: Row[] = [
     file: 'xai-reasoning-excerpt.sse',
     kind: 'openai',
     text: 'Grok',
-    message: { reasoning: [{ text: 'First, theResponse: Grok' }], finishReason: 'stop', usage: { inputTokens: 12, outputTokens: 342, cachedTokens: 11 } },
+    message: {
+      reasoning: [{ text: 'First, theResponse: Grok' }],
+      finishReason: 'stop',
+      usage: { inputTokens: 12, outputTokens: 342, cachedTokens: 11 },
+    },
   },
   // Groq: the whole tool call in one chunk; usage under `x_groq` and top level.
   // Recorded: vercel/ai packages/groq/src/__fixtures__/groq-tool-call.chunks.txt
@@ -77,18 +104,35 @@ const rows: Row[] = [
     file: 'groq-tool-call.sse',
     kind: 'openai',
     text: '',
-    message: { toolCalls: [{ id: 'tk85n1k4m', name: 'weather', args: {} }], finishReason: 'tool_calls', usage: { inputTokens: 210, outputTokens: 15 } },
+    message: {
+      toolCalls: [{ id: 'tk85n1k4m', name: 'weather', args: {} }],
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 210, outputTokens: 15 },
+    },
   },
   // Mistral magistral-style thinking: `delta.content` as an array of typed parts ("thinking", "text").
   // Recorded: vercel/ai packages/openai-compatible/src/chat/__fixtures__/issue-13703-mistral-thinking.chunks.txt
-  { file: 'mistral-thinking-content-parts.sse', kind: 'openai', text: '391', message: { reasoning: [{ text: MISTRAL_THINKING }], finishReason: 'stop', usage: { inputTokens: 28, outputTokens: 139 } } },
+  {
+    file: 'mistral-thinking-content-parts.sse',
+    kind: 'openai',
+    text: '391',
+    message: {
+      reasoning: [{ text: MISTRAL_THINKING }],
+      finishReason: 'stop',
+      usage: { inputTokens: 28, outputTokens: 139 },
+    },
+  },
   // Qwen (DashScope): continuation fragments carry `"id": ""` and no function name.
   // Recorded: vercel/ai packages/alibaba/src/__fixtures__/alibaba-tool-call.chunks.txt
   {
     file: 'qwen-tool-call-blank-continuation-ids.sse',
     kind: 'openai',
     text: '',
-    message: { toolCalls: [{ id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', args: { location: 'San Francisco' } }], finishReason: 'tool_calls', usage: { inputTokens: 295, outputTokens: 22 } },
+    message: {
+      toolCalls: [{ id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', args: { location: 'San Francisco' } }],
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 295, outputTokens: 22 },
+    },
   },
   // Ollama: parallel tool calls that all say `index: 0`, told apart only by their ids.
   // Reconstructed from ollama/ollama#15457 (the stream it quotes) and vercel/ai#14277.
@@ -107,16 +151,35 @@ const rows: Row[] = [
   },
   // llama.cpp (2025 builds): the error in a nonstandard SSE field `error:` on a 200, then [DONE].
   // Reconstructed from ggml-org/llama.cpp#16109 (the server code that wrote it) and coddy-project/coddy-agent#106.
-  { file: 'llamacpp-error-field.sse', kind: 'openai', error: { code: 'model_error', status: 400, says: 'the request exceeds the available context size' } },
+  {
+    file: 'llamacpp-error-field.sse',
+    kind: 'openai',
+    error: { code: 'model_error', status: 400, says: 'the request exceeds the available context size' },
+  },
   // llama.cpp (after #16109): `data: {"error": …}` after some text, no [DONE].
   // Reconstructed from ggml-org/llama.cpp#16109 and #19774 (the error body it quotes).
-  { file: 'llamacpp-data-error-after-text.sse', kind: 'openai', text: 'Résumé: ', error: { code: 'model_error', status: 500, says: 'Context size has been exceeded.' } },
+  {
+    file: 'llamacpp-data-error-after-text.sse',
+    kind: 'openai',
+    text: 'Résumé: ',
+    error: { code: 'model_error', status: 500, says: 'Context size has been exceeded.' },
+  },
   // OpenRouter: `: OPENROUTER PROCESSING` comments between chunks; usage with cost in a last chunk.
   // Reconstructed from OpenRouter's API docs ("Streaming": SSE comments; "Usage accounting").
-  { file: 'openrouter-processing-comments.sse', kind: 'openai', text: '東京は晴れです ☀️', message: { finishReason: 'stop', usage: { inputTokens: 14, outputTokens: 9 } } },
+  {
+    file: 'openrouter-processing-comments.sse',
+    kind: 'openai',
+    text: '東京は晴れです ☀️',
+    message: { finishReason: 'stop', usage: { inputTokens: 14, outputTokens: 9 } },
+  },
   // OpenRouter: an error inside a chunk (`error` beside `choices`, `finish_reason: "error"`) after text.
   // Reconstructed from OpenRouter's API docs ("Errors during streaming").
-  { file: 'openrouter-midstream-error.sse', kind: 'openai', text: 'Hel', error: { code: 'model_error', says: 'Provider disconnected unexpectedly' } },
+  {
+    file: 'openrouter-midstream-error.sse',
+    kind: 'openai',
+    text: 'Hel',
+    error: { code: 'model_error', says: 'Provider disconnected unexpectedly' },
+  },
   // Gemini's OpenAI endpoint: a tool call without `index`, signed in `extra_content.google.thought_signature`,
   // finishing in the same chunk. Reconstructed from Google's "OpenAI compatibility" docs (thought signatures).
   {
@@ -129,7 +192,9 @@ const rows: Row[] = [
           id: 'function-call-14913553093356466312',
           name: 'weather',
           args: { location: 'Zürich' },
-          providerMetadata: { switchyard: { thoughtSignature: 'CiQB0e2Kb7fI2bM3SiYRrZyoPxMxC+Sk8mC5eXjbqNo4DsTqZvQ=' } },
+          providerMetadata: {
+            switchyard: { thoughtSignature: 'CiQB0e2Kb7fI2bM3SiYRrZyoPxMxC+Sk8mC5eXjbqNo4DsTqZvQ=' },
+          },
         },
       ],
       finishReason: 'tool_calls',
@@ -138,16 +203,33 @@ const rows: Row[] = [
   },
   // vLLM (older servers): an error chunk `{"object": "error", …}` inside the stream.
   // Reconstructed from vLLM's OpenAI server (ErrorResponse in vllm/entrypoints/openai/protocol.py).
-  { file: 'vllm-stream-object-error.sse', kind: 'openai', error: { code: 'model_error', status: 400, says: "This model's maximum context length is 4096 tokens" } },
+  {
+    file: 'vllm-stream-object-error.sse',
+    kind: 'openai',
+    error: { code: 'model_error', status: 400, says: "This model's maximum context length is 4096 tokens" },
+  },
   // A gateway that answers a stream request with plain JSON on a 200 (no event stream at all).
   // Reconstructed: one-api/new-api style gateways; the shape named in the issue ("unframed JSON").
-  { file: 'unframed-json-error.json', kind: 'openai', error: { code: 'rate_limited', status: 429, says: '当前分组上游负载已饱和，请稍后再试' } },
+  {
+    file: 'unframed-json-error.json',
+    kind: 'openai',
+    error: { code: 'rate_limited', status: 429, says: '当前分组上游负载已饱和，请稍后再试' },
+  },
   // An `event: error` whose data is not the OpenAI error shape.
   // Reconstructed from the SSE spec's event field as proposed for llama.cpp in ggml-org/llama.cpp#16109.
-  { file: 'sse-event-error.sse', kind: 'openai', error: { code: 'model_error', status: 503, says: 'upstream connect error or disconnect/reset before headers' } },
+  {
+    file: 'sse-event-error.sse',
+    kind: 'openai',
+    error: { code: 'model_error', status: 503, says: 'upstream connect error or disconnect/reset before headers' },
+  },
   // OpenAI: `data: {"error": …}` mid-stream (the shape openai-python's Stream raises on).
   // Reconstructed from openai/openai-python src/openai/_streaming.py and OpenAI's 500 message.
-  { file: 'openai-data-error.sse', kind: 'openai', text: 'Sure — ', error: { code: 'model_error', says: 'The server had an error while processing your request' } },
+  {
+    file: 'openai-data-error.sse',
+    kind: 'openai',
+    text: 'Sure — ',
+    error: { code: 'model_error', says: 'The server had an error while processing your request' },
+  },
   // OpenAI: max_tokens cuts the tool call's arguments mid-string (`finish_reason: "length"`).
   // Reconstructed from OpenAI's Chat Completions streaming format.
   {
@@ -155,7 +237,14 @@ const rows: Row[] = [
     kind: 'openai',
     text: '',
     message: {
-      toolCalls: [{ id: 'call_Wq8nK2', name: 'file_write', args: {}, malformedArguments: '{"path":"notes/café.md","content":"# Menu' }],
+      toolCalls: [
+        {
+          id: 'call_Wq8nK2',
+          name: 'file_write',
+          args: {},
+          malformedArguments: '{"path":"notes/café.md","content":"# Menu',
+        },
+      ],
       finishReason: 'length',
       usage: { inputTokens: 310, outputTokens: 16, cachedTokens: 256 },
     },
@@ -172,10 +261,20 @@ const rows: Row[] = [
   // Azure OpenAI, asynchronous filter: deltas without verdicts, `finish_reason: "stop"`, then the
   // annotation chunk with the verdict (`violence.filtered: true`), usage, [DONE].
   // Reconstructed from Azure's "content streaming" docs (Asynchronous Filter: annotations after the content).
-  { file: 'azure-async-filter-after-stop.sse', kind: 'openai', text: 'To pick the lock, first', error: { code: 'content_filtered', says: 'flagged the answer after it was streamed (violence: filtered)' } },
+  {
+    file: 'azure-async-filter-after-stop.sse',
+    kind: 'openai',
+    text: 'To pick the lock, first',
+    error: { code: 'content_filtered', says: 'flagged the answer after it was streamed (violence: filtered)' },
+  },
   // OpenAI: a refusal streams in `delta.refusal`, and finishes with "stop".
   // Reconstructed from OpenAI's structured outputs docs ("Refusals").
-  { file: 'openai-refusal.sse', kind: 'openai', text: "I'm sorry, I can't help with that.", message: { finishReason: 'content_filter' } },
+  {
+    file: 'openai-refusal.sse',
+    kind: 'openai',
+    text: "I'm sorry, I can't help with that.",
+    message: { finishReason: 'content_filter' },
+  },
 
   // --- Anthropic Messages API ------------------------------------------------------------------
   // Recorded: vercel/ai packages/anthropic/src/__fixtures__/anthropic-text.chunks.txt (with its `ping`).
@@ -195,7 +294,11 @@ const rows: Row[] = [
       reasoning: [
         {
           text: 'The user wants the weather in Paris. I should call get_weather.',
-          providerMetadata: { anthropic: { signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8ZR+eS1mWvj8rZvLO5tHTkGHA==' } },
+          providerMetadata: {
+            anthropic: {
+              signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds8ZR+eS1mWvj8rZvLO5tHTkGHA==',
+            },
+          },
         },
       ],
       toolCalls: [{ id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'get_weather', args: { location: 'Paris, France' } }],
@@ -216,9 +319,19 @@ const rows: Row[] = [
   },
   // `event: error` (overloaded_error) after the answer began.
   // Reconstructed from Anthropic's docs ("Streaming Messages": error events).
-  { file: 'anthropic-overloaded-midstream.sse', kind: 'anthropic', text: 'Let me think', error: { code: 'model_error', says: 'Overloaded' } },
+  {
+    file: 'anthropic-overloaded-midstream.sse',
+    kind: 'anthropic',
+    text: 'Let me think',
+    error: { code: 'model_error', says: 'Overloaded' },
+  },
   // stop_reason max_tokens. Reconstructed from Anthropic's docs ("Handling stop reasons").
-  { file: 'anthropic-max-tokens.sse', kind: 'anthropic', text: 'Here is the first part of a very long', message: { finishReason: 'length' } },
+  {
+    file: 'anthropic-max-tokens.sse',
+    kind: 'anthropic',
+    text: 'Here is the first part of a very long',
+    message: { finishReason: 'length' },
+  },
 
   // --- Google Gemini API -----------------------------------------------------------------------
   // Text, then an empty text part carrying the thought signature. CRLF framing.
@@ -227,7 +340,11 @@ const rows: Row[] = [
     file: 'google-text-signed.sse',
     kind: 'google',
     text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y',
-    message: { finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 208 }, providerMetadata: { google: { thoughtSignature: expect.stringMatching(/^EqsFCqgF/) } } },
+    message: {
+      finishReason: 'stop',
+      usage: { inputTokens: 9, outputTokens: 208 },
+      providerMetadata: { google: { thoughtSignature: expect.stringMatching(/^EqsFCqgF/) } },
+    },
   },
   // Gemini 3: a functionCall part signed with a thoughtSignature (no call id).
   // Recorded: vercel/ai packages/google/src/__fixtures__/google-tool-call-gemini3.chunks.txt
@@ -236,7 +353,14 @@ const rows: Row[] = [
     kind: 'google',
     text: '',
     message: {
-      toolCalls: [{ id: expect.any(String), name: 'weather', args: { location: 'San Francisco' }, providerMetadata: { google: { thoughtSignature: expect.stringMatching(/^EpEgCo4gAb4/) } } }],
+      toolCalls: [
+        {
+          id: expect.any(String),
+          name: 'weather',
+          args: { location: 'San Francisco' },
+          providerMetadata: { google: { thoughtSignature: expect.stringMatching(/^EpEgCo4gAb4/) } },
+        },
+      ],
       finishReason: 'tool_calls',
       usage: { inputTokens: 29, outputTokens: 819 },
     },
@@ -245,10 +369,20 @@ const rows: Row[] = [
   // Recorded: vercel/ai packages/google/src/__fixtures__/issue-19758-prompt-block.chunks.txt
   { file: 'google-prompt-blocked.sse', kind: 'google', text: '', message: { finishReason: 'content_filter' } },
   // finishReason MAX_TOKENS. Reconstructed from the Gemini API reference (Candidate.finishReason).
-  { file: 'google-max-tokens.sse', kind: 'google', text: 'Die Antwort lautet: Größe ist', message: { finishReason: 'length' } },
+  {
+    file: 'google-max-tokens.sse',
+    kind: 'google',
+    text: 'Die Antwort lautet: Größe ist',
+    message: { finishReason: 'length' },
+  },
   // An error object in place of a chunk after the answer began (503 UNAVAILABLE).
   // Reconstructed from the Gemini API's error format (google.rpc.Status in an SSE data line).
-  { file: 'google-midstream-error.sse', kind: 'google', text: 'Sure, here', error: { code: 'model_error', status: 503, says: 'The model is overloaded. Please try again later.' } },
+  {
+    file: 'google-midstream-error.sse',
+    kind: 'google',
+    text: 'Sure, here',
+    error: { code: 'model_error', status: 503, says: 'The model is overloaded. Please try again later.' },
+  },
   // A quota error written after two chunks as pretty-printed JSON, without `data:` framing, then the connection closed.
   // Reconstructed from maximhq/bifrost#5262 (Gemini and Vertex abort a stream with an unframed JSON error, 429
   // RESOURCE_EXHAUSTED among them) and the Gemini API's error format (google.rpc.Status).
@@ -267,7 +401,11 @@ function providerFor(kind: Kind, origin: string, fetchImpl: typeof fetch): Model
       return openAICompatibleModel({ ...common, baseURL: `${origin}/v1` });
     case 'gemini-openai': {
       const official = 'https://generativelanguage.googleapis.com/v1beta/openai';
-      return openAICompatibleModel({ ...common, baseURL: official, fetch: redirectingFetch(official, `${origin}/v1`, fetchImpl) });
+      return openAICompatibleModel({
+        ...common,
+        baseURL: official,
+        fetch: redirectingFetch(official, `${origin}/v1`, fetchImpl),
+      });
     }
     case 'anthropic':
       return anthropicModel({ ...common, baseURL: `${origin}/v1`, apiKey: 'sk-ant-test' });
@@ -310,8 +448,26 @@ describe.each(rows)('$file', (row) => {
 it('covers at least 25 distinct shapes, every provider family among them', () => {
   expect(rows.length).toBeGreaterThanOrEqual(25);
   expect(new Set(rows.map((r) => r.file)).size).toBe(rows.length);
-  for (const provider of ['openai', 'azure', 'deepseek', 'xai', 'groq', 'mistral', 'qwen', 'ollama', 'llamacpp', 'openrouter', 'gemini-openai', 'snowflake', 'anthropic', 'google']) {
-    expect(rows.some((r) => r.file.startsWith(provider)), provider).toBe(true);
+  for (const provider of [
+    'openai',
+    'azure',
+    'deepseek',
+    'xai',
+    'groq',
+    'mistral',
+    'qwen',
+    'ollama',
+    'llamacpp',
+    'openrouter',
+    'gemini-openai',
+    'snowflake',
+    'anthropic',
+    'google',
+  ]) {
+    expect(
+      rows.some((r) => r.file.startsWith(provider)),
+      provider,
+    ).toBe(true);
   }
 });
 
@@ -338,7 +494,9 @@ function before(file: string, marker: string): Buffer {
   return body.subarray(0, at);
 }
 
-const UNFRAMED_GOOGLE_ERROR = recording('google-unframed-error-after-chunks.sse').subarray(recording('google-unframed-error-after-chunks.sse').indexOf('\r\n\r\n{') + 4);
+const UNFRAMED_GOOGLE_ERROR = recording('google-unframed-error-after-chunks.sse').subarray(
+  recording('google-unframed-error-after-chunks.sse').indexOf('\r\n\r\n{') + 4,
+);
 const SNOWFLAKE_TEXT = 'Snowflake stores data in micro-partitions of 50–500 MB (uncompressed).';
 
 const variants: Variant[] = [
@@ -396,7 +554,11 @@ const variants: Variant[] = [
   {
     name: "Google's error on one unframed line after a finished stream (finishReason STOP)",
     kind: 'google',
-    body: () => Buffer.concat([recording('google-text-signed.sse'), Buffer.from('{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}\n')]),
+    body: () =>
+      Buffer.concat([
+        recording('google-text-signed.sse'),
+        Buffer.from('{"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}\n'),
+      ]),
     text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y',
     error: { code: 'model_error', status: 500, says: 'An internal error has occurred.' },
   },

@@ -63,17 +63,32 @@ export async function replayServer(...answers: Answer[]) {
     req.on('data', (piece: Buffer) => pieces.push(piece));
     req.on('end', () => {
       const text = Buffer.concat(pieces).toString('utf8');
-      const received: Received = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      const received: Received = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      };
       const index = requests.push(received) - 1;
       const answer = answers[Math.min(index, answers.length - 1)]!;
-      void Promise.resolve(typeof answer === 'function' ? answer(received, index) : answer).then((reply) => send(res, reply));
+      void Promise.resolve(typeof answer === 'function' ? answer(received, index) : answer).then((reply) =>
+        send(res, reply),
+      );
     });
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const origin = `http://127.0.0.1:${port}`;
-  return { origin, requests, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return {
+    origin,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 async function send(res: ServerResponse, reply: Reply): Promise<void> {
@@ -105,10 +120,15 @@ export function rechunkingFetch(size: number): typeof fetch {
     // Piece by piece as the bytes arrive, so a connection cut mid-body fails where it was cut.
     const pieces = new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
-        for (let offset = 0; offset < chunk.length; offset += size) controller.enqueue(chunk.slice(offset, offset + size));
+        for (let offset = 0; offset < chunk.length; offset += size)
+          controller.enqueue(chunk.slice(offset, offset + size));
       },
     });
-    return new Response(response.body.pipeThrough(pieces), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(response.body.pipeThrough(pieces), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 

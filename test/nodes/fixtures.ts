@@ -18,7 +18,9 @@ export interface RawNode {
 
 /** Opens a raw node connection; resolves once it is open (not necessarily registered). */
 export async function rawNode(gatewayUrl: string, token: string, name: string): Promise<RawNode> {
-  const ws = new WebSocket(`${gatewayUrl}/?role=node&name=${encodeURIComponent(name)}`, { headers: { Authorization: `Bearer ${token}` } });
+  const ws = new WebSocket(`${gatewayUrl}/?role=node&name=${encodeURIComponent(name)}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   const frames: Record<string, unknown>[] = [];
   const waiting: ((frame: Record<string, unknown>) => void)[] = [];
   let read = 0;
@@ -34,7 +36,8 @@ export async function rawNode(gatewayUrl: string, token: string, name: string): 
   return {
     ws,
     frames,
-    next: () => (read < frames.length ? Promise.resolve(frames[read++]!) : new Promise((resolve) => waiting.push(resolve))),
+    next: () =>
+      read < frames.length ? Promise.resolve(frames[read++]!) : new Promise((resolve) => waiting.push(resolve)),
     send: (frame) => ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame)),
   };
 }
@@ -62,7 +65,8 @@ export function nodeGatewayFixture(): (options?: HarnessOptions & { nodes?: Node
       node: async (name) => {
         const node = await rawNode(base.gateway.url, base.gateway.token, name);
         const registered = await node.next();
-        if (registered['method'] !== 'node.registered') throw new Error(`expected node.registered, got ${JSON.stringify(registered)}`);
+        if (registered['method'] !== 'node.registered')
+          throw new Error(`expected node.registered, got ${JSON.stringify(registered)}`);
         return node;
       },
     };

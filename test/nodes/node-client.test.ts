@@ -28,7 +28,11 @@ interface StartedNode {
   stop(): Promise<void>;
 }
 
-async function startNode(harness: Pick<NodeHarness, 'gateway'>, name: string, extra: Partial<NodeClientOptions> = {}): Promise<StartedNode> {
+async function startNode(
+  harness: Pick<NodeHarness, 'gateway'>,
+  name: string,
+  extra: Partial<NodeClientOptions> = {},
+): Promise<StartedNode> {
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-node-test-')));
   const controller = new AbortController();
   const node: StartedNode = {
@@ -57,7 +61,10 @@ async function startNode(harness: Pick<NodeHarness, 'gateway'>, name: string, ex
 }
 
 async function registered(harness: NodeHarness, ...names: string[]): Promise<void> {
-  await until(() => names.every((name) => harness.nodes.list().some((n) => n.name === name)), `${names.join(', ')} registered`);
+  await until(
+    () => names.every((name) => harness.nodes.list().some((n) => n.name === name)),
+    `${names.join(', ')} registered`,
+  );
 }
 
 function isAlive(pid: number): boolean {
@@ -70,12 +77,23 @@ function isAlive(pid: number): boolean {
 }
 
 describe('running commands', () => {
-  it('runs a command in the node\'s workspace and answers with its exit code and output', async () => {
+  it("runs a command in the node's workspace and answers with its exit code and output", async () => {
     const harness = await start();
     const node = await startNode(harness, 'worker-1');
     await registered(harness, 'worker-1');
-    const result = await harness.nodes.invoke('worker-1', { command: 'pwd; echo "$HOME"; echo oops >&2; exit 3', timeoutMs: 10_000 });
-    expect(result).toMatchObject({ exitCode: 3, signal: null, output: `${node.workspace}\n${node.workspace}\noops\n`, truncated: false, timedOut: false, cancelled: false, sandbox: 'none' });
+    const result = await harness.nodes.invoke('worker-1', {
+      command: 'pwd; echo "$HOME"; echo oops >&2; exit 3',
+      timeoutMs: 10_000,
+    });
+    expect(result).toMatchObject({
+      exitCode: 3,
+      signal: null,
+      output: `${node.workspace}\n${node.workspace}\noops\n`,
+      truncated: false,
+      timedOut: false,
+      cancelled: false,
+      sandbox: 'none',
+    });
   });
 
   it.each([
@@ -85,7 +103,9 @@ describe('running commands', () => {
     const harness = await start();
     await startNode(harness, 'worker-1');
     await registered(harness, 'worker-1');
-    const error = await harness.nodes.invoke('worker-1', { command: 'true', cwd, timeoutMs: 10_000 }).catch((e: unknown) => e);
+    const error = await harness.nodes
+      .invoke('worker-1', { command: 'true', cwd, timeoutMs: 10_000 })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolError);
     expect((error as ToolError).code).toBe(code);
   });
@@ -99,16 +119,23 @@ describe('running commands', () => {
     expect(result).toMatchObject({ timedOut: true, output: 'started\n' });
   });
 
-  it('node.cancel kills the command\'s whole process group, background children included', async () => {
+  it("node.cancel kills the command's whole process group, background children included", async () => {
     const harness = await start();
     const node = await startNode(harness, 'worker-1');
     await registered(harness, 'worker-1');
     const controller = new AbortController();
-    const pending = harness.nodes.invoke('worker-1', { command: 'sleep 30 & echo $! > bg.pid; sleep 30', timeoutMs: 60_000 }, controller.signal);
+    const pending = harness.nodes.invoke(
+      'worker-1',
+      { command: 'sleep 30 & echo $! > bg.pid; sleep 30', timeoutMs: 60_000 },
+      controller.signal,
+    );
     const pidFile = join(node.workspace, 'bg.pid');
     let pid = 0;
     await until(() => {
-      void readFile(pidFile, 'utf8').then((text) => (pid = Number(text.trim()) || 0), () => {});
+      void readFile(pidFile, 'utf8').then(
+        (text) => (pid = Number(text.trim()) || 0),
+        () => {},
+      );
       return pid > 0;
     }, 'the background child started');
     expect(isAlive(pid)).toBe(true);
@@ -117,11 +144,14 @@ describe('running commands', () => {
     await until(() => !isAlive(pid), 'the background child is killed', 10_000);
   });
 
-  it('cuts an answer\'s output until the frame fits the gateway\'s maxPayload', async () => {
+  it("cuts an answer's output until the frame fits the gateway's maxPayload", async () => {
     const harness = await start({ gateway: { maxPayloadBytes: 64 * 1024 } });
     await startNode(harness, 'worker-1');
     await registered(harness, 'worker-1');
-    const result = await harness.nodes.invoke('worker-1', { command: "head -c 300000 /dev/zero | tr '\\0' '\"'", timeoutMs: 10_000 });
+    const result = await harness.nodes.invoke('worker-1', {
+      command: "head -c 300000 /dev/zero | tr '\\0' '\"'",
+      timeoutMs: 10_000,
+    });
     expect(result.truncated).toBe(true);
     expect(result.output).toMatch(/…\[output truncated to fit the gateway's frame limit: \d+ characters omitted\]$/);
     expect(harness.nodes.list().map((n) => n.name)).toEqual(['worker-1']);
@@ -136,10 +166,18 @@ describe('connection', () => {
     const { port, dataDir } = { port: harness.gateway.port, dataDir: harness.dataDir };
     await harness.gateway.close();
     expect(harness.nodes.list()).toEqual([]);
-    const again = await startGateway({ engine: harness.engine, nodes: harness.nodes, port, dataDir, logger: { warn: () => {} } });
+    const again = await startGateway({
+      engine: harness.engine,
+      nodes: harness.nodes,
+      port,
+      dataDir,
+      logger: { warn: () => {} },
+    });
     try {
       await until(() => node.registrations === 2, 'registered again');
-      expect((await harness.nodes.invoke('worker-1', { command: 'echo back', timeoutMs: 10_000 })).output).toBe('back\n');
+      expect((await harness.nodes.invoke('worker-1', { command: 'echo back', timeoutMs: 10_000 })).output).toBe(
+        'back\n',
+      );
     } finally {
       await again.close();
     }
@@ -153,7 +191,9 @@ describe('connection', () => {
     const error = await second.done.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NodeClientError);
     expect((error as NodeClientError).code).toBe('refused');
-    expect((error as NodeClientError).message).toBe('the gateway refused node "worker-1": a node named "worker-1" is already connected; pick another --name');
+    expect((error as NodeClientError).message).toBe(
+      'the gateway refused node "worker-1": a node named "worker-1" is already connected; pick another --name',
+    );
   });
 
   it('a wrong token stops it with unauthorized', async () => {
@@ -192,7 +232,13 @@ describe('connection', () => {
     const node = await startNode(harness, 'worker-1', { logger: { warn: (m) => warnings.push(m) } });
     await until(() => warnings.length >= 2, 'two failed attempts');
     expect(warnings[0]).toMatch(/^could not connect: .*ECONNREFUSED.*; reconnecting in \d+ ms$/);
-    const again = await startGateway({ engine: harness.engine, nodes: harness.nodes, port, dataDir, logger: { warn: () => {} } });
+    const again = await startGateway({
+      engine: harness.engine,
+      nodes: harness.nodes,
+      port,
+      dataDir,
+      logger: { warn: () => {} },
+    });
     try {
       await until(() => node.registrations === 1, 'registered');
       await registered(harness, 'worker-1');

@@ -36,7 +36,20 @@ interface NodeProcess {
 function nodeProcess(gateway: Gateway, name: string): NodeProcess {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'node', '--gateway', gateway.url, '--name', name, '--token-file', gateway.tokenPath, '--sandbox', 'none'],
+    [
+      '--import',
+      'tsx',
+      'src/cli.ts',
+      'node',
+      '--gateway',
+      gateway.url,
+      '--name',
+      name,
+      '--token-file',
+      gateway.tokenPath,
+      '--sandbox',
+      'none',
+    ],
     { cwd: repoRoot, env: { ...process.env, SWITCHYARD_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -92,7 +105,13 @@ beforeAll(async () => {
     nodes,
     models: {
       scripted: scriptedModel([
-        { toolCalls: CALLS.map(({ id, node, partner }) => ({ id, name: 'node_invoke', args: { node, command: meet(barrier, id, partner) } })) },
+        {
+          toolCalls: CALLS.map(({ id, node, partner }) => ({
+            id,
+            name: 'node_invoke',
+            args: { node, command: meet(barrier, id, partner) },
+          })),
+        },
         { text: 'all four ran' },
       ]),
     },
@@ -108,11 +127,15 @@ beforeAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     registered = (await client.call('nodes.list', {})).nodes.map((n) => n.name);
   }
-  expect(registered, workers.map((w) => `${w.name}:\n${w.stdout()}\n${w.stderr()}`).join('\n')).toEqual(['worker-1', 'worker-2']);
+  expect(registered, workers.map((w) => `${w.name}:\n${w.stdout()}\n${w.stderr()}`).join('\n')).toEqual([
+    'worker-1',
+    'worker-2',
+  ]);
 }, SPAWN_TIMEOUT);
 
 afterAll(async () => {
-  for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
+  for (const worker of workers)
+    if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
   await Promise.all(workers.map((w) => w.exited));
   await client?.close();
   await gateway?.close();
@@ -128,9 +151,19 @@ describe('two node processes', () => {
     const history = await client.history(runId);
 
     const scheduled = history.find((e) => e.type === 'tool.scheduled') as RunEventOf<'tool.scheduled'>;
-    expect(scheduled.groups).toEqual([[0, 2], [2, 4]]);
-    expect(scheduled.claims.map((c) => [c.callId, c.claim])).toEqual(CALLS.map(({ id, node }) => [id, Claims.nodes([node])]));
-    expect(scheduled.claims.map((c) => c.label)).toEqual(['nodes [worker-1]', 'nodes [worker-2]', 'nodes [worker-1]', 'nodes [worker-2]']);
+    expect(scheduled.groups).toEqual([
+      [0, 2],
+      [2, 4],
+    ]);
+    expect(scheduled.claims.map((c) => [c.callId, c.claim])).toEqual(
+      CALLS.map(({ id, node }) => [id, Claims.nodes([node])]),
+    );
+    expect(scheduled.claims.map((c) => c.label)).toEqual([
+      'nodes [worker-1]',
+      'nodes [worker-2]',
+      'nodes [worker-1]',
+      'nodes [worker-2]',
+    ]);
 
     const finished = history.filter((e) => e.type === 'tool.finished') as RunEventOf<'tool.finished'>[];
     expect(finished.map((e) => [e.callId, e.ok])).toEqual(expect.arrayContaining(CALLS.map(({ id }) => [id, true])));
@@ -150,18 +183,26 @@ describe('two node processes', () => {
     expect(w2b!.start).toBeGreaterThanOrEqual(w2a!.end);
 
     // The event log tells the same story: the second group starts after the first finished.
-    const order = history.filter((e) => e.type === 'tool.started' || e.type === 'tool.finished').map((e) => `${e.type === 'tool.started' ? '+' : '-'}${(e as { callId: string }).callId}`);
+    const order = history
+      .filter((e) => e.type === 'tool.started' || e.type === 'tool.finished')
+      .map((e) => `${e.type === 'tool.started' ? '+' : '-'}${(e as { callId: string }).callId}`);
     expect(order.slice(0, 2)).toEqual(['+w1-a', '+w2-a']);
     expect(new Set(order.slice(2, 4))).toEqual(new Set(['-w1-a', '-w2-a']));
     expect(order.slice(4, 6)).toEqual(['+w1-b', '+w2-b']);
   }, 60_000);
 
-  it('a third node under a name already connected exits 1 and says why', async () => {
-    const impostor = nodeProcess(gateway, 'worker-1');
-    expect(await impostor.exited).toBe(1);
-    expect(impostor.stderr()).toContain('the gateway refused node "worker-1": a node named "worker-1" is already connected; pick another --name');
-    expect((await client.call('nodes.list', {})).nodes.map((n) => n.name)).toEqual(['worker-1', 'worker-2']);
-  }, SPAWN_TIMEOUT);
+  it(
+    'a third node under a name already connected exits 1 and says why',
+    async () => {
+      const impostor = nodeProcess(gateway, 'worker-1');
+      expect(await impostor.exited).toBe(1);
+      expect(impostor.stderr()).toContain(
+        'the gateway refused node "worker-1": a node named "worker-1" is already connected; pick another --name',
+      );
+      expect((await client.call('nodes.list', {})).nodes.map((n) => n.name)).toEqual(['worker-1', 'worker-2']);
+    },
+    SPAWN_TIMEOUT,
+  );
 
   it('SIGTERM stops a node cleanly: exit 0, and the gateway forgets it', async () => {
     const worker = workers[1]!;

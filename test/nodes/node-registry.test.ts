@@ -13,7 +13,15 @@ import { nodeGatewayFixture, rawNode } from './fixtures.js';
 
 const start = nodeGatewayFixture();
 const COMMAND: NodeCommand = { command: 'echo hi', timeoutMs: 5_000 };
-const RESULT = { exitCode: 0, signal: null, output: 'hi\n', truncated: false, timedOut: false, durationMs: 3, sandbox: 'none' };
+const RESULT = {
+  exitCode: 0,
+  signal: null,
+  output: 'hi\n',
+  truncated: false,
+  timedOut: false,
+  durationMs: 3,
+  sandbox: 'none',
+};
 
 async function rejection(promise: Promise<unknown>): Promise<ToolError> {
   const error = await promise.then(
@@ -28,7 +36,11 @@ describe('registration', () => {
   it('a node that connects with role node and a name is registered and told so', async () => {
     const { nodes, gateway, client } = await start();
     const node = await rawNode(gateway.url, gateway.token, 'worker-1');
-    expect(await node.next()).toEqual({ jsonrpc: '2.0', method: 'node.registered', params: { name: 'worker-1', maxPayloadBytes: 1024 * 1024 } });
+    expect(await node.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'node.registered',
+      params: { name: 'worker-1', maxPayloadBytes: 1024 * 1024 },
+    });
     expect(nodes.list()).toMatchObject([{ name: 'worker-1', inFlight: 0 }]);
     const { nodes: listed } = await (await client()).call('nodes.list', {});
     expect(listed.map((n) => n.name)).toEqual(['worker-1']);
@@ -40,7 +52,11 @@ describe('registration', () => {
     const { nodes, gateway } = await start();
     const WebSocket = (await import('ws')).default;
     const ws = new WebSocket(gateway.url, {
-      headers: { Authorization: `Bearer ${gateway.token}`, 'x-switchyard-role': 'node', 'x-switchyard-node-name': 'by-header' },
+      headers: {
+        Authorization: `Bearer ${gateway.token}`,
+        'x-switchyard-role': 'node',
+        'x-switchyard-node-name': 'by-header',
+      },
     });
     await new Promise((resolve) => ws.once('open', resolve));
     await until(() => nodes.list().length === 1, 'the node registers');
@@ -74,7 +90,9 @@ describe('registration', () => {
     const { gateway, engine, dataDir } = await start();
     const bare = await startGateway({ engine, port: 0, dataDir, logger: { warn: () => {} } });
     try {
-      expect(await handshakeStatus(`${bare.url}/?role=node&name=w`, { Authorization: `Bearer ${bare.token}` })).toBe(403);
+      expect(await handshakeStatus(`${bare.url}/?role=node&name=w`, { Authorization: `Bearer ${bare.token}` })).toBe(
+        403,
+      );
     } finally {
       await bare.close();
     }
@@ -83,12 +101,16 @@ describe('registration', () => {
 });
 
 describe('invoke', () => {
-  it('sends node.invoke with an invocation id and resolves with the node\'s answer', async () => {
+  it("sends node.invoke with an invocation id and resolves with the node's answer", async () => {
     const { nodes, node } = await start();
     const worker = await node('worker-1');
     const answer = nodes.invoke('worker-1', { command: 'echo hi', cwd: 'sub', timeoutMs: 5_000, maxOutputBytes: 1000 });
     const request = await worker.next();
-    expect(request).toMatchObject({ jsonrpc: '2.0', method: 'node.invoke', params: { command: 'echo hi', cwd: 'sub', timeoutMs: 5_000, maxOutputBytes: 1000 } });
+    expect(request).toMatchObject({
+      jsonrpc: '2.0',
+      method: 'node.invoke',
+      params: { command: 'echo hi', cwd: 'sub', timeoutMs: 5_000, maxOutputBytes: 1000 },
+    });
     expect((request['params'] as { invocationId: string }).invocationId).toMatch(/^[0-9a-f-]{36}$/);
     expect(nodes.list()[0]?.inFlight).toBe(1);
     worker.send({ jsonrpc: '2.0', id: request['id'], result: RESULT });
@@ -122,7 +144,9 @@ describe('invoke', () => {
     for (const pending of [first, second]) {
       const error = await rejection(pending);
       expect(error.code).toBe('node_unavailable');
-      expect(error.message).toMatch(/^node "worker-1" is unavailable: the connection closed \(1006\) while it ran "sleep 1[01]"/);
+      expect(error.message).toMatch(
+        /^node "worker-1" is unavailable: the connection closed \(1006\) while it ran "sleep 1[01]"/,
+      );
     }
     expect(nodes.list()).toEqual([]);
     expect((await rejection(nodes.invoke('worker-1', COMMAND))).code).toBe('unknown_node');
@@ -161,17 +185,31 @@ describe('invoke', () => {
     const error = await rejection(pending);
     expect(error.code).toBe('timeout');
     expect(error.message).toBe('node "worker-1" did not answer within 150 ms; it was told to stop the command');
-    expect(await worker.next()).toMatchObject({ method: 'node.cancel', params: { invocationId: (request['params'] as { invocationId: string }).invocationId } });
+    expect(await worker.next()).toMatchObject({
+      method: 'node.cancel',
+      params: { invocationId: (request['params'] as { invocationId: string }).invocationId },
+    });
   });
 
-  it('a node\'s error answer becomes a ToolError with the node\'s code', async () => {
+  it("a node's error answer becomes a ToolError with the node's code", async () => {
     const { nodes, node } = await start();
     const worker = await node('worker-1');
     const pending = nodes.invoke('worker-1', { ...COMMAND, cwd: '../..' });
     const request = await worker.next();
-    worker.send({ jsonrpc: '2.0', id: request['id'], error: { code: -32000, message: 'cwd resolves outside the node\'s workspace', data: { code: 'outside_workspace' } } });
+    worker.send({
+      jsonrpc: '2.0',
+      id: request['id'],
+      error: {
+        code: -32000,
+        message: "cwd resolves outside the node's workspace",
+        data: { code: 'outside_workspace' },
+      },
+    });
     const error = await rejection(pending);
-    expect([error.code, error.message]).toEqual(['outside_workspace', 'node "worker-1": cwd resolves outside the node\'s workspace']);
+    expect([error.code, error.message]).toEqual([
+      'outside_workspace',
+      'node "worker-1": cwd resolves outside the node\'s workspace',
+    ]);
   });
 
   it('an answer that is not a valid result is a node_protocol_error', async () => {

@@ -31,7 +31,18 @@ const tempDir = tempDirs('switchyard-package-', 'afterAll');
 const run = promisify(execFile);
 
 /** What a checkout has that `npm pack` needs (not dist/, not node_modules/, which is shared). */
-const CHECKOUT = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'scripts', 'src', 'machines', 'bin', 'docs'];
+const CHECKOUT = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'README.md',
+  'scripts',
+  'src',
+  'machines',
+  'bin',
+  'docs',
+];
 
 let checkout: string;
 let project: string;
@@ -58,14 +69,24 @@ beforeAll(async () => {
   for (const entry of CHECKOUT) await cp(join(repoRoot, entry), join(checkout, entry), { recursive: true });
   await symlink(join(repoRoot, 'node_modules'), join(checkout, 'node_modules'));
   const packed = await tempDir();
-  succeeded(spawnSync('npm', ['pack', '--pack-destination', packed], { cwd: checkout, encoding: 'utf8', env: userEnv }), 'npm pack');
+  succeeded(
+    spawnSync('npm', ['pack', '--pack-destination', packed], { cwd: checkout, encoding: 'utf8', env: userEnv }),
+    'npm pack',
+  );
   const [tarball] = (await readdir(packed)).filter((file) => file.endsWith('.tgz'));
 
   project = await tempDir();
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'gateway-of-my-own', private: true, type: 'module' }));
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'gateway-of-my-own', private: true, type: 'module' }),
+  );
   // Dependencies from npm's cache where it has them; the registry only for what it lacks.
   succeeded(
-    spawnSync('npm', ['install', join(packed, tarball!), '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project, encoding: 'utf8', env: userEnv }),
+    spawnSync('npm', ['install', join(packed, tarball!), '--prefer-offline', '--no-audit', '--no-fund'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: userEnv,
+    }),
     'npm install of the tarball',
   );
 }, TIMEOUT);
@@ -73,7 +94,9 @@ beforeAll(async () => {
 describe('the packed package installed in an empty project', { timeout: TIMEOUT }, () => {
   it('ships compiled JavaScript with declarations, no TypeScript sources and no TypeScript loader', async () => {
     const installed = join(project, 'node_modules', 'switchyard');
-    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { exports: { '.': { types: string; import: string } } };
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as {
+      exports: { '.': { types: string; import: string } };
+    };
     expect(existsSync(join(installed, manifest.exports['.'].import))).toBe(true);
     expect(existsSync(join(installed, manifest.exports['.'].types))).toBe(true);
     expect(existsSync(join(installed, 'src'))).toBe(false);
@@ -96,7 +119,18 @@ describe('the packed package installed in an empty project', { timeout: TIMEOUT 
     );
     await writeFile(
       join(project, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: ['typed.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['typed.ts'],
+      }),
     );
     // The checker of this repository: the user's project has no TypeScript of its own.
     const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -113,16 +147,27 @@ describe('the packed package installed in an empty project', { timeout: TIMEOUT 
   it('switchyard serve answers a run and serves the inspector, and exits 0 on SIGTERM', async () => {
     const dataDir = join(project, 'data');
     await mkdir(join(project, 'workspaces'));
-    await writeFile(join(project, 'switchyard.toml'), `[sandbox]\nworkspace_root = ${JSON.stringify(join(project, 'workspaces'))}\n`);
+    await writeFile(
+      join(project, 'switchyard.toml'),
+      `[sandbox]\nworkspace_root = ${JSON.stringify(join(project, 'workspaces'))}\n`,
+    );
     // The installed command itself, as a supervisor runs it.
-    const server = spawnServe(join(project, 'node_modules', '.bin', 'switchyard'), ['serve', '--port', '0', '--data-dir', dataDir, '--config', 'switchyard.toml'], {
-      cwd: project,
-      env: userEnv,
-    });
+    const server = spawnServe(
+      join(project, 'node_modules', '.bin', 'switchyard'),
+      ['serve', '--port', '0', '--data-dir', dataDir, '--config', 'switchyard.toml'],
+      {
+        cwd: project,
+        env: userEnv,
+      },
+    );
     const url = await servedUrl(server);
     const tokenFile = join(dataDir, 'token');
 
-    const { stdout } = await run('npx', ['switchyard', 'run', 'hello', '--gateway', url, '--token-file', tokenFile, '--session', 'packaged'], { cwd: project, env: userEnv });
+    const { stdout } = await run(
+      'npx',
+      ['switchyard', 'run', 'hello', '--gateway', url, '--token-file', tokenFile, '--session', 'packaged'],
+      { cwd: project, env: userEnv },
+    );
     expect(stdout).toMatch(/packaged\s+run#1\s+run\.completed\s+"done"/);
 
     const http = url.replace(/^ws/, 'http');
@@ -134,7 +179,9 @@ describe('the packed package installed in an empty project', { timeout: TIMEOUT 
     };
     expect(await get('/inspect')).toContain('<html');
     expect(await get('/inspect/app.js')).not.toBe('');
-    expect(JSON.parse(await get('/inspect/machines.json'))).toMatchObject({ machines: expect.arrayContaining([expect.objectContaining({})]) });
+    expect(JSON.parse(await get('/inspect/machines.json'))).toMatchObject({
+      machines: expect.arrayContaining([expect.objectContaining({})]),
+    });
     const client = await clientOf(url, tokenFile);
     expect((await client.snapshot()).running).toEqual([]);
 
@@ -159,7 +206,10 @@ async function slowConfig(dir: string): Promise<string> {
   await writeFile(script, JSON.stringify([{ text: 'finished', delayMs: 2_000 }]));
   const config = join(dir, 'switchyard.toml');
   const workspaces = await tempDir();
-  await writeFile(config, `[execution]\ndefault_model = "slow"\n[models.slow]\nkind = "scripted"\nscript = ${JSON.stringify(script)}\n[sandbox]\nworkspace_root = ${JSON.stringify(workspaces)}\n`);
+  await writeFile(
+    config,
+    `[execution]\ndefault_model = "slow"\n[models.slow]\nkind = "scripted"\nscript = ${JSON.stringify(script)}\n[sandbox]\nworkspace_root = ${JSON.stringify(workspaces)}\n`,
+  );
   return config;
 }
 
@@ -173,33 +223,54 @@ describe('npm start in the checkout, stopped by a signal with runs in flight', {
     ['SIGTERM to the process group (systemd)', 'SIGTERM', 'group'],
     ['SIGINT to the process group (Ctrl-C in a terminal)', 'SIGINT', 'group'],
     ['SIGTERM to the server itself', 'SIGTERM', 'server'],
-  ] as [string, NodeJS.Signals, Target][])('%s: the server stops gracefully, npm exits 0 after it', async (_how, signal, target) => {
-    const dir = await tempDir();
-    const dataDir = join(dir, 'data');
-    // detached: npm leads a process group of its own, as under a supervisor or a terminal.
-    const npm = spawnServe('npm', ['start', '--', '--port', '0', '--data-dir', dataDir, '--config', await slowConfig(dir), '--grace-seconds', '60'], {
-      cwd: checkout,
-      detached: true,
-      env: { ...process.env, SWITCHYARD_TOKEN: '' },
-    });
-    const url = await servedUrl(npm);
-    const serverPid = npm.logLines().find((line) => line.msg.startsWith('listening on'))!.pid!;
-    expect(serverPid).not.toBe(npm.child.pid);
-    const client = await clientOf(url, join(dataDir, 'token'));
-    const runIds = [];
-    for (let i = 0; i < RUNS; i += 1) runIds.push((await client.submit({ sessionId: `s${i}`, input: 'take your time' })).runId);
-    const results = Promise.all(runIds.map((runId) => client.wait(runId)));
+  ] as [string, NodeJS.Signals, Target][])(
+    '%s: the server stops gracefully, npm exits 0 after it',
+    async (_how, signal, target) => {
+      const dir = await tempDir();
+      const dataDir = join(dir, 'data');
+      // detached: npm leads a process group of its own, as under a supervisor or a terminal.
+      const npm = spawnServe(
+        'npm',
+        [
+          'start',
+          '--',
+          '--port',
+          '0',
+          '--data-dir',
+          dataDir,
+          '--config',
+          await slowConfig(dir),
+          '--grace-seconds',
+          '60',
+        ],
+        {
+          cwd: checkout,
+          detached: true,
+          env: { ...process.env, SWITCHYARD_TOKEN: '' },
+        },
+      );
+      const url = await servedUrl(npm);
+      const serverPid = npm.logLines().find((line) => line.msg.startsWith('listening on'))!.pid!;
+      expect(serverPid).not.toBe(npm.child.pid);
+      const client = await clientOf(url, join(dataDir, 'token'));
+      const runIds = [];
+      for (let i = 0; i < RUNS; i += 1)
+        runIds.push((await client.submit({ sessionId: `s${i}`, input: 'take your time' })).runId);
+      const results = Promise.all(runIds.map((runId) => client.wait(runId)));
 
-    const pid = target === 'npm' ? npm.child.pid! : target === 'group' ? -npm.child.pid! : serverPid;
-    process.kill(pid, signal);
+      const pid = target === 'npm' ? npm.child.pid! : target === 'group' ? -npm.child.pid! : serverPid;
+      process.kill(pid, signal);
 
-    const exit = await npm.exited;
-    expect(alive(serverPid)).toBe(false);
-    expect(exit, npm.stderr()).toEqual({ code: 0, signal: null });
-    const messages = npm.logLines().map((line) => line.msg);
-    expect(messages.some((msg) => msg.startsWith(`${signal}: shutting down`))).toBe(true);
-    expect(messages.at(-1)).toBe('stopped');
-    expect(messages.some((msg) => msg.startsWith('cancelling'))).toBe(false);
-    expect(await results).toEqual(runIds.map((runId) => expect.objectContaining({ runId, state: 'completed', output: 'finished' })));
-  });
+      const exit = await npm.exited;
+      expect(alive(serverPid)).toBe(false);
+      expect(exit, npm.stderr()).toEqual({ code: 0, signal: null });
+      const messages = npm.logLines().map((line) => line.msg);
+      expect(messages.some((msg) => msg.startsWith(`${signal}: shutting down`))).toBe(true);
+      expect(messages.at(-1)).toBe('stopped');
+      expect(messages.some((msg) => msg.startsWith('cancelling'))).toBe(false);
+      expect(await results).toEqual(
+        runIds.map((runId) => expect.objectContaining({ runId, state: 'completed', output: 'finished' })),
+      );
+    },
+  );
 });

@@ -46,7 +46,9 @@ function footprintWitness(clock: IncarnationClock) {
   let executions = 0;
   /** Executions sleeping on the clock: the only file calls time may move on for. */
   let sleeping = 0;
-  const wrap = <I extends { path: string }>(tool: AnyTool & { execute(input: I, ctx: Parameters<AnyTool['execute']>[1]): Promise<unknown> }): AnyTool =>
+  const wrap = <I extends { path: string }>(
+    tool: AnyTool & { execute(input: I, ctx: Parameters<AnyTool['execute']>[1]): Promise<unknown> },
+  ): AnyTool =>
     ({
       ...tool,
       execute: async (input: I, ctx: Parameters<AnyTool['execute']>[1]) => {
@@ -65,7 +67,10 @@ function footprintWitness(clock: IncarnationClock) {
           }
           return await tool.execute(input, ctx);
         } finally {
-          active.set(file, (active.get(file) ?? []).filter((x) => x !== me));
+          active.set(
+            file,
+            (active.get(file) ?? []).filter((x) => x !== me),
+          );
         }
       },
     }) as AnyTool;
@@ -95,7 +100,10 @@ const fileCall: fc.Arbitrary<FileCall> = fc.record({
 });
 const sessionPlan: fc.Arbitrary<SessionPlan> = fc.record({
   workspace: fc.integer({ min: 0, max: 1 }),
-  turns: fc.array(fc.record({ delayMs: fc.integer({ min: 0, max: 120 }), calls: fc.array(fileCall, { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 3 }),
+  turns: fc.array(
+    fc.record({ delayMs: fc.integer({ min: 0, max: 120 }), calls: fc.array(fileCall, { minLength: 1, maxLength: 3 }) }),
+    { minLength: 1, maxLength: 3 },
+  ),
 });
 interface Workload {
   sessions: SessionPlan[];
@@ -128,7 +136,10 @@ function turnOf(runId: string, turn: number, plans: Map<string, SessionPlan['tur
     toolCalls: planned.calls.map((c, k) => ({
       id: `${runId}-t${turn}-${k}@${c.ms}`,
       name: c.tool,
-      args: c.tool === 'file_write' ? { path: FILES[c.file], content: `${SEED_TEXT}${runId} turn ${turn}\n` } : { path: FILES[c.file], old: 'line', new: 'line.' },
+      args:
+        c.tool === 'file_write'
+          ? { path: FILES[c.file], content: `${SEED_TEXT}${runId} turn ${turn}\n` }
+          : { path: FILES[c.file], old: 'line', new: 'line.' },
     })),
   };
 }
@@ -143,7 +154,11 @@ interface Harness {
   witness: ReturnType<typeof footprintWitness>;
 }
 
-async function harness(config: Record<string, unknown>, extraTools: AnyTool[], model: (runId: string, turn: number, input: string) => ScriptTurn): Promise<Harness> {
+async function harness(
+  config: Record<string, unknown>,
+  extraTools: AnyTool[],
+  model: (runId: string, turn: number, input: string) => ScriptTurn,
+): Promise<Harness> {
   const base = new SimulatedClock();
   const clock = new IncarnationClock(base);
   const witness = footprintWitness(clock);
@@ -151,7 +166,12 @@ async function harness(config: Record<string, unknown>, extraTools: AnyTool[], m
   const errors: unknown[] = [];
   const engine = await createEngine({
     clock,
-    config: { ...config, execution: { max_runs_global: 100, max_runs_per_agent: 100 }, approval: { tier: 'full' }, sandbox: { workspace_root: join(root, 'defaults') } },
+    config: {
+      ...config,
+      execution: { max_runs_global: 100, max_runs_per_agent: 100 },
+      approval: { tier: 'full' },
+      sandbox: { workspace_root: join(root, 'defaults') },
+    },
     tools: [...witness.tools, ...extraTools],
     models: { scripted: scriptedModel((ctx) => model(ctx.runId, ctx.turn, ctx.input)) },
     onError: (error) => errors.push(error),
@@ -173,7 +193,8 @@ async function harness(config: Record<string, unknown>, extraTools: AnyTool[], m
  * not asleep on the clock holds it.
  */
 async function drain(h: Harness, runIds: () => string[]): Promise<void> {
-  const ended = () => runIds().every((id) => ['completed', 'failed', 'cancelled'].includes(h.engine.status(id)?.state ?? ''));
+  const ended = () =>
+    runIds().every((id) => ['completed', 'failed', 'cancelled'].includes(h.engine.status(id)?.state ?? ''));
   // Calls started and not finished, but not asleep on the clock either: on their way to the tool, or writing.
   // A delegation holds it until its child run has started.
   const inRealWork = () => {
@@ -185,7 +206,8 @@ async function drain(h: Harness, runIds: () => string[]): Promise<void> {
       if (e.type === 'tool.started') (e.tool === 'delegate_here' ? delegations : open).add(call);
       else if (e.type === 'tool.finished') open.delete(call) || delegations.delete(call);
       else if (e.type === 'run.started' && e.parentRunId !== undefined) children.add(e.runId);
-      else if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled') children.delete(e.runId);
+      else if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled')
+        children.delete(e.runId);
     }
     return open.size - h.witness.sleeping + Math.max(0, delegations.size - children.size);
   };
@@ -198,7 +220,12 @@ async function drain(h: Harness, runIds: () => string[]): Promise<void> {
     if (ended()) return;
     const next = h.clock.nextDue();
     if (inRealWork() > 0 || next === undefined) {
-      if (Date.now() > giveUpAt) throw new Error(`stuck with nothing scheduled: ${runIds().filter((id) => !['completed', 'failed', 'cancelled'].includes(h.engine.status(id)?.state ?? '')).join(', ')} still open`);
+      if (Date.now() > giveUpAt)
+        throw new Error(
+          `stuck with nothing scheduled: ${runIds()
+            .filter((id) => !['completed', 'failed', 'cancelled'].includes(h.engine.status(id)?.state ?? ''))
+            .join(', ')} still open`,
+        );
       // A call is doing real I/O (a workspace mkdir, a write): wait for it, time stands still.
       await new Promise<void>((r) => setTimeout(r, 1));
       continue;
@@ -216,12 +243,18 @@ async function playWorkload(w: Workload, crossRun: boolean) {
   const plans = new Map<string, SessionPlan['turns']>();
   w.sessions.forEach((s, i) => plans.set(`r${i}`, s.turns));
   const h = await harness(
-    { tool_service: { scheduling: w.scheduling, parallel_tool_concurrency: w.concurrency, cross_run_claims: crossRun } },
+    {
+      tool_service: { scheduling: w.scheduling, parallel_tool_concurrency: w.concurrency, cross_run_claims: crossRun },
+    },
     [],
     (runId, turn) => turnOf(runId, turn, plans),
   );
   const runIds = w.sessions.map((_, i) => `r${i}`);
-  const accepted = await Promise.all(w.sessions.map((s, i) => h.engine.submit({ runId: `r${i}`, sessionId: `s${i}`, input: `task ${i}`, workspace: dirs[s.workspace] })));
+  const accepted = await Promise.all(
+    w.sessions.map((s, i) =>
+      h.engine.submit({ runId: `r${i}`, sessionId: `s${i}`, input: `task ${i}`, workspace: dirs[s.workspace] }),
+    ),
+  );
   for (const answer of accepted) h.monitor.accepted(answer);
   await drain(h, () => runIds);
   await h.engine.close();
@@ -240,7 +273,9 @@ describe('claims across runs, for all workloads (fast-check, simulated clock)', 
         for (const runId of runIds) expect(h.engine.status(runId)?.state).toBe('completed');
         // Every call ran and succeeded: none waited out its timeout.
         expect(runEvents(h).filter((e) => e.type === 'tool.finished' && !e.ok)).toEqual([]);
-        const workspaceOf = new Map(runEvents(h).flatMap((e) => (e.type === 'run.started' ? [[e.runId, e.workspace] as const] : [])));
+        const workspaceOf = new Map(
+          runEvents(h).flatMap((e) => (e.type === 'run.started' ? [[e.runId, e.workspace] as const] : [])),
+        );
         for (const e of runEvents(h)) {
           if (e.type !== 'tool.waiting') continue;
           waited += 1;
@@ -255,7 +290,14 @@ describe('claims across runs, for all workloads (fast-check, simulated clock)', 
   }, 120_000);
 
   it('the same writes overlap with cross_run_claims = false: the witness catches it', async () => {
-    const clash: Workload = { scheduling: 'dag', concurrency: 2, sessions: [0, 1].map(() => ({ workspace: 0, turns: [{ delayMs: 10, calls: [{ tool: 'file_write', file: 0, ms: 100 }] }] })) };
+    const clash: Workload = {
+      scheduling: 'dag',
+      concurrency: 2,
+      sessions: [0, 1].map(() => ({
+        workspace: 0,
+        turns: [{ delayMs: 10, calls: [{ tool: 'file_write', file: 0, ms: 100 }] }],
+      })),
+    };
     const off = await playWorkload(clash, false);
     expect(off.h.witness.overlaps).toHaveLength(1);
     expect(off.h.monitor.check().map((v) => v.invariant)).toEqual(['cross-run-overlap']);
@@ -277,19 +319,27 @@ interface TreeNode {
 const tree: fc.Arbitrary<TreeNode> = fc.letrec<{ node: TreeNode }>((self) => ({
   node: fc.record({
     calls: fc.array(fileCall, { maxLength: 2 }),
-    children: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant<TreeNode[]>([]), fc.array(self('node'), { minLength: 1, maxLength: 3 })),
+    children: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constant<TreeNode[]>([]),
+      fc.array(self('node'), { minLength: 1, maxLength: 3 }),
+    ),
   }),
 })).node;
 
 /** Delegates like session_send, but into the caller's own workspace, so parent and children meet. */
 const delegateHere = defineTool({
   name: 'delegate_here',
-  description: 'Delegates a task to another session, working in this run\'s workspace.',
+  description: "Delegates a task to another session, working in this run's workspace.",
   input: z.object({ session: z.string(), message: z.string() }).strict(),
   concurrencyClaim: ({ session }) => Claims.sessions([session]),
   execute: async ({ session, message }, ctx) => {
     const result = await ctx.delegate!({ sessionId: session, input: message, workspace: ctx.workspace });
-    if (result.state !== 'completed') throw new ToolError('delegated_run_failed', `${result.runId} ended ${result.state}: ${result.error?.message ?? ''}`);
+    if (result.state !== 'completed')
+      throw new ToolError(
+        'delegated_run_failed',
+        `${result.runId} ended ${result.state}: ${result.error?.message ?? ''}`,
+      );
     return result.output;
   },
 });
@@ -306,20 +356,33 @@ describe('delegation trees (fast-check, simulated clock)', () => {
           node.children.forEach((child, i) => name(child, `${path}.${i}`));
         };
         forest.forEach((root, i) => name(root, `n${i}`));
-        const h = await harness({ tool_service: { parallel_tool_concurrency: 4, scheduling: 'dag' } }, [delegateHere], (runId, turn, input) => {
-          const node = nodes.get(input);
-          if (!node) return { text: `done ${runId}` };
-          const writes = node.calls.map((c, k) => ({
-            id: `${input}-w${k}@${c.ms}`,
-            name: c.tool,
-            args: c.tool === 'file_write' ? { path: FILES[c.file], content: `${SEED_TEXT}${input}\n` } : { path: FILES[c.file], old: 'line', new: 'line.' },
-          }));
-          const delegations = node.children.map((_, i) => ({ id: `${input}-d${i}`, name: 'delegate_here', args: { session: `${input}.${i}`, message: `${input}.${i}` } }));
-          const batch = turn === 0 ? [...writes, ...delegations] : [];
-          return batch.length > 0 ? { toolCalls: batch } : { text: `done ${input}` };
-        });
+        const h = await harness(
+          { tool_service: { parallel_tool_concurrency: 4, scheduling: 'dag' } },
+          [delegateHere],
+          (runId, turn, input) => {
+            const node = nodes.get(input);
+            if (!node) return { text: `done ${runId}` };
+            const writes = node.calls.map((c, k) => ({
+              id: `${input}-w${k}@${c.ms}`,
+              name: c.tool,
+              args:
+                c.tool === 'file_write'
+                  ? { path: FILES[c.file], content: `${SEED_TEXT}${input}\n` }
+                  : { path: FILES[c.file], old: 'line', new: 'line.' },
+            }));
+            const delegations = node.children.map((_, i) => ({
+              id: `${input}-d${i}`,
+              name: 'delegate_here',
+              args: { session: `${input}.${i}`, message: `${input}.${i}` },
+            }));
+            const batch = turn === 0 ? [...writes, ...delegations] : [];
+            return batch.length > 0 ? { toolCalls: batch } : { text: `done ${input}` };
+          },
+        );
         const tops = forest.map((_, i) => `n${i}`);
-        await Promise.all(tops.map((top) => h.engine.submit({ runId: top, sessionId: top, input: top, workspace: dir })));
+        await Promise.all(
+          tops.map((top) => h.engine.submit({ runId: top, sessionId: top, input: top, workspace: dir })),
+        );
         const all = () => runEvents(h).flatMap((e) => (e.type === 'run.started' ? [e.runId] : []));
         await drain(h, () => [...tops, ...all()]);
         const started = all();

@@ -50,7 +50,10 @@ type Op =
   | { op: 'advance'; ms: number };
 
 const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('answer' as const), delayMs: fc.integer({ min: 0, max: 300 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant('answer' as const), delayMs: fc.integer({ min: 0, max: 300 }) }),
+  },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -59,8 +62,14 @@ const behaviour: fc.Arbitrary<Behaviour> = fc.oneof(
       toolMs: fc.integer({ min: 0, max: 800 }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('error' as const), delayMs: fc.integer({ min: 0, max: 200 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('slow' as const), delayMs: fc.integer({ min: 1_000, max: 6_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('error' as const), delayMs: fc.integer({ min: 0, max: 200 }) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('slow' as const), delayMs: fc.integer({ min: 1_000, max: 6_000 }) }),
+  },
 );
 
 const submission: fc.Arbitrary<Submission> = fc
@@ -80,11 +89,20 @@ const maxPerAgent = fc.integer({ min: 1, max: 3 });
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 6, arbitrary: submission },
   { weight: 1, arbitrary: fc.record({ step: fc.constant('cancel' as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ step: fc.constant('stopSession' as const), session: fc.integer({ min: 0, max: SESSIONS.length - 1 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      step: fc.constant('stopSession' as const),
+      session: fc.integer({ min: 0, max: SESSIONS.length - 1 }),
+    }),
+  },
 );
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ op: fc.constant('burst' as const), steps: fc.array(step, { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({ op: fc.constant('burst' as const), steps: fc.array(step, { minLength: 1, maxLength: 3 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('reconfigure' as const), maxGlobal, maxPerAgent }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 1_500 }) }) },
 );
@@ -289,7 +307,9 @@ async function runScenario(initial: Setup, ops: Op[]): Promise<void> {
     // wait() settles for every accepted message, steers included (through their alias).
     for (const runId of known) {
       const result = await Promise.race([engine.wait(runId), settle().then(() => 'still waiting' as const)]);
-      expect(result === 'still waiting' ? result : result.state, `wait(${runId})`).toMatch(/^(completed|cancelled|failed)$/);
+      expect(result === 'still waiting' ? result : result.state, `wait(${runId})`).toMatch(
+        /^(completed|cancelled|failed)$/,
+      );
     }
     expect(errors).toEqual([]);
   } finally {
@@ -318,22 +338,41 @@ describe('engine invariants under random command sequences', () => {
     vi.restoreAllMocks();
   });
 
-  it('hold for every sequence, and everything drains', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        setup,
-        fc.array(op, { minLength: 1, maxLength: 50, size: 'max' }),
-        (initial, ops) => runScenario(initial, ops),
-      ),
-      { seed, numRuns },
-    );
-    const corners = [
-      'submit:started', 'submit:queued', 'submit:steered', 'submit:lane_full', 'steer consumed', 'follow-up started',
-      'queued:session_busy', 'queued:limits', 'shrunk below usage', 'completed', 'failed:model_error', 'failed:timeout',
-      'failed:lane_timeout', 'cancelled:interrupted', 'cancelled:superseded', 'cancelled:stopped', 'cancelled:purged',
-      'cancelled:test cancel',
-    ];
-    const missed = corners.filter((corner) => !reached.has(corner));
-    expect(missed, 'never reached by the generated sequences: widen the generators or raise SWITCHYARD_PROPERTY_RUNS').toEqual([]);
-  }, Math.max(30_000, numRuns * 500));
+  it(
+    'hold for every sequence, and everything drains',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(setup, fc.array(op, { minLength: 1, maxLength: 50, size: 'max' }), (initial, ops) =>
+          runScenario(initial, ops),
+        ),
+        { seed, numRuns },
+      );
+      const corners = [
+        'submit:started',
+        'submit:queued',
+        'submit:steered',
+        'submit:lane_full',
+        'steer consumed',
+        'follow-up started',
+        'queued:session_busy',
+        'queued:limits',
+        'shrunk below usage',
+        'completed',
+        'failed:model_error',
+        'failed:timeout',
+        'failed:lane_timeout',
+        'cancelled:interrupted',
+        'cancelled:superseded',
+        'cancelled:stopped',
+        'cancelled:purged',
+        'cancelled:test cancel',
+      ];
+      const missed = corners.filter((corner) => !reached.has(corner));
+      expect(
+        missed,
+        'never reached by the generated sequences: widen the generators or raise SWITCHYARD_PROPERTY_RUNS',
+      ).toEqual([]);
+    },
+    Math.max(30_000, numRuns * 500),
+  );
 });

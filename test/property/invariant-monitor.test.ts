@@ -53,7 +53,7 @@ describe('InvariantMonitor', () => {
     expect(monitor.check()).toEqual([]);
   });
 
-  it('detects a gap in a run\'s seq', () => {
+  it("detects a gap in a run's seq", () => {
     const { monitor } = monitorWith();
     const ev = fabricate();
     monitor.observe(ev('run.started', 'a', 's1'));
@@ -61,7 +61,7 @@ describe('InvariantMonitor', () => {
     expect(namesOf(monitor.violations())).toEqual(['run-seq']);
   });
 
-  it('detects a gap in a session\'s sessionSeq', () => {
+  it("detects a gap in a session's sessionSeq", () => {
     const { monitor } = monitorWith();
     const ev = fabricate();
     monitor.observe(ev('run.started', 'a', 's1'));
@@ -109,7 +109,7 @@ describe('InvariantMonitor', () => {
     expect(monitor.violations()).toEqual([]);
   });
 
-  it('detects a start beyond the global limit and beyond an agent\'s limit', () => {
+  it("detects a start beyond the global limit and beyond an agent's limit", () => {
     const { monitor } = monitorWith({ maxGlobal: 2, maxPerAgent: 1 });
     const ev = fabricate();
     monitor.observe(ev('run.started', 'a', 's1', { agentId: 'main' }));
@@ -122,7 +122,11 @@ describe('InvariantMonitor', () => {
   it('lets runs keep their permits after a shrink, but flags a new start above the new limit', () => {
     const { monitor, setLimits } = monitorWith({ maxGlobal: 3, maxPerAgent: 3 });
     const ev = fabricate();
-    for (const [runId, sessionId] of [['a', 's1'], ['b', 's2'], ['c', 's3']] as const) {
+    for (const [runId, sessionId] of [
+      ['a', 's1'],
+      ['b', 's2'],
+      ['c', 's3'],
+    ] as const) {
       monitor.observe(ev('run.started', runId, sessionId, { agentId: 'main' }));
     }
     setLimits({ maxGlobal: 1, maxPerAgent: 1 });
@@ -143,7 +147,9 @@ describe('InvariantMonitor', () => {
     expect(monitor.unfinished()).toEqual(['a', 'lost']);
     const violations = monitor.check();
     expect(namesOf(violations)).toEqual(['accounting', 'terminal-last']);
-    expect(violations.map((v) => v.detail).join('\n')).toMatch(/lost reached no outcome[\s\S]*ghost has events but no submit/);
+    expect(violations.map((v) => v.detail).join('\n')).toMatch(
+      /lost reached no outcome[\s\S]*ghost has events but no submit/,
+    );
   });
 
   it('detects a steer with two outcomes, and one consumed by another run than it was sent into', () => {
@@ -193,6 +199,8 @@ describe('InvariantMonitor', () => {
     monitor.observe(ev('run.started', 'a', 's1'));
     monitor.observe(ev('run.completed', 'a', 's1'));
     expect(monitor.violations()).toEqual([]);
-    expect(monitor.check()).toEqual([{ invariant: 'engine-running', detail: 'engine.running listed nobody, which never started' }]);
+    expect(monitor.check()).toEqual([
+      { invariant: 'engine-running', detail: 'engine.running listed nobody, which never started' },
+    ]);
   });
 });

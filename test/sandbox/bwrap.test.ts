@@ -42,7 +42,9 @@ interface HostProcess {
 
 function hostProcess(pid: number): HostProcess | undefined {
   try {
-    const [state = '', ppid = '', pgid = ''] = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+    const [state = '', ppid = '', pgid = ''] = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(
+      ' ',
+    );
     // A zombie has exited; it only waits for init (slow to reap on some VMs) to collect it.
     return state === 'Z' ? undefined : { pid, ppid: Number(ppid), pgid: Number(pgid) };
   } catch {
@@ -93,7 +95,16 @@ describe('bwrapArgs', () => {
 
   it('unshares every namespace, the network included, and forbids nested user namespaces', () => {
     expect(args()).toEqual(
-      expect.arrayContaining(['--unshare-user', '--disable-userns', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-net', '--die-with-parent', '--new-session']),
+      expect.arrayContaining([
+        '--unshare-user',
+        '--disable-userns',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        '--unshare-net',
+        '--die-with-parent',
+        '--new-session',
+      ]),
     );
   });
 
@@ -129,7 +140,8 @@ describe('bwrapArgs', () => {
 
   it('binds the workspace after the tmpfs and read-only binds (so it stays writable) and the root read-only last', () => {
     const list = args({ workspace: '/tmp/w', readOnlyPaths: ['/opt/go'] });
-    const at = (...pair: string[]) => list.findIndex((_, index) => pair.every((arg, offset) => list[index + offset] === arg));
+    const at = (...pair: string[]) =>
+      list.findIndex((_, index) => pair.every((arg, offset) => list[index + offset] === arg));
     expect(at('--ro-bind', '/opt/go', '/opt/go')).toBeGreaterThan(at('--tmpfs', '/tmp'));
     expect(at('--bind', '/tmp/w', '/tmp/w')).toBeGreaterThan(at('--ro-bind', '/opt/go', '/opt/go'));
     expect(at('--remount-ro', '/')).toBeGreaterThan(at('--bind', '/tmp/w', '/tmp/w'));
@@ -167,10 +179,17 @@ describe('backend selection: fail closed', () => {
 
   it('backend "auto" without bubblewrap runs unsandboxed, with a warning, only when the operator allowed it', async () => {
     const warnings: string[] = [];
-    const result = await run('echo hi', { backend: 'auto', bwrapPath: missing, allowUnsandboxed: true, onWarning: (message) => warnings.push(message) });
+    const result = await run('echo hi', {
+      backend: 'auto',
+      bwrapPath: missing,
+      allowUnsandboxed: true,
+      onWarning: (message) => warnings.push(message),
+    });
     expect(result).toMatchObject({ sandbox: 'none', exitCode: 0, output: 'hi\n' });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^bubblewrap not available: running unsandboxed, as \[sandbox\] allow_unsandboxed = true permits/);
+    expect(warnings[0]).toMatch(
+      /^bubblewrap not available: running unsandboxed, as \[sandbox\] allow_unsandboxed = true permits/,
+    );
   });
 
   it('unsandboxed, the command still gets only the allow-listed environment', async () => {
@@ -234,7 +253,9 @@ describe('bubblewrap confinement', () => {
       const hostFile = path.join(hostDir, 'secret');
       await writeFile(hostFile, 'host');
       const sandboxFile = path.join(tmpdir(), `switchyard-bwrap-${process.pid}-inner`);
-      const result = await run(`test -e ${hostFile} && echo visible || echo hidden; echo x > ${sandboxFile} && echo wrote`);
+      const result = await run(
+        `test -e ${hostFile} && echo visible || echo hidden; echo x > ${sandboxFile} && echo wrote`,
+      );
       expect(result.output).toBe('hidden\nwrote\n');
       expect(existsSync(sandboxFile)).toBe(false);
     } finally {
@@ -286,22 +307,25 @@ describe('bubblewrap confinement', () => {
 });
 
 describe('bubblewrap: timeout and cancellation end everything inside', () => {
-  sandboxIt('a timeout kills a backgrounded process, though --new-session put it outside our process group', async () => {
-    const { command, token } = uniqueSleep();
-    // Long enough for the sandbox to start and the test to look at its processes before the
-    // timeout fires, also on a loaded machine; the sleep itself would take 50 minutes.
-    const pending = run(`${command} & wait`, { timeoutMs: 5_000 });
-    expect(await eventually(() => sleepers(token).length === 1)).toBe(true);
-    // sleep <- bash <- bwrap (pid 1 of the sandbox) <- bwrap (the process we spawned, leading its group)
-    const [sleeper] = sleepers(token);
-    const outer = hostProcess(hostProcess(hostProcess(sleeper?.pid ?? 0)?.ppid ?? 0)?.ppid ?? 0)?.ppid;
-    expect(outer).toBeDefined();
-    expect(hostProcess(outer ?? 0)?.pgid).toBe(outer);
-    expect(sleeper?.pgid).not.toBe(outer);
-    const result = await pending;
-    expect(result).toMatchObject({ sandbox: 'bwrap', timedOut: true, exitCode: null, signal: 'SIGTERM' });
-    expect(await eventually(() => sleepers(token).length === 0)).toBe(true);
-  });
+  sandboxIt(
+    'a timeout kills a backgrounded process, though --new-session put it outside our process group',
+    async () => {
+      const { command, token } = uniqueSleep();
+      // Long enough for the sandbox to start and the test to look at its processes before the
+      // timeout fires, also on a loaded machine; the sleep itself would take 50 minutes.
+      const pending = run(`${command} & wait`, { timeoutMs: 5_000 });
+      expect(await eventually(() => sleepers(token).length === 1)).toBe(true);
+      // sleep <- bash <- bwrap (pid 1 of the sandbox) <- bwrap (the process we spawned, leading its group)
+      const [sleeper] = sleepers(token);
+      const outer = hostProcess(hostProcess(hostProcess(sleeper?.pid ?? 0)?.ppid ?? 0)?.ppid ?? 0)?.ppid;
+      expect(outer).toBeDefined();
+      expect(hostProcess(outer ?? 0)?.pgid).toBe(outer);
+      expect(sleeper?.pgid).not.toBe(outer);
+      const result = await pending;
+      expect(result).toMatchObject({ sandbox: 'bwrap', timedOut: true, exitCode: null, signal: 'SIGTERM' });
+      expect(await eventually(() => sleepers(token).length === 0)).toBe(true);
+    },
+  );
 
   sandboxIt('an abort kills a backgrounded process', async () => {
     const { command, token } = uniqueSleep();

@@ -18,7 +18,11 @@ import { bashClaim } from '../../src/tools/builtins/bash.js';
 
 const bwrap = await probeBwrap();
 const strace = await execa('strace', ['-V'], { reject: false });
-const missing = !bwrap.available ? `bubblewrap cannot run here (${bwrap.reason})` : strace.exitCode !== 0 ? 'strace is not installed (apt-get install strace)' : undefined;
+const missing = !bwrap.available
+  ? `bubblewrap cannot run here (${bwrap.reason})`
+  : strace.exitCode !== 0
+    ? 'strace is not installed (apt-get install strace)'
+    : undefined;
 if (missing) console.log(`bash claims against strace skipped: ${missing}`);
 
 const CLAIMS_CORPUS: readonly string[] = [
@@ -79,7 +83,11 @@ beforeAll(async () => {
   await writeFile(path.join(template, 'data.csv'), 'b,2\na,1\nb,2\n');
   await writeFile(path.join(template, 'notes.txt'), 'notes\n');
   await writeFile(path.join(template, 'logs/run.log'), 'started\n');
-  const git = (...args: string[]) => execa('git', args, { cwd: template, env: { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  const git = (...args: string[]) =>
+    execa('git', args, {
+      cwd: template,
+      env: { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
+    });
   await git('init', '-q');
   await git('add', '.');
   await git('commit', '-qm', 'start');
@@ -96,7 +104,10 @@ describe.skipIf(missing !== undefined)('bash claims hold under strace', () => {
     trash.push(workspace);
     await cp(template, workspace, { recursive: true });
     const claim = bashClaim({ command }, { workspace, sessionId: 's' });
-    expect(claim, 'the corpus holds commands whose claim is narrower than global').not.toEqual({ kind: 'exclusive', scope: { kind: 'global' } });
+    expect(claim, 'the corpus holds commands whose claim is narrower than global').not.toEqual({
+      kind: 'exclusive',
+      scope: { kind: 'global' },
+    });
 
     const writes = await writesUnderStrace(workspace, command);
     const outside = writes.filter((written) => !withinClaim(claim, written));
@@ -109,7 +120,8 @@ async function writesUnderStrace(workspace: string, command: string): Promise<st
   // A root server runs commands as the workspace's owner; the files are theirs, as the file tools make them.
   if (process.getuid?.() === 0) await execa('chown', ['-R', '65534:65534', workspace]);
   // strace writes one file per process into the sandbox's private /tmp; the outer shell prints them once it is done.
-  const script = 'strace -f -ff -qq -y -e trace=%file,fchdir -o /tmp/trace bash -c "$CMD" >/dev/null 2>&1; for f in /tmp/trace.*; do echo "== $f"; cat "$f"; done';
+  const script =
+    'strace -f -ff -qq -y -e trace=%file,fchdir -o /tmp/trace bash -c "$CMD" >/dev/null 2>&1; for f in /tmp/trace.*; do echo "== $f"; cat "$f"; done';
   const result = await runCommand({
     command: script,
     cwd: workspace,
@@ -133,10 +145,34 @@ function isPrivate(written: string, workspace: string): boolean {
 const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
 /** Syscalls that change the file system, and which of their path arguments they change. */
 const MUTATING: Readonly<Record<string, 'all' | 'last'>> = {
-  mkdir: 'all', mkdirat: 'all', rmdir: 'all', unlink: 'all', unlinkat: 'all', truncate: 'all', chmod: 'all', fchmodat: 'all',
-  chown: 'all', lchown: 'all', fchownat: 'all', utime: 'all', utimes: 'all', utimensat: 'all', mknod: 'all', mknodat: 'all',
-  rename: 'all', renameat: 'all', renameat2: 'all', link: 'last', linkat: 'last', symlink: 'last', symlinkat: 'last',
-  setxattr: 'all', lsetxattr: 'all', removexattr: 'all', lremovexattr: 'all', creat: 'all',
+  mkdir: 'all',
+  mkdirat: 'all',
+  rmdir: 'all',
+  unlink: 'all',
+  unlinkat: 'all',
+  truncate: 'all',
+  chmod: 'all',
+  fchmodat: 'all',
+  chown: 'all',
+  lchown: 'all',
+  fchownat: 'all',
+  utime: 'all',
+  utimes: 'all',
+  utimensat: 'all',
+  mknod: 'all',
+  mknodat: 'all',
+  rename: 'all',
+  renameat: 'all',
+  renameat2: 'all',
+  link: 'last',
+  linkat: 'last',
+  symlink: 'last',
+  symlinkat: 'last',
+  setxattr: 'all',
+  lsetxattr: 'all',
+  removexattr: 'all',
+  lremovexattr: 'all',
+  creat: 'all',
 };
 
 /** Paths a set of `strace -ff -y` logs shows written, resolved against each process's working directory. */
@@ -155,7 +191,11 @@ function writtenPaths(traces: string, workspace: string): string[] {
     const base = dirfd ?? cwd;
     if (name === 'chdir' && strings[0] !== undefined) cwd = path.resolve(cwd, strings[0]);
     else if (name === 'fchdir') cwd = /^\d+<([^>]*)>/.exec(args)?.[1] ?? cwd;
-    else if ((name === 'open' || name === 'openat' || name === 'openat2') && WRITE_FLAGS.test(args) && strings[0] !== undefined) {
+    else if (
+      (name === 'open' || name === 'openat' || name === 'openat2') &&
+      WRITE_FLAGS.test(args) &&
+      strings[0] !== undefined
+    ) {
       written.push(path.resolve(base, strings[0]));
     } else if (MUTATING[name] !== undefined) {
       const targets = MUTATING[name] === 'last' ? strings.slice(-1) : strings;

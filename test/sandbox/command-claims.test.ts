@@ -87,7 +87,7 @@ const CASES: [command: string, claim: Claim][] = [
   ['git branch new-feature', GLOBAL],
   ['find . -name "*.tmp" -delete', GLOBAL],
   ['find . -exec cat {} +', GLOBAL],
-  ["awk '{print > \"out\"}' f", GLOBAL],
+  ['awk \'{print > "out"}\' f', GLOBAL],
   ["sed 's/x/y/w out.txt' f", GLOBAL],
   ['f() { ls; }; f', GLOBAL],
   ['for f in *.ts; do wc -l "$f"; done', GLOBAL],

@@ -8,13 +8,15 @@ import { CORPUS, type CorpusClass } from './command-policy.corpus.js';
  * rows are at least `warn` under the default enforcement and name their rule, benign rows pass.
  */
 
-const rows = (kind: CorpusClass) => CORPUS.filter((row) => row.class === kind).map((row) => [row.command, row.rule ?? ''] as const);
+const rows = (kind: CorpusClass) =>
+  CORPUS.filter((row) => row.class === kind).map((row) => [row.command, row.rule ?? ''] as const);
 
 describe('the corpus is large enough to mean something', () => {
   it('holds at least 300 cases across the three classes, none twice', () => {
     expect(CORPUS.length).toBeGreaterThanOrEqual(300);
     expect(new Set(CORPUS.map((row) => row.command)).size).toBe(CORPUS.length);
-    for (const kind of ['floor', 'must-not-allow', 'benign'] as const) expect(rows(kind).length).toBeGreaterThanOrEqual(60);
+    for (const kind of ['floor', 'must-not-allow', 'benign'] as const)
+      expect(rows(kind).length).toBeGreaterThanOrEqual(60);
   });
 });
 
@@ -30,7 +32,9 @@ describe('must-not-allow rows are never allowed without a person', () => {
   it.each(rows('must-not-allow'))('%j → %s', (command, rule) => {
     expect(evaluateCommand(command)).toMatchObject({ action: 'warn', rule });
     // A rule takes the enforcement's action; what the grammar cannot parse stays `warn`.
-    expect(evaluateCommand(command, { enforcement: 'block' }).action).toBe(rule === UNPARSEABLE_RULE ? 'warn' : 'block');
+    expect(evaluateCommand(command, { enforcement: 'block' }).action).toBe(
+      rule === UNPARSEABLE_RULE ? 'warn' : 'block',
+    );
   });
 });
 

@@ -22,8 +22,8 @@ describe('readScript, rendered back', () => {
     ['  echo   hi  ', 'echo hi'],
     [`r''m -r"f" /`, 'rm -rf /'],
     ['r\\m -rf \\/', 'rm -rf /'],
-    ["echo 'a  b' \"c\\\"d\" \\$x", 'echo a  b c"d $x'],
-    ["echo $'\\x41\\t\\u00e9' $\"loc\"", 'echo A\té loc'],
+    ['echo \'a  b\' "c\\"d" \\$x', 'echo a  b c"d $x'],
+    ['echo $\'\\x41\\t\\u00e9\' $"loc"', 'echo A\té loc'],
     ['ls \\\n-la', 'ls -la'],
     ['a && b || c; d & e', 'a; b; c; d &; e'],
     ['a\nb\n\nc', 'a; b; c'],
@@ -55,17 +55,26 @@ describe('readScript, nested scripts and here-documents', () => {
     const command = firstCommand(read('echo "$(a; b)" `c | d`'));
     const parts = command.words.slice(1).map((word) => word.parts[0]);
     expect(parts.map((part) => part?.kind)).toEqual(['substitution', 'substitution']);
-    expect(parts.map((part) => (part?.kind === 'substitution' ? renderScript(part.script) : ''))).toEqual(['a; b', 'c | d']);
+    expect(parts.map((part) => (part?.kind === 'substitution' ? renderScript(part.script) : ''))).toEqual([
+      'a; b',
+      'c | d',
+    ]);
   });
 
   it('single quotes keep $(…) as data', () => {
-    expect(firstCommand(read("echo '$(rm -rf /)'")).words[1]?.parts).toEqual([{ kind: 'text', value: '$(rm -rf /)', quoted: true }]);
+    expect(firstCommand(read("echo '$(rm -rf /)'")).words[1]?.parts).toEqual([
+      { kind: 'text', value: '$(rm -rf /)', quoted: true },
+    ]);
   });
 
   it('reads an unquoted here-document body for substitutions, backticks too, and a quoted one as data', () => {
     const unquoted = firstCommand(read('cat <<EOF\n$(whoami) `id`\nEOF')).redirects[0]?.hereDocument;
     expect(unquoted?.expands).toBe(true);
-    expect(unquoted?.parts.filter((p) => p.kind === 'substitution').map((p) => (p.kind === 'substitution' ? renderScript(p.script) : ''))).toEqual(['whoami', 'id']);
+    expect(
+      unquoted?.parts
+        .filter((p) => p.kind === 'substitution')
+        .map((p) => (p.kind === 'substitution' ? renderScript(p.script) : '')),
+    ).toEqual(['whoami', 'id']);
     const quoted = firstCommand(read("cat <<'EOF'\n$(whoami)\nEOF")).redirects[0]?.hereDocument;
     expect(quoted).toMatchObject({ expands: false, parts: [] });
   });

@@ -33,8 +33,18 @@ interface Listener {
 }
 
 async function listen(target: string | number): Promise<Listener> {
-  const listener: Listener = { server: createServer((socket) => { listener.connections += 1; socket.end('hello from the host\n'); }), connections: 0 };
-  await new Promise<void>((resolve) => (typeof target === 'number' ? listener.server.listen(target, '127.0.0.1', resolve) : listener.server.listen(target, resolve)));
+  const listener: Listener = {
+    server: createServer((socket) => {
+      listener.connections += 1;
+      socket.end('hello from the host\n');
+    }),
+    connections: 0,
+  };
+  await new Promise<void>((resolve) =>
+    typeof target === 'number'
+      ? listener.server.listen(target, '127.0.0.1', resolve)
+      : listener.server.listen(target, resolve),
+  );
   return listener;
 }
 
@@ -118,47 +128,125 @@ describe.skipIf(!probe.available)('escape corpus: bash inside bubblewrap reaches
     listeners['control-unix'] = await listen(join(base, 'control.sock'));
     const tcpPort = (listeners['tcp-loopback'].server.address() as { port: number }).port;
     // Inside double quotes for bash: the Python string takes single quotes.
-    const python = (address: string) => `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${address}'); print(s.recv(100))"`;
-    const node = (address: string) => `node -e "require('net').connect('${address}').on('data', (d) => console.log(String(d)))"`;
-    planted = [join(dataDir, 'pwned'), join(otherWorkspace, 'pwned'), join(base, 'pwned'), join(homedir(), `.switchyard-pwned-${process.pid}`)];
+    const python = (address: string) =>
+      `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); s.connect('${address}'); print(s.recv(100))"`;
+    const node = (address: string) =>
+      `node -e "require('net').connect('${address}').on('data', (d) => console.log(String(d)))"`;
+    planted = [
+      join(dataDir, 'pwned'),
+      join(otherWorkspace, 'pwned'),
+      join(base, 'pwned'),
+      join(homedir(), `.switchyard-pwned-${process.pid}`),
+    ];
 
     attempts = [
       { id: 'token by absolute path', command: `cat ${tokenPath}` },
       { id: 'token by relative path', command: 'cat ../../data/token' },
       { id: 'token through a symlink made inside', command: `ln -s ${tokenPath} t && cat t` },
       { id: 'token through a hard link made inside', command: `ln ${tokenPath} hl && cat hl` },
-      { id: 'token found by searching the file system', command: 'find / -path /proc -prune -o -path /usr -prune -o -path /sys -prune -o -name token -print 2>/dev/null | xargs -r cat' },
+      {
+        id: 'token found by searching the file system',
+        command:
+          'find / -path /proc -prune -o -path /usr -prune -o -path /sys -prune -o -name token -print 2>/dev/null | xargs -r cat',
+      },
       { id: 'store files by grep', command: `grep -rs . ${dataDir}` },
       { id: 'store listing', command: `ls -laR ${dataDir}`, won: (output) => output.includes('switchyard-store.json') },
       { id: "another session's workspace by absolute path", command: `cat ${otherWorkspace}/notes.txt` },
       { id: "another session's workspace by relative path", command: 'cat ../victim111111111/notes.txt' },
-      { id: 'the workspace root listing', command: `ls ${base}/workspaces`, won: (output) => output.includes(basename(otherWorkspace)) },
-      { id: '/etc/shadow, gshadow, sudoers, ssh host keys', command: 'cat /etc/shadow /etc/gshadow /etc/sudoers; ls /etc/ssh', won: (output) => shadowWitness !== undefined && output.includes(shadowWitness) },
-      { id: '$HOME of the server', command: `cat ${homeMarker ?? join(homedir(), '.profile')}; ls -la ${homedir()} && echo LISTED`, won: (output) => output.includes('LISTED') },
-      { id: '/root', command: 'cat /root/.bash_history; ls -la /root && echo LISTED', won: (output) => output.includes('LISTED') },
+      {
+        id: 'the workspace root listing',
+        command: `ls ${base}/workspaces`,
+        won: (output) => output.includes(basename(otherWorkspace)),
+      },
+      {
+        id: '/etc/shadow, gshadow, sudoers, ssh host keys',
+        command: 'cat /etc/shadow /etc/gshadow /etc/sudoers; ls /etc/ssh',
+        won: (output) => shadowWitness !== undefined && output.includes(shadowWitness),
+      },
+      {
+        id: '$HOME of the server',
+        command: `cat ${homeMarker ?? join(homedir(), '.profile')}; ls -la ${homedir()} && echo LISTED`,
+        won: (output) => output.includes('LISTED'),
+      },
+      {
+        id: '/root',
+        command: 'cat /root/.bash_history; ls -la /root && echo LISTED',
+        won: (output) => output.includes('LISTED'),
+      },
       { id: 'the inherited environment', command: 'env; cat /proc/self/environ' },
       { id: '/proc/<server pid>/environ', command: 'cat /proc/@SERVER_PID@/environ' },
-      { id: '/proc/$PPID/environ and every visible environ', command: 'cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do cat "$f"; done' },
-      { id: 'a fresh procfs in a nested user namespace', command: "unshare -Urmp --fork sh -c 'mount -t proc proc /proc && cat /proc/*/environ'" },
-      { id: 'host processes are visible or signalable', command: 'kill -0 @SERVER_PID@ && echo SIGNAL_DELIVERED; ls /proc | grep -c "^[0-9]"', won: (output) => output.includes('SIGNAL_DELIVERED') || Number(output.split('\n').find((line) => /^\d+$/.test(line)) ?? 0) > 10 },
+      {
+        id: '/proc/$PPID/environ and every visible environ',
+        command: 'cat /proc/$PPID/environ; for f in /proc/[0-9]*/environ; do cat "$f"; done',
+      },
+      {
+        id: 'a fresh procfs in a nested user namespace',
+        command: "unshare -Urmp --fork sh -c 'mount -t proc proc /proc && cat /proc/*/environ'",
+      },
+      {
+        id: 'host processes are visible or signalable',
+        command: 'kill -0 @SERVER_PID@ && echo SIGNAL_DELIVERED; ls /proc | grep -c "^[0-9]"',
+        won: (output) =>
+          output.includes('SIGNAL_DELIVERED') ||
+          Number(output.split('\n').find((line) => /^\d+$/.test(line)) ?? 0) > 10,
+      },
       { id: 'a host unix socket (python)', command: python(join(base, 'python.sock')), listener: 'unix-python' },
       { id: 'a host unix socket (node)', command: node(join(base, 'node.sock')), listener: 'unix-node' },
-      { id: 'a host unix socket, network on', command: python(join(base, 'network-on.sock')), network: true, listener: 'unix-network-on' },
-      { id: 'an abstract unix socket of the host', command: python(`\\0switchyard-escape-${process.pid}`), listener: 'unix-abstract' },
-      { id: 'a loopback TCP server of the host', command: `exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && echo CONNECTED`, won: (output) => output.includes('CONNECTED'), listener: 'tcp-loopback' },
-      { id: 'any socket file outside the workspace', command: 'find / -path /proc -prune -o -type s -print 2>/dev/null', won: (output) => output.split('\n').some((line) => line.startsWith('/') && !line.startsWith(workspace)) },
-      { id: '/run and /var/run (runtime, D-Bus, agent sockets)', command: 'ls -la /run /var/run /run/user 2>&1; test -e /run -o -e /var/run && echo EXPOSED', won: (output) => output.includes('EXPOSED') },
+      {
+        id: 'a host unix socket, network on',
+        command: python(join(base, 'network-on.sock')),
+        network: true,
+        listener: 'unix-network-on',
+      },
+      {
+        id: 'an abstract unix socket of the host',
+        command: python(`\\0switchyard-escape-${process.pid}`),
+        listener: 'unix-abstract',
+      },
+      {
+        id: 'a loopback TCP server of the host',
+        command: `exec 3<>/dev/tcp/127.0.0.1/${tcpPort} && echo CONNECTED`,
+        won: (output) => output.includes('CONNECTED'),
+        listener: 'tcp-loopback',
+      },
+      {
+        id: 'any socket file outside the workspace',
+        command: 'find / -path /proc -prune -o -type s -print 2>/dev/null',
+        won: (output) => output.split('\n').some((line) => line.startsWith('/') && !line.startsWith(workspace)),
+      },
+      {
+        id: '/run and /var/run (runtime, D-Bus, agent sockets)',
+        command: 'ls -la /run /var/run /run/user 2>&1; test -e /run -o -e /var/run && echo EXPOSED',
+        won: (output) => output.includes('EXPOSED'),
+      },
       { id: "the host's /dev/shm", command: `cat ${shmMarker}; ls /dev/shm` },
-      { id: 'block devices', command: 'find /dev -type b 2>/dev/null | head -n 3; ls /dev', won: (output) => /^\/dev\/(sd|vd|nvme|xvd|loop)/m.test(output) },
-      { id: 'mounting the host root', command: 'mkdir -p m && mount --bind / m && echo MOUNTED && ls m', won: (output) => output.includes('MOUNTED') },
+      {
+        id: 'block devices',
+        command: 'find /dev -type b 2>/dev/null | head -n 3; ls /dev',
+        won: (output) => /^\/dev\/(sd|vd|nvme|xvd|loop)/m.test(output),
+      },
+      {
+        id: 'mounting the host root',
+        command: 'mkdir -p m && mount --bind / m && echo MOUNTED && ls m',
+        won: (output) => output.includes('MOUNTED'),
+      },
       { id: 'writing outside the workspace', command: planted.map((path) => `echo pwned > ${path}`).join('; ') },
-      { id: 'the sandbox user is not root', command: 'id -u; cat /proc/self/status | grep CapEff', won: (output) => /^0$/m.test(output) || /CapEff:\s*0*[1-9a-f]/.test(output) },
+      {
+        id: 'the sandbox user is not root',
+        command: 'id -u; cat /proc/self/status | grep CapEff',
+        won: (output) => /^0$/m.test(output) || /CapEff:\s*0*[1-9a-f]/.test(output),
+      },
       // Controls: the same reaches without the sandbox win, so a loss above is the sandbox's doing.
       { id: 'control: token', command: `cat ${tokenPath}`, control: true },
       { id: 'control: store files', command: `grep -rs . ${dataDir}`, control: true },
       { id: "control: another session's workspace", command: `cat ${otherWorkspace}/notes.txt`, control: true },
       { id: 'control: /proc/<server pid>/environ', command: 'cat /proc/@SERVER_PID@/environ', control: true },
-      { id: 'control: a host unix socket', command: python(join(base, 'control.sock')), listener: 'control-unix', control: true },
+      {
+        id: 'control: a host unix socket',
+        command: python(join(base, 'control.sock')),
+        listener: 'control-unix',
+        control: true,
+      },
     ];
     const job = join(base, 'job.json');
     const settings: SandboxSettings = {
@@ -169,11 +257,27 @@ describe.skipIf(!probe.available)('escape corpus: bash inside bubblewrap reaches
       dataDir,
       workspaceRoot,
     };
-    await writeFile(job, JSON.stringify({ workspace, settings, attempts: attempts.map((a) => ({ id: a.id, command: `${a.command}; echo ${RAN}`, network: a.network ?? false, unsandboxed: a.control === true })) }));
-    const runner = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'escape-runner.ts'), job], {
-      env: { ...process.env, SWITCHYARD_FAKE_API_KEY: secrets.env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    await writeFile(
+      job,
+      JSON.stringify({
+        workspace,
+        settings,
+        attempts: attempts.map((a) => ({
+          id: a.id,
+          command: `${a.command}; echo ${RAN}`,
+          network: a.network ?? false,
+          unsandboxed: a.control === true,
+        })),
+      }),
+    );
+    const runner = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'escape-runner.ts'), job],
+      {
+        env: { ...process.env, SWITCHYARD_FAKE_API_KEY: secrets.env },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let stdout = '';
     runner.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     const code = await new Promise<number | null>((resolve) => runner.on('close', resolve));
@@ -223,7 +327,13 @@ describe.skipIf(!probe.available)('escape corpus: bash inside bubblewrap reaches
   });
 
   it('no host socket saw a connection and nothing was written outside the workspace', () => {
-    expect(Object.fromEntries(Object.entries(listeners).filter(([name]) => name !== 'control-unix').map(([name, listener]) => [name, listener.connections]))).toEqual({
+    expect(
+      Object.fromEntries(
+        Object.entries(listeners)
+          .filter(([name]) => name !== 'control-unix')
+          .map(([name, listener]) => [name, listener.connections]),
+      ),
+    ).toEqual({
       'unix-python': 0,
       'unix-node': 0,
       'unix-network-on': 0,
@@ -232,5 +342,4 @@ describe.skipIf(!probe.available)('escape corpus: bash inside bubblewrap reaches
     });
     expect(planted.filter((path) => existsSync(path))).toEqual([]);
   });
-
 });

@@ -37,7 +37,10 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-async function engineWith(sandbox: PartialConfig['sandbox'], script = scriptedModel([{ text: 'done' }])): Promise<Engine> {
+async function engineWith(
+  sandbox: PartialConfig['sandbox'],
+  script = scriptedModel([{ text: 'done' }]),
+): Promise<Engine> {
   const engine = await createEngine({
     config: { store: { kind: 'memory', dir: dataDir }, sandbox: { workspace_root: workspaceRoot, ...sandbox } },
     models: { scripted: script },
@@ -47,7 +50,8 @@ async function engineWith(sandbox: PartialConfig['sandbox'], script = scriptedMo
 }
 
 /** A model that runs one bash command, then answers. */
-const oneCommand = (command: string) => scriptedModel([{ toolCalls: [{ name: 'bash', args: { command } }] }, { text: 'done' }]);
+const oneCommand = (command: string) =>
+  scriptedModel([{ toolCalls: [{ name: 'bash', args: { command } }] }, { text: 'done' }]);
 
 type ToolFinished = Extract<RunEvent, { type: 'tool.finished' }>;
 
@@ -115,7 +119,9 @@ describe('without a working bubblewrap, commands are refused unless the operator
       const { finished, events } = await toolResult(engine, 'allowed');
       expect(finished).toMatchObject({ ok: true, output: { sandbox: 'none', exitCode: 0 } });
       expect(JSON.stringify(finished)).not.toContain('sk-fail-closed-secret');
-      expect(events.find((event) => event.type === 'sandbox.warning')).toMatchObject({ message: expect.stringMatching(/running unsandboxed/) });
+      expect(events.find((event) => event.type === 'sandbox.warning')).toMatchObject({
+        message: expect.stringMatching(/running unsandboxed/),
+      });
     } finally {
       delete process.env.SWITCHYARD_FAKE_API_KEY;
     }
@@ -125,12 +131,34 @@ describe('without a working bubblewrap, commands are refused unless the operator
 describe.skipIf(!probe.available)('restart-only [sandbox] keys stay as they were until a restart', () => {
   it('a reload that changes the workspace root, the bubblewrap path and the backend reports them not applied, and runs keep the old values', async () => {
     const engine = await engineWith({}, oneCommand('pwd'));
-    const reload = engine.reconfigure({ sandbox: { workspace_root: join(base, 'elsewhere'), bwrap_path: '/nonexistent/bin/bwrap', backend: 'none', allow_unsandboxed: true } });
+    const reload = engine.reconfigure({
+      sandbox: {
+        workspace_root: join(base, 'elsewhere'),
+        bwrap_path: '/nonexistent/bin/bwrap',
+        backend: 'none',
+        allow_unsandboxed: true,
+      },
+    });
     expect(reload.applied).toEqual([]);
-    expect(reload.restartRequired.sort()).toEqual(['sandbox.allow_unsandboxed', 'sandbox.backend', 'sandbox.bwrap_path', 'sandbox.workspace_root']);
+    expect(reload.restartRequired.sort()).toEqual([
+      'sandbox.allow_unsandboxed',
+      'sandbox.backend',
+      'sandbox.bwrap_path',
+      'sandbox.workspace_root',
+    ]);
     const { finished } = await toolResult(engine, 'after-reload');
-    expect(finished).toMatchObject({ ok: true, output: { sandbox: 'bwrap', exitCode: 0, output: expect.stringMatching(new RegExp(`^${workspaceRoot}/[0-9a-f]{16}\\n$`)) } });
+    expect(finished).toMatchObject({
+      ok: true,
+      output: {
+        sandbox: 'bwrap',
+        exitCode: 0,
+        output: expect.stringMatching(new RegExp(`^${workspaceRoot}/[0-9a-f]{16}\\n$`)),
+      },
+    });
     // What is in effect is what a later reload starts from.
-    expect(engine.reconfigure({ execution: { max_iterations: 7 } })).toEqual({ applied: ['execution.max_iterations'], restartRequired: [] });
+    expect(engine.reconfigure({ execution: { max_iterations: 7 } })).toEqual({
+      applied: ['execution.max_iterations'],
+      restartRequired: [],
+    });
   });
 });

@@ -35,19 +35,28 @@ function bash(command: string, options: { limits?: CommandLimits; timeoutMs?: nu
       callId: 'limits',
       runId: 'limits-run',
       sessionId: 'limits-session',
-      sandbox: { backend: 'bwrap', network: false, maxOutputBytes: 1 << 16, commandTimeoutMs: 60_000, ...(options.limits ? { limits: options.limits } : {}) },
+      sandbox: {
+        backend: 'bwrap',
+        network: false,
+        maxOutputBytes: 1 << 16,
+        commandTimeoutMs: 60_000,
+        ...(options.limits ? { limits: options.limits } : {}),
+      },
     },
   ) as Promise<{ exitCode: number | null; signal: string | null; output: string; sandbox: string }>;
 }
 
 function children(parent: number): number[] {
-  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => {
-    try {
-      return /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] === String(parent);
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] === String(parent);
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** Host processes in the pid namespace of the sandbox this test process started (identified through bwrap's init). */
@@ -96,14 +105,17 @@ describe.skipIf(!probe.available)('sandbox limits: contained and killed, the hos
       (error: Error & { code?: string }) => (error.code === 'timeout' ? error.message : Promise.reject(error)),
     );
     expect(ended).toContain('Resource temporarily unavailable');
-    console.log(`fork bomb: at most ${peak} processes in the sandbox (max_processes ${LIMITS.maxProcesses}); the host forked ${hostForks} times meanwhile`);
+    console.log(
+      `fork bomb: at most ${peak} processes in the sandbox (max_processes ${LIMITS.maxProcesses}); the host forked ${hostForks} times meanwhile`,
+    );
     expect(namespace).toBeDefined();
     // The bomb did fill its quota: it was a real fork bomb, stopped by the limit, not by a slow machine.
     expect(peak).toBeGreaterThan(LIMITS.maxProcesses / 2);
     expect(peak).toBeLessThanOrEqual(LIMITS.maxProcesses);
     expect(hostForks).toBeGreaterThan(0);
     const deadline = Date.now() + 5_000;
-    while (sandboxProcessCount(namespace ?? '') > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (sandboxProcessCount(namespace ?? '') > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(sandboxProcessCount(namespace ?? '')).toBe(0);
   });
 
@@ -115,7 +127,9 @@ describe.skipIf(!probe.available)('sandbox limits: contained and killed, the hos
   });
 
   it('a memory hog made of coreutils fails too (tail buffering a stream without newlines)', async () => {
-    const result = await bash('head -c 1G /dev/zero | tail -n 1 > /dev/null; echo "tail exit ${PIPESTATUS[1]}"', { limits: LIMITS });
+    const result = await bash('head -c 1G /dev/zero | tail -n 1 > /dev/null; echo "tail exit ${PIPESTATUS[1]}"', {
+      limits: LIMITS,
+    });
     expect(result.output).toMatch(/memory exhausted|Cannot allocate memory/);
     expect(result.output).toMatch(/tail exit [1-9]/);
   });
@@ -129,7 +143,10 @@ describe.skipIf(!probe.available)('sandbox limits: contained and killed, the hos
   });
 
   it('the private /tmp holds at most max_file_bytes: many small files run out of space', async () => {
-    const result = await bash('for i in $(seq 1 64); do head -c 1M /dev/zero > /tmp/f$i || break; done; cat /tmp/f* | wc -c', { limits: LIMITS });
+    const result = await bash(
+      'for i in $(seq 1 64); do head -c 1M /dev/zero > /tmp/f$i || break; done; cat /tmp/f* | wc -c',
+      { limits: LIMITS },
+    );
     expect(result.output).toMatch(/No space left on device/);
     const bytes = Number(result.output.trim().split('\n').at(-1));
     expect(bytes).toBeLessThanOrEqual(LIMITS.maxFileBytes);
@@ -137,7 +154,9 @@ describe.skipIf(!probe.available)('sandbox limits: contained and killed, the hos
   });
 
   it('the default limits leave room for ordinary tools: node, a pipeline, a few hundred processes in sequence', async () => {
-    const result = await bash(`'${process.execPath}' -e 'console.log(require("os").cpus().length > 0)'; for i in $(seq 1 200); do true & done; wait; seq 1 100000 | sort -n | tail -n 1`);
+    const result = await bash(
+      `'${process.execPath}' -e 'console.log(require("os").cpus().length > 0)'; for i in $(seq 1 200); do true & done; wait; seq 1 100000 | sort -n | tail -n 1`,
+    );
     expect(result).toMatchObject({ exitCode: 0, sandbox: 'bwrap' });
     expect(result.output).toBe('true\n100000\n');
   });

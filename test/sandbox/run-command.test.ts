@@ -15,7 +15,15 @@ afterEach(async () => {
 });
 
 function run(command: string, overrides: Partial<RunCommandOptions> = {}) {
-  return runCommand({ command, cwd: dir, timeoutMs: 10_000, maxOutputBytes: 1 << 20, network: false, backend: 'none', ...overrides });
+  return runCommand({
+    command,
+    cwd: dir,
+    timeoutMs: 10_000,
+    maxOutputBytes: 1 << 20,
+    network: false,
+    backend: 'none',
+    ...overrides,
+  });
 }
 
 /** A zombie counts as dead: it has exited and only waits for init (slow on some VMs) to reap it. */
@@ -101,7 +109,13 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
     const pidfile = path.join(dir, 'pid');
     // Long enough for the shell to start and print before the timeout, also on a loaded machine.
     const result = await run(`sleep 30 & echo $! > ${pidfile}; echo started; wait`, { timeoutMs: 2_000 });
-    expect(result).toMatchObject({ timedOut: true, cancelled: false, exitCode: null, signal: 'SIGTERM', output: 'started\n' });
+    expect(result).toMatchObject({
+      timedOut: true,
+      cancelled: false,
+      exitCode: null,
+      signal: 'SIGTERM',
+      output: 'started\n',
+    });
     expect(result.durationMs).toBeLessThan(20_000);
     expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
   });
@@ -110,7 +124,10 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
     const pidfile = path.join(dir, 'pid');
     // An ignored signal stays ignored across fork and exec, so the sleep ignores it too.
     // The trap must be set before the timeout fires: give the shell time to start.
-    const result = await run(`trap '' TERM; sleep 30 & echo $! > ${pidfile}; wait`, { timeoutMs: 2_000, killGraceMs: 300 });
+    const result = await run(`trap '' TERM; sleep 30 & echo $! > ${pidfile}; wait`, {
+      timeoutMs: 2_000,
+      killGraceMs: 300,
+    });
     expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
     expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
   });
@@ -146,7 +163,10 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
   it('a process that left the group (setsid) cannot hold the call open past the grace period', async () => {
     const pidfile = path.join(dir, 'pid');
     // The command ends once the escaped process has written its pid, however slow the machine.
-    const result = await run(`setsid sh -c 'echo $$ > ${pidfile}.tmp; mv ${pidfile}.tmp ${pidfile}; exec sleep 30' & while [ ! -e ${pidfile} ]; do sleep 0.02; done; echo done`, { killGraceMs: 200 });
+    const result = await run(
+      `setsid sh -c 'echo $$ > ${pidfile}.tmp; mv ${pidfile}.tmp ${pidfile}; exec sleep 30' & while [ ! -e ${pidfile} ]; do sleep 0.02; done; echo done`,
+      { killGraceMs: 200 },
+    );
     const escaped = await readPid(pidfile);
     try {
       expect(result).toMatchObject({ exitCode: 0, output: 'done\n' });

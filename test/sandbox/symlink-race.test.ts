@@ -6,7 +6,17 @@
  * anything outside. Whatever the interleaving, no attempt may win.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,7 +54,8 @@ describe('a racing symlink swapper never wins against the file tools', () => {
 
   const inReal = (name: string) => `/proc/self/fd/${realFd}/${name}`;
   const outsideFile = (name: string) => join(outside, name);
-  const readOutside = (name: string) => (existsSync(outsideFile(name)) ? readFileSync(outsideFile(name), 'utf8') : undefined);
+  const readOutside = (name: string) =>
+    existsSync(outsideFile(name)) ? readFileSync(outsideFile(name), 'utf8') : undefined;
   const untouched = (i: number) => readOutside(`t${i}`) === `${SECRET} inside-x ${i}\n`;
 
   beforeAll(async () => {
@@ -80,31 +91,124 @@ describe('a racing symlink swapper never wins against the file tools', () => {
   }
 
   const operations: Operation[] = [
-    { name: 'file_read', tool: fileReadTool, input: (i) => ({ path: `d/t${i}` }), won: (_i, result) => String(JSON.stringify(result)).includes(SECRET) },
-    { name: 'file_write (replace)', tool: fileWriteTool, input: (i) => ({ path: `d/t${i}`, content: 'overwritten' }), won: (i) => !untouched(i) },
-    { name: 'file_write (create)', tool: fileWriteTool, input: (i) => ({ path: `d/n${i}`, content: 'created' }), won: (i) => existsSync(outsideFile(`n${i}`)) },
-    { name: 'file_edit', tool: fileEditTool, input: (i) => ({ path: `d/t${i}`, old: 'inside-x', new: 'edited' }), won: (i) => !untouched(i) },
+    {
+      name: 'file_read',
+      tool: fileReadTool,
+      input: (i) => ({ path: `d/t${i}` }),
+      won: (_i, result) => String(JSON.stringify(result)).includes(SECRET),
+    },
+    {
+      name: 'file_write (replace)',
+      tool: fileWriteTool,
+      input: (i) => ({ path: `d/t${i}`, content: 'overwritten' }),
+      won: (i) => !untouched(i),
+    },
+    {
+      name: 'file_write (create)',
+      tool: fileWriteTool,
+      input: (i) => ({ path: `d/n${i}`, content: 'created' }),
+      won: (i) => existsSync(outsideFile(`n${i}`)),
+    },
+    {
+      name: 'file_edit',
+      tool: fileEditTool,
+      input: (i) => ({ path: `d/t${i}`, old: 'inside-x', new: 'edited' }),
+      won: (i) => !untouched(i),
+    },
     {
       name: 'apply_patch (update, add)',
       tool: applyPatchTool,
-      input: (i) => ({ patch: ['*** Begin Patch', `*** Update File: d/t${i}`, '@@', `-inside-x ${i}`, '+patched', `*** Add File: d/n${i}`, '+added', '*** End Patch'].join('\n') }),
+      input: (i) => ({
+        patch: [
+          '*** Begin Patch',
+          `*** Update File: d/t${i}`,
+          '@@',
+          `-inside-x ${i}`,
+          '+patched',
+          `*** Add File: d/n${i}`,
+          '+added',
+          '*** End Patch',
+        ].join('\n'),
+      }),
       won: (i) => !untouched(i) || existsSync(outsideFile(`n${i}`)),
     },
-    { name: 'apply_patch (delete)', tool: applyPatchTool, input: (i) => ({ patch: ['*** Begin Patch', `*** Delete File: d/t${i}`, '*** End Patch'].join('\n') }), won: (i) => !untouched(i) },
-    { name: 'file_ops list', tool: fileOpsTool, input: () => ({ operation: 'list', path: 'd', recursive: true }), won: (_i, result) => String(JSON.stringify(result)).includes('only-outside') },
-    { name: 'file_ops search', tool: fileOpsTool, input: () => ({ operation: 'search', path: 'd', pattern: 'SWY' }), won: (_i, result) => String(JSON.stringify(result)).includes(SECRET) },
-    { name: 'file_ops stats', tool: fileOpsTool, input: () => ({ operation: 'stats', path: 'd/only-outside' }), won: (_i, result) => result !== undefined },
-    { name: 'file_ops copy (out of d)', tool: fileOpsTool, input: (i) => ({ operation: 'copy', path: `d/t${i}`, destination: `c${i}` }), won: (i) => existsSync(join(workspace, `c${i}`)) && readFileSync(join(workspace, `c${i}`), 'utf8').includes(SECRET) },
-    { name: 'file_ops copy (into d)', tool: fileOpsTool, input: (i) => ({ operation: 'copy', path: `src${i}`, destination: `d/n${i}` }), won: (i) => existsSync(outsideFile(`n${i}`)) },
-    { name: 'file_ops move (out of d)', tool: fileOpsTool, input: (i) => ({ operation: 'move', path: `d/t${i}`, destination: `m${i}` }), won: (i) => !untouched(i) },
-    { name: 'file_ops move (into d)', tool: fileOpsTool, input: (i) => ({ operation: 'move', path: `src${i}`, destination: `d/n${i}` }), won: (i) => existsSync(outsideFile(`n${i}`)) },
-    { name: 'file_ops delete', tool: fileOpsTool, input: (i) => ({ operation: 'delete', path: `d/t${i}` }), won: (i) => !untouched(i) },
-    { name: 'file_ops delete (recursive)', tool: fileOpsTool, input: (i) => ({ operation: 'delete', path: `d/s${i}`, recursive: true }), won: (i) => readOutside(`s${i}/x`) !== SECRET },
-    { name: 'file_ops mkdir', tool: fileOpsTool, input: (i) => ({ operation: 'mkdir', path: `d/n${i}/deeper` }), won: (i) => existsSync(outsideFile(`n${i}`)) },
+    {
+      name: 'apply_patch (delete)',
+      tool: applyPatchTool,
+      input: (i) => ({ patch: ['*** Begin Patch', `*** Delete File: d/t${i}`, '*** End Patch'].join('\n') }),
+      won: (i) => !untouched(i),
+    },
+    {
+      name: 'file_ops list',
+      tool: fileOpsTool,
+      input: () => ({ operation: 'list', path: 'd', recursive: true }),
+      won: (_i, result) => String(JSON.stringify(result)).includes('only-outside'),
+    },
+    {
+      name: 'file_ops search',
+      tool: fileOpsTool,
+      input: () => ({ operation: 'search', path: 'd', pattern: 'SWY' }),
+      won: (_i, result) => String(JSON.stringify(result)).includes(SECRET),
+    },
+    {
+      name: 'file_ops stats',
+      tool: fileOpsTool,
+      input: () => ({ operation: 'stats', path: 'd/only-outside' }),
+      won: (_i, result) => result !== undefined,
+    },
+    {
+      name: 'file_ops copy (out of d)',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'copy', path: `d/t${i}`, destination: `c${i}` }),
+      won: (i) =>
+        existsSync(join(workspace, `c${i}`)) && readFileSync(join(workspace, `c${i}`), 'utf8').includes(SECRET),
+    },
+    {
+      name: 'file_ops copy (into d)',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'copy', path: `src${i}`, destination: `d/n${i}` }),
+      won: (i) => existsSync(outsideFile(`n${i}`)),
+    },
+    {
+      name: 'file_ops move (out of d)',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'move', path: `d/t${i}`, destination: `m${i}` }),
+      won: (i) => !untouched(i),
+    },
+    {
+      name: 'file_ops move (into d)',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'move', path: `src${i}`, destination: `d/n${i}` }),
+      won: (i) => existsSync(outsideFile(`n${i}`)),
+    },
+    {
+      name: 'file_ops delete',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'delete', path: `d/t${i}` }),
+      won: (i) => !untouched(i),
+    },
+    {
+      name: 'file_ops delete (recursive)',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'delete', path: `d/s${i}`, recursive: true }),
+      won: (i) => readOutside(`s${i}/x`) !== SECRET,
+    },
+    {
+      name: 'file_ops mkdir',
+      tool: fileOpsTool,
+      input: (i) => ({ operation: 'mkdir', path: `d/n${i}/deeper` }),
+      won: (i) => existsSync(outsideFile(`n${i}`)),
+    },
   ];
 
   function context(): ToolContext {
-    return { signal: new AbortController().signal, workspace, callId: 'race', runId: 'race-run', sessionId: 'race-session' };
+    return {
+      signal: new AbortController().signal,
+      workspace,
+      callId: 'race',
+      runId: 'race-run',
+      sessionId: 'race-session',
+    };
   }
 
   function outcomeOf(error: unknown): Outcome {
@@ -115,27 +219,31 @@ describe('a racing symlink swapper never wins against the file tools', () => {
   }
 
   let next = 0;
-  it.each(operations.map((operation) => [operation.name, operation] as const))(`%s: ${ATTEMPTS_PER_OPERATION} attempts during the swaps, no win`, async (_name, operation) => {
-    const wins: string[] = [];
-    for (let attempt = 0; attempt < ATTEMPTS_PER_OPERATION; attempt++) {
-      const i = next++;
-      prepare(i);
-      let result: unknown;
-      let error: unknown;
-      try {
-        result = await operation.tool.execute(operation.tool.input.parse(operation.input(i)), context());
-      } catch (thrown) {
-        error = thrown;
+  it.each(operations.map((operation) => [operation.name, operation] as const))(
+    `%s: ${ATTEMPTS_PER_OPERATION} attempts during the swaps, no win`,
+    async (_name, operation) => {
+      const wins: string[] = [];
+      for (let attempt = 0; attempt < ATTEMPTS_PER_OPERATION; attempt++) {
+        const i = next++;
+        prepare(i);
+        let result: unknown;
+        let error: unknown;
+        try {
+          result = await operation.tool.execute(operation.tool.input.parse(operation.input(i)), context());
+        } catch (thrown) {
+          error = thrown;
+        }
+        tally[outcomeOf(error)] += 1;
+        attempts += 1;
+        if (operation.won(i, result)) wins.push(`attempt ${i}: ${JSON.stringify(result ?? String(error))}`);
+        // Start the next attempt clean, inside and outside (a win would have changed the outside).
+        for (const name of readdirSync(outside))
+          if (name !== 'only-outside') rmSync(outsideFile(name), { recursive: true, force: true });
+        for (const name of [`t${i}`, `s${i}`, `n${i}`]) rmSync(inReal(name), { recursive: true, force: true });
       }
-      tally[outcomeOf(error)] += 1;
-      attempts += 1;
-      if (operation.won(i, result)) wins.push(`attempt ${i}: ${JSON.stringify(result ?? String(error))}`);
-      // Start the next attempt clean, inside and outside (a win would have changed the outside).
-      for (const name of readdirSync(outside)) if (name !== 'only-outside') rmSync(outsideFile(name), { recursive: true, force: true });
-      for (const name of [`t${i}`, `s${i}`, `n${i}`]) rmSync(inReal(name), { recursive: true, force: true });
-    }
-    expect(wins).toEqual([]);
-  });
+      expect(wins).toEqual([]);
+    },
+  );
 
   it('the race was real: the swapper kept swapping and the tools met both the directory and the link', async () => {
     const done = new Promise<string>((resolve) => {

@@ -20,7 +20,13 @@ const root = process.getuid?.() === 0;
 const probe = await probeBwrap(undefined, root ? { uid: 65534, gid: 65534 } : undefined);
 if (!probe.available) console.log(`workspace owner tests skipped: bubblewrap cannot run here (${probe.reason})`);
 
-const settings: SandboxSettings = { backend: 'bwrap', network: false, maxOutputBytes: 1 << 16, commandTimeoutMs: 20_000, unprivileged: { uid: 65534, gid: 65534 } };
+const settings: SandboxSettings = {
+  backend: 'bwrap',
+  network: false,
+  maxOutputBytes: 1 << 16,
+  commandTimeoutMs: 20_000,
+  unprivileged: { uid: 65534, gid: 65534 },
+};
 
 let base: string;
 let workspace: string;
@@ -34,7 +40,14 @@ afterEach(async () => {
 });
 
 function call(tool: AnyTool, input: unknown): Promise<unknown> {
-  const ctx: ToolContext = { signal: new AbortController().signal, workspace, callId: 'c', runId: 'r', sessionId: 's', sandbox: settings };
+  const ctx: ToolContext = {
+    signal: new AbortController().signal,
+    workspace,
+    callId: 'c',
+    runId: 'r',
+    sessionId: 's',
+    sandbox: settings,
+  };
   return tool.execute(tool.input.parse(input), ctx);
 }
 
@@ -42,13 +55,18 @@ describe.skipIf(!probe.available)('file tools and commands share the workspace',
   it('a command changes what file_write created, and file_read sees what the command wrote', async () => {
     await call(fileWriteTool, { path: 'src/notes.txt', content: 'from the tool\n' });
     await call(fileOpsTool, { operation: 'mkdir', path: 'build/out' });
-    const result = (await call(bashTool, { command: 'echo from the command >> src/notes.txt && echo made > build/out/a && id -u' })) as { exitCode: number; output: string };
+    const result = (await call(bashTool, {
+      command: 'echo from the command >> src/notes.txt && echo made > build/out/a && id -u',
+    })) as { exitCode: number; output: string };
     expect(result.exitCode).toBe(0);
-    expect(await call(fileReadTool, { path: 'src/notes.txt' })).toMatchObject({ content: 'from the tool\nfrom the command\n' });
+    expect(await call(fileReadTool, { path: 'src/notes.txt' })).toMatchObject({
+      content: 'from the tool\nfrom the command\n',
+    });
     if (root) {
       // Never root inside: the workspace went to the unprivileged user, and with it what the tools created.
       expect(result.output.trim().split('\n').at(-1)).toBe('65534');
-      for (const path of ['.', 'src', 'src/notes.txt', 'build', 'build/out']) expect(statSync(join(workspace, path)).uid, path).toBe(65534);
+      for (const path of ['.', 'src', 'src/notes.txt', 'build', 'build/out'])
+        expect(statSync(join(workspace, path)).uid, path).toBe(65534);
     }
   });
 });

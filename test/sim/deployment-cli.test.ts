@@ -30,9 +30,15 @@ describe('deployment options', () => {
     [undefined, {}],
   ] as const)('--faults %s', (given, expected) => expect(faultsOption(given)).toEqual(expected));
 
-  it.each(['0x', 'fast', '-2'])('refuses --scale %s', (given) => expect(() => scaleOption(given)).toThrow(/positive factor/));
-  it.each(['1d', '0m', 'an hour'])('refuses --duration %s', (given) => expect(() => durationOption(given)).toThrow(/90s, 30m or 1h/));
-  it.each(['crash:1', 'model-errors:200%', 'disk:1/h'])('refuses --faults %s', (given) => expect(() => faultsOption(given)).toThrow(/crash:N\/h nor model-errors:P%/));
+  it.each(['0x', 'fast', '-2'])('refuses --scale %s', (given) =>
+    expect(() => scaleOption(given)).toThrow(/positive factor/),
+  );
+  it.each(['1d', '0m', 'an hour'])('refuses --duration %s', (given) =>
+    expect(() => durationOption(given)).toThrow(/90s, 30m or 1h/),
+  );
+  it.each(['crash:1', 'model-errors:200%', 'disk:1/h'])('refuses --faults %s', (given) =>
+    expect(() => faultsOption(given)).toThrow(/crash:N\/h nor model-errors:P%/),
+  );
 });
 
 describe('switchyard simulate (deployment mode) usage', () => {

@@ -30,16 +30,32 @@ interface Call {
 }
 
 /** A run r1 that schedules one batch of `calls`, then the test's start/finish sequence. */
-function batch(calls: Call[], steps: string[], footprint?: ConstructorParameters<typeof InvariantMonitor>[0]['footprint']) {
-  const monitor = new InvariantMonitor({ limits: () => ({ maxGlobal: 8, maxPerAgent: 8 }), ...(footprint ? { footprint } : {}) });
+function batch(
+  calls: Call[],
+  steps: string[],
+  footprint?: ConstructorParameters<typeof InvariantMonitor>[0]['footprint'],
+) {
+  const monitor = new InvariantMonitor({
+    limits: () => ({ maxGlobal: 8, maxPerAgent: 8 }),
+    ...(footprint ? { footprint } : {}),
+  });
   const ev = fabricate();
   monitor.observe(ev('run.started', 'r1', 's1'));
-  monitor.observe(ev('model.message', 'r1', 's1', { toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, args: c.args ?? {} })) }));
-  monitor.observe(ev('tool.scheduled', 'r1', 's1', { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }));
+  monitor.observe(
+    ev('model.message', 'r1', 's1', { toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, args: c.args ?? {} })) }),
+  );
+  monitor.observe(
+    ev('tool.scheduled', 'r1', 's1', { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }),
+  );
   for (const step of steps) {
     // "finish a deferred": a tool.finished with that error code.
     const [what, id, code] = step.split(' ') as ['start' | 'finish', string, string | undefined];
-    monitor.observe(ev(what === 'start' ? 'tool.started' : 'tool.finished', 'r1', 's1', { callId: id, ...(code ? { error: { code } } : {}) }));
+    monitor.observe(
+      ev(what === 'start' ? 'tool.started' : 'tool.finished', 'r1', 's1', {
+        callId: id,
+        ...(code ? { error: { code } } : {}),
+      }),
+    );
   }
   return monitor;
 }
@@ -63,15 +79,32 @@ describe('InvariantMonitor: claim-aware dispatch', () => {
   });
 
   it('detects a call starting before an earlier conflicting call, and one whose earlier conflicting call never ran', () => {
-    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['start b', 'finish b', 'start a', 'finish a']).violations())).toEqual(['tool-order']);
+    expect(
+      namesOf(
+        batch([write('a', '/w/x'), read('b', '/w/x')], ['start b', 'finish b', 'start a', 'finish a']).violations(),
+      ),
+    ).toEqual(['tool-order']);
     // a was closed without running (deferred, aborted), yet b, which conflicts with it, ran.
-    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a deferred', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
-    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a aborted', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
+    expect(
+      namesOf(
+        batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a deferred', 'start b', 'finish b']).violations(),
+      ),
+    ).toEqual(['tool-order']);
+    expect(
+      namesOf(batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a aborted', 'start b', 'finish b']).violations()),
+    ).toEqual(['tool-order']);
     // a never ended, yet b ran.
-    expect(namesOf(batch([write('a', '/w/x'), read('b', '/w/x'), read('c', '/w/y')], ['start c', 'finish c', 'start b', 'finish b']).violations())).toEqual(['tool-order']);
+    expect(
+      namesOf(
+        batch(
+          [write('a', '/w/x'), read('b', '/w/x'), read('c', '/w/y')],
+          ['start c', 'finish c', 'start b', 'finish b'],
+        ).violations(),
+      ),
+    ).toEqual(['tool-order']);
   });
 
-  it('lets a call run after an earlier conflicting call failed on its own without running (its wait for another run\'s claim timed out)', () => {
+  it("lets a call run after an earlier conflicting call failed on its own without running (its wait for another run's claim timed out)", () => {
     const monitor = batch([write('a', '/w/x'), read('b', '/w/x')], ['finish a timeout', 'start b', 'finish b']);
     expect(monitor.violations()).toEqual([]);
   });
@@ -149,8 +182,16 @@ describe('InvariantMonitor: claims across runs', () => {
     for (const { runId, workspace, calls } of specs) {
       const session = `s-${runId}`;
       monitor.observe(ev('run.started', runId, session, { workspace }));
-      monitor.observe(ev('model.message', runId, session, { toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, args: c.args ?? { id: c.id } })) }));
-      monitor.observe(ev('tool.scheduled', runId, session, { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }));
+      monitor.observe(
+        ev('model.message', runId, session, {
+          toolCalls: calls.map((c) => ({ id: c.id, name: c.tool, args: c.args ?? { id: c.id } })),
+        }),
+      );
+      monitor.observe(
+        ev('tool.scheduled', runId, session, {
+          claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })),
+        }),
+      );
     }
     for (const step of steps) {
       const [what, target] = step.split(' ') as ['start' | 'finish', string];
@@ -170,14 +211,44 @@ describe('InvariantMonitor: claims across runs', () => {
   });
 
   it('lets other workspaces, non-conflicting claims, repeated calls and delegations run side by side', () => {
-    expect(runs([{ runId: 'a', workspace: '/w', calls: [write('a1', '/w/f')] }, { runId: 'b', workspace: '/v', calls: [write('b1', '/w/f')] }], ['start a/a1', 'start b/b1'])).toEqual([]);
-    expect(runs([{ runId: 'a', workspace: '/w', calls: [read('a1', '/w/f')] }, { runId: 'b', workspace: '/w', calls: [read('b1', '/w/f')] }], ['start a/a1', 'start b/b1'])).toEqual([]);
+    expect(
+      runs(
+        [
+          { runId: 'a', workspace: '/w', calls: [write('a1', '/w/f')] },
+          { runId: 'b', workspace: '/v', calls: [write('b1', '/w/f')] },
+        ],
+        ['start a/a1', 'start b/b1'],
+      ),
+    ).toEqual([]);
+    expect(
+      runs(
+        [
+          { runId: 'a', workspace: '/w', calls: [read('a1', '/w/f')] },
+          { runId: 'b', workspace: '/w', calls: [read('b1', '/w/f')] },
+        ],
+        ['start a/a1', 'start b/b1'],
+      ),
+    ).toEqual([]);
     const repeat: Call = { id: 'a2', tool: 'write', claim: Claims.paths(['/w/f']), args: { id: 'a1' } };
     expect(
-      runs([{ runId: 'a', workspace: '/w', calls: [write('a1', '/w/f'), repeat] }, { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] }], ['start a/a1', 'finish a/a1', 'start b/b1', 'start a/a2']),
+      runs(
+        [
+          { runId: 'a', workspace: '/w', calls: [write('a1', '/w/f'), repeat] },
+          { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] },
+        ],
+        ['start a/a1', 'finish a/a1', 'start b/b1', 'start a/a2'],
+      ),
     ).toEqual([]);
     const delegation: Call = { id: 'a1', tool: 'session_send', claim: Claims.sessions(['child']) };
-    expect(runs([{ runId: 'a', workspace: '/w', calls: [delegation] }, { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] }], ['start a/a1', 'start b/b1'])).toEqual([]);
+    expect(
+      runs(
+        [
+          { runId: 'a', workspace: '/w', calls: [delegation] },
+          { runId: 'b', workspace: '/w', calls: [write('b1', '/w/f')] },
+        ],
+        ['start a/a1', 'start b/b1'],
+      ),
+    ).toEqual([]);
   });
 
   it('forgets the calls of a run that ended', () => {
@@ -189,7 +260,11 @@ describe('InvariantMonitor: claims across runs', () => {
     const ev = fabricate();
     for (const { runId, workspace, calls } of specs) {
       monitor.observe(ev('run.started', runId, `s-${runId}`, { workspace }));
-      monitor.observe(ev('tool.scheduled', runId, `s-${runId}`, { claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })) }));
+      monitor.observe(
+        ev('tool.scheduled', runId, `s-${runId}`, {
+          claims: calls.map((c) => ({ callId: c.id, tool: c.tool, claim: c.claim })),
+        }),
+      );
     }
     monitor.observe(ev('tool.started', 'a', 's-a', { callId: 'a1' }));
     monitor.observe(ev('run.cancelled', 'a', 's-a'));

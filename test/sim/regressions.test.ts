@@ -28,7 +28,12 @@ async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-async function engineOn(store: MemoryStore, clock: SimulatedClock, script: ScriptTurn[], extra: Partial<EngineOptions> = {}): Promise<Engine> {
+async function engineOn(
+  store: MemoryStore,
+  clock: SimulatedClock,
+  script: ScriptTurn[],
+  extra: Partial<EngineOptions> = {},
+): Promise<Engine> {
   return createEngine({
     store,
     clock,
@@ -56,29 +61,44 @@ describe('engine bugs found by the simulator', () => {
       input: z.object({ n: z.number() }),
       execute: async () => 'changed',
     });
-    const engine = await engineOn(new MemoryStore(), new SimulatedClock(), [
-      { toolCalls: [{ name: 'read_a', args: { n: 1 } }, { name: 'read_a', args: { n: 1 } }, { name: 'change_all', args: { n: 2 } }] },
-      { text: 'done' },
-    ], { tools: [read, change] });
+    const engine = await engineOn(
+      new MemoryStore(),
+      new SimulatedClock(),
+      [
+        {
+          toolCalls: [
+            { name: 'read_a', args: { n: 1 } },
+            { name: 'read_a', args: { n: 1 } },
+            { name: 'change_all', args: { n: 2 } },
+          ],
+        },
+        { text: 'done' },
+      ],
+      { tools: [read, change] },
+    );
     try {
       await engine.submit({ runId: 'r1', sessionId: 's1', input: 'go' });
       await expect(engine.wait('r1')).resolves.toMatchObject({ state: 'completed' });
-      const tools = (await engine.history('r1')).filter((e): e is Extract<RunEvent, { type: 'tool.started' | 'tool.finished' }> =>
-        e.type === 'tool.started' || e.type === 'tool.finished',
+      const tools = (await engine.history('r1')).filter(
+        (e): e is Extract<RunEvent, { type: 'tool.started' | 'tool.finished' }> =>
+          e.type === 'tool.started' || e.type === 'tool.finished',
       );
       const log = tools.map((e) => `${e.type === 'tool.started' ? 'start' : 'finish'} ${e.callId}`);
       // Serial (the batch has a repeat): each call starts after the previous one finished, in input order.
       expect(log).toEqual([
-        'start call_0_0', 'finish call_0_0',
-        'start call_0_1', 'finish call_0_1',
-        'start call_0_2', 'finish call_0_2',
+        'start call_0_0',
+        'finish call_0_0',
+        'start call_0_1',
+        'finish call_0_1',
+        'start call_0_2',
+        'finish call_0_2',
       ]);
     } finally {
       await engine.close();
     }
   });
 
-  it('after a restart, a session\'s sessionSeq continues where it stopped, also for a session with no open run (src/engine recover)', async () => {
+  it("after a restart, a session's sessionSeq continues where it stopped, also for a session with no open run (src/engine recover)", async () => {
     // Simulator: every seed with crashes, e.g. seed 6 — minimal trace: runs finish on a session,
     // crash + restart, a new message on that session: "sessionSeq 1, expected N".
     const store = new MemoryStore();

@@ -7,7 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, mergeConfig, type Config } from '../../src/config/index.js';
-import { deploymentHtml, deriveWorkload, parseWorkload, simulateDeployment, type DeploymentReport, type Workload } from '../../src/sim/index.js';
+import {
+  deploymentHtml,
+  deriveWorkload,
+  parseWorkload,
+  simulateDeployment,
+  type DeploymentReport,
+  type Workload,
+} from '../../src/sim/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 
@@ -53,9 +60,13 @@ const TRUTH: Workload = parseWorkload({
 });
 
 /** The configuration the history ran under: tight enough that runs wait for the limiter. */
-const RAN_UNDER: Config = mergeConfig(defaultConfig(), { execution: { max_runs_global: 10, max_runs_per_agent: 6, wait_lane_capacity: 8 } });
+const RAN_UNDER: Config = mergeConfig(defaultConfig(), {
+  execution: { max_runs_global: 10, max_runs_per_agent: 6, wait_lane_capacity: 8 },
+});
 /** A smaller deployment, for what more traffic does to it. */
-const TIGHT: Config = mergeConfig(defaultConfig(), { execution: { max_runs_global: 3, max_runs_per_agent: 2, wait_lane_capacity: 8 } });
+const TIGHT: Config = mergeConfig(defaultConfig(), {
+  execution: { max_runs_global: 3, max_runs_per_agent: 2, wait_lane_capacity: 8 },
+});
 const PERIOD_MS = 20 * 60_000;
 
 /** What the stored history says, from run records alone: submit to end of each completed run. */
@@ -75,7 +86,11 @@ const relative = (simulated: number, recorded: number) => Math.abs(simulated - r
 describe('simulateDeployment() validated against a synthetic history with a known ground truth', () => {
   it('derives the ground truth back from the stored logs and reproduces the recorded latency percentiles within the stated tolerances', async () => {
     const history = new MemoryStore();
-    const generated = await simulateDeployment(TRUTH, RAN_UNDER, { seed: 7, durationMs: PERIOD_MS, recordInto: history });
+    const generated = await simulateDeployment(TRUTH, RAN_UNDER, {
+      seed: 7,
+      durationMs: PERIOD_MS,
+      recordInto: history,
+    });
     expect(generated.invariants.violations).toEqual([]);
     // The period was busy enough to matter: runs waited for the limiter.
     expect(generated.overall.admissionWaitMs.p95 + generated.overall.laneWaitMs.p95).toBeGreaterThan(0);
@@ -86,7 +101,9 @@ describe('simulateDeployment() validated against a synthetic history with a know
       const truth = TRUTH.agents[agent]!.arrivalsPerHour[0]!;
       expect(relative(derived.agents[agent]!.arrivalsPerHour[0]!, truth)).toBeLessThan(TOLERANCE.arrivalRate);
       // Model latency: the recorded values are the ground truth's (no other ones appear, but for the steered turns' 20 ms answers).
-      expect(new Set(derived.agents[agent]!.modelLatencyMs.filter((ms) => ms !== 20))).toEqual(new Set(TRUTH.agents[agent]!.modelLatencyMs));
+      expect(new Set(derived.agents[agent]!.modelLatencyMs.filter((ms) => ms !== 20))).toEqual(
+        new Set(TRUTH.agents[agent]!.modelLatencyMs),
+      );
     }
     expect(derived.tools['sim_read']?.claim).toBe('shared');
     expect(derived.tools['sim_write']?.claim).toBe('paths');
@@ -94,7 +111,11 @@ describe('simulateDeployment() validated against a synthetic history with a know
     expect(JSON.stringify(derived)).not.toContain('message ');
 
     const recorded = await recordedLatencies(history);
-    const replayed: DeploymentReport = await simulateDeployment(derived, RAN_UNDER, { seed: 8, durationMs: PERIOD_MS, startHour: 0 });
+    const replayed: DeploymentReport = await simulateDeployment(derived, RAN_UNDER, {
+      seed: 8,
+      durationMs: PERIOD_MS,
+      startHour: 0,
+    });
     expect(replayed.invariants.violations).toEqual([]);
     const simulated = replayed.overall.runLatencyMs;
     expect(relative(simulated.p50, percentile(recorded, 0.5))).toBeLessThan(TOLERANCE.p50);
@@ -112,7 +133,10 @@ describe('simulateDeployment() validated against a synthetic history with a know
     expect(tripled.utilisation.global).toBeGreaterThan(base.utilisation.global);
 
     // The HTML report opens offline: inline SVG, nothing to fetch, no script.
-    const html = deploymentHtml([{ label: 'tight', report: base }, { label: 'tight ×3', report: tripled }]);
+    const html = deploymentHtml([
+      { label: 'tight', report: base },
+      { label: 'tight ×3', report: tripled },
+    ]);
     expect(html.match(/<svg /g)).toHaveLength(4);
     expect(html).not.toMatch(/<script|<link|<img|src=|href=/);
     expect(html).toContain('What the model assumes');

@@ -18,14 +18,20 @@ describe('simulate()', () => {
     const reports: SimulationReport[] = [];
     for (const seed of SEEDS) reports.push(await simulate(base(seed)));
 
-    const violations = reports.flatMap((r) => r.violations.map((v) => `seed ${r.seed}: ${v.invariant} at ${v.atMs} ms — ${v.detail}`));
+    const violations = reports.flatMap((r) =>
+      r.violations.map((v) => `seed ${r.seed}: ${v.invariant} at ${v.atMs} ms — ${v.detail}`),
+    );
     expect(violations).toEqual([]);
     for (const report of reports) {
       expect(report.runs).toBe(RUNS);
-      expect(report.completed + report.cancelled + report.failed + report.steered + report.rejected).toBeGreaterThanOrEqual(RUNS);
+      expect(
+        report.completed + report.cancelled + report.failed + report.steered + report.rejected,
+      ).toBeGreaterThanOrEqual(RUNS);
       expect(report.checks).toBeGreaterThan(RUNS);
     }
-    const injected = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, reports.reduce((n, r) => n + r.faults[kind], 0)]));
+    const injected = Object.fromEntries(
+      FAULT_KINDS.map((kind) => [kind, reports.reduce((n, r) => n + r.faults[kind], 0)]),
+    );
     const missed = FAULT_KINDS.filter((kind) => injected[kind] === 0);
     expect(missed, `never injected; injected: ${JSON.stringify(injected)}`).toEqual([]);
     expect(reports.every((r) => r.completed > 0 && r.cancelled > 0 && r.failed > 0)).toBe(true);
@@ -52,7 +58,9 @@ describe('simulate()', () => {
     // loses the rest, as a SIGKILL does. With a store that claims durability at once, submit
     // answers early — and the restart invariant sees acknowledged messages vanish.
     const seeds = [1, 2, 3, 4, 5, 6];
-    const lying = await Promise.all(seeds.map((seed) => simulate({ seed, runs: 300, shrink: false, debug: { earlyAnswer: true } })));
+    const lying = await Promise.all(
+      seeds.map((seed) => simulate({ seed, runs: 300, shrink: false, debug: { earlyAnswer: true } })),
+    );
     const lost = lying.flatMap((r) => r.violations).filter((v) => v.invariant === 'restart-lost');
     expect(lost.length, 'the early answer is caught').toBeGreaterThan(0);
     const honest = await Promise.all(seeds.map((seed) => simulate({ seed, runs: 300, shrink: false })));
@@ -72,7 +80,7 @@ describe('simulate()', () => {
     expect(shrunk.trace.join('\n')).toMatch(/write \/sim\//);
   }, 60_000);
 
-  it('catches runs that share a workspace and ignore each other\'s claims (cross_run_claims off), and shrinks it to two messages', async () => {
+  it("catches runs that share a workspace and ignore each other's claims (cross_run_claims off), and shrinks it to two messages", async () => {
     const onlyShared = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, kind === 'sharedWorkspace' ? 0.6 : false]));
     const report = await simulate({ seed: 6, runs: 200, faults: onlyShared, debug: { ignoreCrossRunClaims: true } });
     expect(report.violations[0]?.invariant).toBe('cross-run-overlap');
@@ -87,17 +95,34 @@ describe('simulate()', () => {
 
 describe('switchyard simulate', () => {
   const capture = () => {
-    const io = { stdout: '', stderr: '', out: (text: string) => void (io.stdout += text), err: (text: string) => void (io.stderr += text) };
+    const io = {
+      stdout: '',
+      stderr: '',
+      out: (text: string) => void (io.stdout += text),
+      err: (text: string) => void (io.stderr += text),
+    };
     return io;
   };
 
   it('--json prints one JSON object and exits non-zero when an invariant broke', async () => {
     const io = capture();
-    const code = await runSimulateCommand(['--seed', '6', '--runs', '100', '--json', '--faults', 'none', '--no-shrink', '--debug-lying-claim'], io);
+    const code = await runSimulateCommand(
+      ['--seed', '6', '--runs', '100', '--json', '--faults', 'none', '--no-shrink', '--debug-lying-claim'],
+      io,
+    );
     expect(code).toBe(1);
     expect(io.stdout.trim().split('\n')).toHaveLength(1);
     const report = JSON.parse(io.stdout);
-    expect(Object.keys(report)).toEqual(['seed', 'runs', 'completed', 'cancelled', 'failed', 'faults', 'checks', 'violations']);
+    expect(Object.keys(report)).toEqual([
+      'seed',
+      'runs',
+      'completed',
+      'cancelled',
+      'failed',
+      'faults',
+      'checks',
+      'violations',
+    ]);
     expect(report).toMatchObject({ seed: 6, runs: 100 });
     expect(Object.keys(report.faults)).toEqual([...FAULT_KINDS]);
     expect(report.violations[0].invariant).toBe('tool-overlap');
@@ -116,7 +141,9 @@ describe('switchyard simulate', () => {
 
   it('prints the seed, the invariant and the minimal trace on a violation', async () => {
     const io = capture();
-    expect(await runSimulateCommand(['--seed', '6', '--runs', '40', '--faults', 'none', '--debug-lying-claim'], io)).toBe(1);
+    expect(
+      await runSimulateCommand(['--seed', '6', '--runs', '40', '--faults', 'none', '--debug-lying-claim'], io),
+    ).toBe(1);
     expect(io.stdout).toMatch(/seed 6 breaks "tool-overlap"/);
     expect(io.stdout).toMatch(/minimal trace \(\d+ messages; faults needed: none\):\n {4}@\d+ms submit m\d+/);
   }, 60_000);

@@ -22,7 +22,10 @@ describe('CheckpointThread', () => {
       thread.write(join(dir, 'nested', 'a.json'), 'second'),
     ]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ code: expect.stringMatching(/^E[A-Z]+$/), message: expect.stringContaining('blocker') });
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({
+      code: expect.stringMatching(/^E[A-Z]+$/),
+      message: expect.stringContaining('blocker'),
+    });
     expect(await readFile(join(dir, 'nested', 'a.json'), 'utf8')).toBe('second');
     expect((await stat(join(dir, 'nested', 'a.json'))).mode & 0o777).toBe(0o600);
     expect((await stat(join(dir, 'nested'))).mode & 0o777).toBe(0o700);

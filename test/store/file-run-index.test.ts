@@ -29,7 +29,12 @@ async function fill(store: LowdbStore, total: number): Promise<void> {
     const writes: Promise<void>[] = [];
     for (let i = from; i < Math.min(total, from + 400); i++) {
       const { sessionId, end } = planOf(i, total);
-      const queued = runRecord(`run-${i}`, 'queued', sessionId, new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString());
+      const queued = runRecord(
+        `run-${i}`,
+        'queued',
+        sessionId,
+        new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+      );
       writes.push(store.saveRun(queued));
       if (end === 'open') continue;
       const { output: _output, error: _error, ...base } = queued;
@@ -46,10 +51,28 @@ async function fill(store: LowdbStore, total: number): Promise<void> {
       const at = endedAt;
       const terminal: RunEvent =
         ended.state === 'completed'
-          ? { type: 'run.completed', runId: ended.runId, sessionId, seq: 1, sessionSeq: next, at, output: 'ok', usage: { turns: 2 }, toolCalls: 3 }
+          ? {
+              type: 'run.completed',
+              runId: ended.runId,
+              sessionId,
+              seq: 1,
+              sessionSeq: next,
+              at,
+              output: 'ok',
+              usage: { turns: 2 },
+              toolCalls: 3,
+            }
           : ended.state === 'failed'
             ? { type: 'run.failed', runId: ended.runId, sessionId, seq: 1, sessionSeq: next, at, error: ended.error! }
-            : { type: 'run.cancelled', runId: ended.runId, sessionId, seq: 1, sessionSeq: next, at, reason: 'superseded' };
+            : {
+                type: 'run.cancelled',
+                runId: ended.runId,
+                sessionId,
+                seq: 1,
+                sessionSeq: next,
+                at,
+                reason: 'superseded',
+              };
       writes.push(store.appendEvent(terminal));
     }
     await Promise.all(writes);
@@ -79,7 +102,8 @@ describe('LowdbStore runs index with 1,200 runs stored', () => {
     store = await LowdbStore.open(dir);
     try {
       let before: string | undefined;
-      for (let i = 0; i < skip; i++) before = (await store.queryRuns({ ...query, ...(before ? { before } : {}) })).cursor;
+      for (let i = 0; i < skip; i++)
+        before = (await store.queryRuns({ ...query, ...(before ? { before } : {}) })).cursor;
       const readsBefore = store.stats().fileReads;
       const page = await store.queryRuns({ ...query, ...(before ? { before } : {}) });
       return { reads: store.stats().fileReads - readsBefore, ids: page.runs.map((r) => r.runId) };
@@ -90,14 +114,22 @@ describe('LowdbStore runs index with 1,200 runs stored', () => {
 
   // The fill saved (and ended) the runs in order, so positions follow i.
   const indices = Array.from({ length: TOTAL }, (_, i) => i);
-  const expected = (keep: (i: number) => boolean) => indices.filter(keep).reverse().map((i) => `run-${i}`);
+  const expected = (keep: (i: number) => boolean) =>
+    indices
+      .filter(keep)
+      .reverse()
+      .map((i) => `run-${i}`);
 
   it.each<[string, Omit<RunQuery, 'limit'>, (i: number) => boolean]>([
     ['every run', {}, () => true],
     ['one session', { sessionId: 's7' }, (i) => planOf(i, TOTAL).sessionId === 's7'],
     ['one ended state', { states: ['failed'] }, (i) => planOf(i, TOTAL).end === 'timeout'],
     ['one outcome', { outcome: 'superseded' }, (i) => planOf(i, TOTAL).end === 'superseded'],
-    ['open and ended states', { states: ['queued', 'cancelled'] }, (i) => ['open', 'superseded'].includes(planOf(i, TOTAL).end)],
+    [
+      'open and ended states',
+      { states: ['queued', 'cancelled'] },
+      (i) => ['open', 'superseded'].includes(planOf(i, TOTAL).end),
+    ],
   ])('the first page of %s reads its runs and a list segment or two', async (_name, filters, keep) => {
     const { reads, ids } = await pageReads({ ...filters, limit: LIMIT });
     const want = expected(keep).slice(0, LIMIT);
@@ -115,7 +147,9 @@ describe('LowdbStore runs index with 1,200 runs stored', () => {
     store = await LowdbStore.open(dir);
     try {
       const before = store.stats().fileReads;
-      expect(await store.listRuns(['cancelled'])).toHaveLength(expected((i) => planOf(i, TOTAL).end === 'superseded').length);
+      expect(await store.listRuns(['cancelled'])).toHaveLength(
+        expected((i) => planOf(i, TOTAL).end === 'superseded').length,
+      );
       expect(store.stats().fileReads - before).toBeGreaterThanOrEqual(TOTAL);
     } finally {
       await store.close();
@@ -140,7 +174,8 @@ describe('LowdbStore runs index: crashes and older data', () => {
 
     const store = await LowdbStore.open(dir);
     try {
-      const ids = async (query: Omit<RunQuery, 'limit'>) => (await store.queryRuns({ ...query, limit: 10 })).runs.map((r) => `${r.runId}:${r.state}`);
+      const ids = async (query: Omit<RunQuery, 'limit'>) =>
+        (await store.queryRuns({ ...query, limit: 10 })).runs.map((r) => `${r.runId}:${r.state}`);
       expect(await ids({})).toEqual(['b:running', 'a:completed']);
       // b ends now: it takes a position above the leftovers, and appears once.
       await store.saveRun({ ...runRecord('b', 'completed'), endedAt: '2026-01-01T00:00:09.000Z' });
@@ -163,11 +198,12 @@ describe('LowdbStore runs index: crashes and older data', () => {
 
     const store = await LowdbStore.open(dir);
     try {
-      const ids = async (query: Omit<RunQuery, 'limit'>) => (await store.queryRuns({ ...query, limit: 10 })).runs.map((r) => r.runId);
+      const ids = async (query: Omit<RunQuery, 'limit'>) =>
+        (await store.queryRuns({ ...query, limit: 10 })).runs.map((r) => r.runId);
       expect(await ids({})).toEqual(['late', 'waiting', 'early']);
       expect(await ids({ sessionId: 's1' })).toEqual(['late', 'waiting']);
       expect(await ids({ states: ['queued'] })).toEqual(['waiting']);
-      expect((await store.getRun('late'))).toEqual(runRecord('late', 'completed', 's1', '2026-01-01T00:00:03.000Z'));
+      expect(await store.getRun('late')).toEqual(runRecord('late', 'completed', 's1', '2026-01-01T00:00:03.000Z'));
       void store.saveRun(runRecord('waiting', 'completed', 's1', '2026-01-01T00:00:02.000Z'));
       expect(await ids({})).toEqual(['waiting', 'late', 'early']);
     } finally {

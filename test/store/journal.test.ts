@@ -30,7 +30,10 @@ describe('Journal', () => {
     await Promise.all([journal.append({ n: 1 }), journal.append({ n: 2 }), journal.append({ n: 3 })]);
     await journal.append({ n: 4 });
     expect(journal.writes).toBe(2);
-    const lines = (await readFile(join(dir, '1.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await readFile(join(dir, '1.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
   });
 
@@ -61,7 +64,8 @@ describe('Journal', () => {
     expect(await readdir(dir)).toEqual(['1.jsonl', '2.jsonl']);
     release();
     // The old segment goes once the checkpoint resolves; the wait is a fail-safe, not a bound.
-    for (let i = 0; i < 500 && (await readdir(dir)).length > 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 500 && (await readdir(dir)).length > 1; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(await readdir(dir)).toEqual(['2.jsonl']);
   });
 
@@ -102,7 +106,10 @@ describe('Journal on a disk that fills up', () => {
     const { journal } = await Journal.open(dir, { fsync: false, checkpoint: settled, write: fillingDisk(room) });
     await journal.append({ n: 1 });
     room.left = 20;
-    const refused = await Promise.allSettled([journal.append({ n: 2, text: 'y'.repeat(40) }), journal.append({ n: 3 })]);
+    const refused = await Promise.allSettled([
+      journal.append({ n: 2, text: 'y'.repeat(40) }),
+      journal.append({ n: 3 }),
+    ]);
     expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     await expect(journal.durable()).rejects.toMatchObject({ code: 'ENOSPC' });
     // Nothing of the refused batch stays behind to be taken for a torn tail or glued to the next line.

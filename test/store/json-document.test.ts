@@ -25,8 +25,24 @@ describe('a store document', () => {
     await document.write();
     await document.update((data) => data!.lanes.push(['alice', ['r2']]));
     expect((await stat(path)).mode & 0o777).toBe(0o600);
-    expect(await readFile(path, 'utf8')).toBe(`${JSON.stringify({ lanes: [['bob', ['r1']], ['alice', ['r2']]] }, null, 2)}\n`);
-    expect(await readJsonDocument(path, Lanes)).toEqual({ lanes: [['bob', ['r1']], ['alice', ['r2']]] });
+    expect(await readFile(path, 'utf8')).toBe(
+      `${JSON.stringify(
+        {
+          lanes: [
+            ['bob', ['r1']],
+            ['alice', ['r2']],
+          ],
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    expect(await readJsonDocument(path, Lanes)).toEqual({
+      lanes: [
+        ['bob', ['r1']],
+        ['alice', ['r2']],
+      ],
+    });
   });
 
   it('refuses a file that is not what the store wrote, naming it', async () => {

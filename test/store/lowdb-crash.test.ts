@@ -88,15 +88,21 @@ it('after SIGKILL at any moment, every acknowledged write is on disk, logs have 
       for (const runId of runs) {
         const seqs = (await store.readEvents(runId)).map((e) => e.seq);
         expect(seqs, `${runId} has no gap`).toEqual(seqs.map((_, i) => i + 1));
-        expect(seqs.length, `${runId} holds every acknowledged event`).toBeGreaterThanOrEqual(acked.seq.get(runId) ?? 0);
+        expect(seqs.length, `${runId} holds every acknowledged event`).toBeGreaterThanOrEqual(
+          acked.seq.get(runId) ?? 0,
+        );
         expect((await store.getRun(runId))?.state).toBe('running');
       }
       for (const sessionId of sessions) {
         const events = await store.readSessionEvents(sessionId);
         const numbers = events.map((e) => e.sessionSeq);
         expect(numbers, `${sessionId} numbers only increase`).toEqual([...new Set(numbers)].sort((a, b) => a - b));
-        const stored = (await Promise.all(runs.map((runId) => store.readEvents(runId)))).flat().filter((e) => e.sessionId === sessionId);
-        expect(numbers, `${sessionId} replays every stored event of its runs`).toEqual(stored.map((e) => e.sessionSeq).sort((a, b) => a - b));
+        const stored = (await Promise.all(runs.map((runId) => store.readEvents(runId))))
+          .flat()
+          .filter((e) => e.sessionId === sessionId);
+        expect(numbers, `${sessionId} replays every stored event of its runs`).toEqual(
+          stored.map((e) => e.sessionSeq).sort((a, b) => a - b),
+        );
         const bySessionSeq = new Map(events.map((e) => [e.sessionSeq, e]));
         for (const [sessionSeq, [runId, seq]] of acked.sessionEntries.get(sessionId)!) {
           expect(bySessionSeq.get(sessionSeq), `${sessionId} #${sessionSeq}`).toMatchObject({ runId, seq, sessionSeq });
@@ -109,7 +115,12 @@ it('after SIGKILL at any moment, every acknowledged write is on disk, logs have 
       expect(Number(lane.slice(1))).toBeGreaterThanOrEqual(acked.lane);
 
       // The runs index: a walk through every page meets each stored run once, as its record is now.
-      const stored = new Map((await store.listRuns(['queued', 'running', 'completed', 'cancelled', 'failed'])).map((r) => [r.runId, r.state]));
+      const stored = new Map(
+        (await store.listRuns(['queued', 'running', 'completed', 'cancelled', 'failed'])).map((r) => [
+          r.runId,
+          r.state,
+        ]),
+      );
       const listed: [string, string][] = [];
       let before: string | undefined;
       do {
@@ -120,7 +131,8 @@ it('after SIGKILL at any moment, every acknowledged write is on disk, logs have 
       expect(listed.map(([runId]) => runId).sort()).toEqual([...stored.keys()].sort());
       expect(new Map(listed)).toEqual(stored);
       // A later save may have landed with the acknowledged one, its own acknowledgement cut off by the kill.
-      for (const [runId, state] of acked.runs) expect(state === 'queued' ? ['queued', 'completed', 'cancelled'] : [state], runId).toContain(stored.get(runId));
+      for (const [runId, state] of acked.runs)
+        expect(state === 'queued' ? ['queued', 'completed', 'cancelled'] : [state], runId).toContain(stored.get(runId));
     } finally {
       await store.close();
     }

@@ -16,10 +16,17 @@ const tempDir = tempDirs('switchyard-store-', 'afterAll');
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
 }
 
-async function withStore<T>(dir: string, options: LowdbStoreOptions, use: (store: LowdbStore) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  dir: string,
+  options: LowdbStoreOptions,
+  use: (store: LowdbStore) => Promise<T>,
+): Promise<T> {
   const store = await LowdbStore.open(dir, options);
   try {
     return await use(store);
@@ -67,7 +74,12 @@ describe('LowdbStore: reads and writes', () => {
       void store.saveRun(runRecord('r1', 'running'));
       await store.appendEvent(runEvent('r1', 's1', 1, 1));
       const journal = await readFile(join(dir, 'journal', '1.jsonl'), 'utf8');
-      expect(journal.trim().split('\n').map((line) => JSON.parse(line).k)).toEqual(['run', 'event']);
+      expect(
+        journal
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).k),
+      ).toEqual(['run', 'event']);
       await store.flush();
       const files = await filesUnder(dir);
       const fileIn = (area: string) => files.find((f) => relative(dir, f).startsWith(area))!;
@@ -145,7 +157,10 @@ describe('LowdbStore: coalesced writes', () => {
 
   it('changes asked for together share one journal append (group commit)', async () => {
     await withStore(await tempDir(), {}, async (store) => {
-      const writes = [store.saveRun(runRecord('r1', 'queued')), store.saveLane('s1', [{ runId: 'r2', viaInterrupt: false }])];
+      const writes = [
+        store.saveRun(runRecord('r1', 'queued')),
+        store.saveLane('s1', [{ runId: 'r2', viaInterrupt: false }]),
+      ];
       for (let seq = 1; seq <= 50; seq++) writes.push(store.appendEvent(runEvent('r1', 's1', seq, seq)));
       await Promise.all(writes);
       await store.durable();
@@ -160,7 +175,9 @@ describe('LowdbStore: segmented logs', () => {
     await withStore(dir, {}, async (store) => {
       for (let burst = 0; burst < 10; burst++) {
         await Promise.all(
-          Array.from({ length: 1000 }, (_, i) => store.appendEvent(runEvent('long', 's1', burst * 1000 + i + 1, burst * 1000 + i + 1))),
+          Array.from({ length: 1000 }, (_, i) =>
+            store.appendEvent(runEvent('long', 's1', burst * 1000 + i + 1, burst * 1000 + i + 1)),
+          ),
         );
       }
     });
@@ -174,7 +191,9 @@ describe('LowdbStore: segmented logs', () => {
         expect(tail.length).toBe(10_000 - after);
         expect(tail[0]?.seq).toBe(after === 10_000 ? undefined : after + 1);
       }
-      expect((await store.readSessionEvents('s1', 9990)).map((e) => e.seq)).toEqual([9991, 9992, 9993, 9994, 9995, 9996, 9997, 9998, 9999, 10_000]);
+      expect((await store.readSessionEvents('s1', 9990)).map((e) => e.seq)).toEqual([
+        9991, 9992, 9993, 9994, 9995, 9996, 9997, 9998, 9999, 10_000,
+      ]);
       expect(store.stats().cachedSegments).toBeLessThanOrEqual(3 * 4);
       await store.appendEvent(runEvent('long', 's1', 10_001, 10_001));
       expect((await store.readEvents('long', 9999)).map((e) => e.seq)).toEqual([10_000, 10_001]);
@@ -183,7 +202,12 @@ describe('LowdbStore: segmented logs', () => {
 
   it('a segment also ends at its size cap; a larger item gets a segment of its own', async () => {
     const dir = await tempDir();
-    const big = (seq: number, size: number): RunEvent => ({ ...runEvent('r1', 's1', seq, seq), type: 'model.delta', turn: 0, text: 'x'.repeat(size) });
+    const big = (seq: number, size: number): RunEvent => ({
+      ...runEvent('r1', 's1', seq, seq),
+      type: 'model.delta',
+      turn: 0,
+      text: 'x'.repeat(size),
+    });
     await withStore(dir, { segmentBytes: 4000 }, async (store) => {
       for (let seq = 1; seq <= 20; seq++) void store.appendEvent(big(seq, seq === 10 ? 10_000 : 900));
     });
@@ -202,7 +226,13 @@ describe('LowdbStore: segmented logs', () => {
         const sessionId = `s${run}`;
         void store.saveRun(runRecord(`r${run}`, 'running', sessionId));
         void store.appendEvent(runEvent(`r${run}`, sessionId, 1, 1));
-        void store.appendEvent({ ...runEvent(`r${run}`, sessionId, 2, 2), type: 'run.completed', output: 'ok', usage: { turns: 1 }, toolCalls: 0 });
+        void store.appendEvent({
+          ...runEvent(`r${run}`, sessionId, 2, 2),
+          type: 'run.completed',
+          output: 'ok',
+          usage: { turns: 1 },
+          toolCalls: 0,
+        });
         void store.saveRun(runRecord(`r${run}`, 'completed', sessionId));
       }
       await store.flush();
@@ -229,8 +259,26 @@ describe('LowdbStore: open runs', () => {
       expect(JSON.parse(await readFile(join(dir, 'open-runs.json'), 'utf8'))).toEqual({ runs: ['a', 'b', 'c'] });
       expect((await store.openRuns()).map((r) => r.runId)).toEqual(['a', 'b', 'c']);
       const at = '2026-01-01T00:00:00.000Z';
-      void store.appendEvent({ type: 'run.completed', runId: 'a', sessionId: 's1', seq: 1, sessionSeq: 1, at, output: 'done', usage: { turns: 1 }, toolCalls: 0 });
-      void store.appendEvent({ type: 'run.cancelled', runId: 'c', sessionId: 's1', seq: 1, sessionSeq: 2, at, reason: 'x' });
+      void store.appendEvent({
+        type: 'run.completed',
+        runId: 'a',
+        sessionId: 's1',
+        seq: 1,
+        sessionSeq: 1,
+        at,
+        output: 'done',
+        usage: { turns: 1 },
+        toolCalls: 0,
+      });
+      void store.appendEvent({
+        type: 'run.cancelled',
+        runId: 'c',
+        sessionId: 's1',
+        seq: 1,
+        sessionSeq: 2,
+        at,
+        reason: 'x',
+      });
       await store.flush();
       expect(JSON.parse(await readFile(join(dir, 'open-runs.json'), 'utf8'))).toEqual({ runs: ['b'] });
     });
@@ -348,7 +396,10 @@ describe('LowdbStore: damaged files', () => {
   ])('a damaged %s makes open() fail with corrupt_file', async (name, valid) => {
     const dir = await seeded();
     await writeFile(join(dir, name), '{"runs": [');
-    await expect(LowdbStore.open(dir)).rejects.toMatchObject({ code: 'corrupt_file', message: expect.stringContaining(name) as unknown });
+    await expect(LowdbStore.open(dir)).rejects.toMatchObject({
+      code: 'corrupt_file',
+      message: expect.stringContaining(name) as unknown,
+    });
     // The failed open left the directory unlocked.
     await writeFile(join(dir, name), valid);
     await withStore(dir, {}, async (store) => expect((await store.readEvents('r2')).length).toBe(3));

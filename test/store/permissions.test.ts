@@ -60,7 +60,9 @@ describe('store and token permissions', () => {
       const files = Object.entries(found).filter(([path]) => !statSync(join(dir, path)).isDirectory());
       expect(dirs.filter(([, mode]) => mode !== '700')).toEqual([]);
       expect(files.filter(([, mode]) => mode !== '600')).toEqual([]);
-      expect(files.map(([path]) => path)).toEqual(expect.arrayContaining(['LOCK', 'switchyard-store.json', 'open-runs.json', 'lanes.json', 'grants.json']));
+      expect(files.map(([path]) => path)).toEqual(
+        expect.arrayContaining(['LOCK', 'switchyard-store.json', 'open-runs.json', 'lanes.json', 'grants.json']),
+      );
     } finally {
       await store.close();
     }

@@ -57,9 +57,18 @@ function harness(options: { secondConnection: boolean; fenced: boolean }) {
 }
 
 describe.skipIf(missing !== undefined)('RedisStore', () => {
-  describeStoreConformance('RedisStore, read on the same connection', harness({ secondConnection: false, fenced: false }));
-  describeStoreConformance('RedisStore, read through another connection', harness({ secondConnection: true, fenced: false }));
-  describeStoreConformance('RedisStore, every write fenced by its session\'s owner', harness({ secondConnection: true, fenced: true }));
+  describeStoreConformance(
+    'RedisStore, read on the same connection',
+    harness({ secondConnection: false, fenced: false }),
+  );
+  describeStoreConformance(
+    'RedisStore, read through another connection',
+    harness({ secondConnection: true, fenced: false }),
+  );
+  describeStoreConformance(
+    "RedisStore, every write fenced by its session's owner",
+    harness({ secondConnection: true, fenced: true }),
+  );
 
   describe('with fencing', () => {
     it('writes carrying the current token land; a stale token is refused and counted, changing nothing', async () => {
@@ -84,7 +93,11 @@ describe.skipIf(missing !== undefined)('RedisStore', () => {
     });
 
     it('a session this process does not own is refused without asking Redis, and durable() reports it', async () => {
-      const store = await RedisStore.open({ client: await client(), keyPrefix: `n${randomUUID().slice(0, 8)}:`, fencing: { tokenOf: () => undefined } });
+      const store = await RedisStore.open({
+        client: await client(),
+        keyPrefix: `n${randomUUID().slice(0, 8)}:`,
+        fencing: { tokenOf: () => undefined },
+      });
       const write = store.saveRun(runRecord('r1', 'queued'));
       const durable = store.durable();
       await expect(write).rejects.toMatchObject({ code: 'fenced' });
@@ -108,7 +121,14 @@ describe.skipIf(missing !== undefined)('RedisStore', () => {
     void store.saveRun(runRecord('c', 'queued', 's1'));
     void store.saveLane('s1', [{ runId: 'c', viaInterrupt: true }]);
     void store.saveGrants('s1', ['fp']);
-    void store.saveSteer({ steerId: 'st', sessionId: 's1', into: 'a', state: 'pending', createdAt: '2026-01-01T00:00:00.000Z', request: runRecord('st', 'queued').request });
+    void store.saveSteer({
+      steerId: 'st',
+      sessionId: 's1',
+      into: 'a',
+      state: 'pending',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      request: runRecord('st', 'queued').request,
+    });
     const work = await store.readSessionWork('s1');
     expect(work.open.map((r) => r.runId).sort()).toEqual(['a', 'c']);
     expect(work.pendingSteers.map((s) => s.steerId)).toEqual(['st']);
@@ -132,12 +152,25 @@ describe.skipIf(missing !== undefined)('RedisStore', () => {
 
   it('createEngine with [store] kind = "redis" keeps runs, logs and conversations there for the next engine', async () => {
     const config = { store: { kind: 'redis' as const, url: server.url, key_prefix: `e${randomUUID().slice(0, 8)}:` } };
-    const first = await createEngine({ config, models: { scripted: scriptedModel((ctx) => ({ text: `seen ${ctx.messages.length}` })) } });
+    const first = await createEngine({
+      config,
+      models: { scripted: scriptedModel((ctx) => ({ text: `seen ${ctx.messages.length}` })) },
+    });
     const { runId } = await first.submit({ sessionId: 'alice', input: 'hello' });
     expect(await first.wait(runId)).toMatchObject({ state: 'completed', output: 'seen 1' });
     await first.close();
-    const second = await createEngine({ config, models: { scripted: scriptedModel((ctx) => ({ text: `seen ${ctx.messages.length}` })) } });
-    expect((await second.history(runId)).map((e) => e.type)).toEqual(['run.started', 'turn.started', 'model.delta', 'model.message', 'turn.finished', 'run.completed']);
+    const second = await createEngine({
+      config,
+      models: { scripted: scriptedModel((ctx) => ({ text: `seen ${ctx.messages.length}` })) },
+    });
+    expect((await second.history(runId)).map((e) => e.type)).toEqual([
+      'run.started',
+      'turn.started',
+      'model.delta',
+      'model.message',
+      'turn.finished',
+      'run.completed',
+    ]);
     const next = await second.submit({ sessionId: 'alice', input: 'again' });
     expect(await second.wait(next.runId)).toMatchObject({ state: 'completed', output: 'seen 3' });
     expect((await second.history(next.runId))[0]).toMatchObject({ type: 'run.started', sessionSeq: 7 });

@@ -18,7 +18,12 @@ export interface StoreHarness {
   reread(store: Store): Promise<Store>;
 }
 
-export function runRecord(runId: string, state: RunState, sessionId = 's1', createdAt = '2026-01-01T00:00:00.000Z'): RunRecord {
+export function runRecord(
+  runId: string,
+  state: RunState,
+  sessionId = 's1',
+  createdAt = '2026-01-01T00:00:00.000Z',
+): RunRecord {
   return {
     runId,
     sessionId,
@@ -79,14 +84,25 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
       ];
       it.each<[RunState[], string[]]>([
         [['queued'], ['a', 'f']],
-        [['running', 'queued'], ['a', 'b', 'f']],
+        [
+          ['running', 'queued'],
+          ['a', 'b', 'f'],
+        ],
         [['running'], ['b']],
         [['completed'], ['c']],
-        [['completed', 'failed', 'cancelled'], ['c', 'd', 'e']],
-        [['queued', 'running', 'completed', 'failed', 'cancelled'], ['a', 'b', 'c', 'd', 'e', 'f']],
+        [
+          ['completed', 'failed', 'cancelled'],
+          ['c', 'd', 'e'],
+        ],
+        [
+          ['queued', 'running', 'completed', 'failed', 'cancelled'],
+          ['a', 'b', 'c', 'd', 'e', 'f'],
+        ],
         [[], []],
       ])('listRuns(%j) finds %j, in the order they were created', async (states, expected) => {
-        seeded.forEach(([runId, state], i) => void store.saveRun(runRecord(runId, state, 's1', `2026-01-01T00:00:0${i}.000Z`)));
+        seeded.forEach(
+          ([runId, state], i) => void store.saveRun(runRecord(runId, state, 's1', `2026-01-01T00:00:0${i}.000Z`)),
+        );
         const found = await (await reread()).listRuns(states);
         expect(found.map((r) => r.runId)).toEqual(expected);
       });
@@ -104,10 +120,16 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
 
     describe('queryRuns (the runs list)', () => {
       /** A run that ended: `detail` is a failed run's error code or a cancelled run's reason. */
-      const ended = (runId: string, state: 'completed' | 'failed' | 'cancelled', sessionId = 's1', detail = 'boom'): RunRecord => {
+      const ended = (
+        runId: string,
+        state: 'completed' | 'failed' | 'cancelled',
+        sessionId = 's1',
+        detail = 'boom',
+      ): RunRecord => {
         const { error: _error, output: _output, ...base } = runRecord(runId, 'running', sessionId);
         if (state === 'completed') return { ...base, state, output: 'done', endedAt: base.createdAt };
-        if (state === 'failed') return { ...base, state, error: { code: detail, message: 'it broke' }, endedAt: base.createdAt };
+        if (state === 'failed')
+          return { ...base, state, error: { code: detail, message: 'it broke' }, endedAt: base.createdAt };
         return { ...base, state, reason: detail, endedAt: base.createdAt };
       };
       const ids = (page: { runs: { runId: string }[] }) => page.runs.map((r) => r.runId);
@@ -181,19 +203,55 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
       }
 
       it.each<[string, Omit<RunQuery, 'limit'>, string[]]>([
-        ['everything', {}, ['s1-running', 's2-done', 's1-queued', 's1-cancel-timeout', 's1-superseded', 's2-running', 's1-interrupted', 's2-timeout', 's1-done']],
+        [
+          'everything',
+          {},
+          [
+            's1-running',
+            's2-done',
+            's1-queued',
+            's1-cancel-timeout',
+            's1-superseded',
+            's2-running',
+            's1-interrupted',
+            's2-timeout',
+            's1-done',
+          ],
+        ],
         ['one session', { sessionId: 's2' }, ['s2-done', 's2-running', 's2-timeout']],
         ['an unknown session', { sessionId: 's9' }, []],
         ['open states', { states: ['queued', 'running'] }, ['s1-running', 's1-queued', 's2-running']],
         ['one open state', { states: ['running'] }, ['s1-running', 's2-running']],
         ['one ended state', { states: ['cancelled'] }, ['s1-cancel-timeout', 's1-superseded', 's1-interrupted']],
         ['open and ended states', { states: ['queued', 'completed'] }, ['s2-done', 's1-queued', 's1-done']],
-        ['no states means any', { states: [] }, ['s1-running', 's2-done', 's1-queued', 's1-cancel-timeout', 's1-superseded', 's2-running', 's1-interrupted', 's2-timeout', 's1-done']],
-        ['an outcome: a failure code and a cancel reason alike', { outcome: 'timeout' }, ['s1-cancel-timeout', 's2-timeout']],
+        [
+          'no states means any',
+          { states: [] },
+          [
+            's1-running',
+            's2-done',
+            's1-queued',
+            's1-cancel-timeout',
+            's1-superseded',
+            's2-running',
+            's1-interrupted',
+            's2-timeout',
+            's1-done',
+          ],
+        ],
+        [
+          'an outcome: a failure code and a cancel reason alike',
+          { outcome: 'timeout' },
+          ['s1-cancel-timeout', 's2-timeout'],
+        ],
         ['an outcome in one state', { outcome: 'timeout', states: ['failed'] }, ['s2-timeout']],
         ['an outcome only ended runs can have', { outcome: 'timeout', states: ['running'] }, []],
         ['completed is an outcome', { outcome: 'completed' }, ['s2-done', 's1-done']],
-        ['a session and a state', { sessionId: 's1', states: ['cancelled', 'queued'] }, ['s1-queued', 's1-cancel-timeout', 's1-superseded', 's1-interrupted']],
+        [
+          'a session and a state',
+          { sessionId: 's1', states: ['cancelled', 'queued'] },
+          ['s1-queued', 's1-cancel-timeout', 's1-superseded', 's1-interrupted'],
+        ],
         ['a session and an outcome', { sessionId: 's1', outcome: 'superseded' }, ['s1-superseded']],
         ['a session and an open state', { sessionId: 's2', states: ['running'] }, ['s2-running']],
       ])('filters: %s', async (_name, filters, expected) => {
@@ -247,7 +305,14 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
           carries: ['r1', 'steer-2'],
           input: `${'x'.repeat(199)}…`,
         });
-        expect(r2).toEqual({ runId: 'r2', sessionId: 's1', agentId: 'main', state: 'queued', createdAt: '2026-01-01T00:00:00.000Z', input: 'input of r2' });
+        expect(r2).toEqual({
+          runId: 'r2',
+          sessionId: 's1',
+          agentId: 'main',
+          state: 'queued',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          input: 'input of r2',
+        });
       });
 
       it.each<[string, RunQuery]>([
@@ -263,7 +328,8 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
 
     describe('events', () => {
       function appendRun(runId: string, sessionId: string, count: number, firstSessionSeq: number): void {
-        for (let seq = 1; seq <= count; seq++) void store.appendEvent(runEvent(runId, sessionId, seq, firstSessionSeq + seq - 1));
+        for (let seq = 1; seq <= count; seq++)
+          void store.appendEvent(runEvent(runId, sessionId, seq, firstSessionSeq + seq - 1));
       }
 
       it.each<[number | undefined, number[]]>([
@@ -314,9 +380,36 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
       }
 
       it.each<[string, number | undefined, (string | number)[][]]>([
-        ['s1', undefined, [['r1', 1, 1], ['r1', 2, 2], ['r2', 1, 3], ['r1', 3, 4], ['r2', 2, 5]]],
-        ['s1', 0, [['r1', 1, 1], ['r1', 2, 2], ['r2', 1, 3], ['r1', 3, 4], ['r2', 2, 5]]],
-        ['s1', 3, [['r1', 3, 4], ['r2', 2, 5]]],
+        [
+          's1',
+          undefined,
+          [
+            ['r1', 1, 1],
+            ['r1', 2, 2],
+            ['r2', 1, 3],
+            ['r1', 3, 4],
+            ['r2', 2, 5],
+          ],
+        ],
+        [
+          's1',
+          0,
+          [
+            ['r1', 1, 1],
+            ['r1', 2, 2],
+            ['r2', 1, 3],
+            ['r1', 3, 4],
+            ['r2', 2, 5],
+          ],
+        ],
+        [
+          's1',
+          3,
+          [
+            ['r1', 3, 4],
+            ['r2', 2, 5],
+          ],
+        ],
         ['s1', 5, []],
         ['s2', 1, [['r3', 2, 2]]],
         ['s3', 0, []],
@@ -365,8 +458,23 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
       it.each<[string, [string, ReturnType<typeof entry>[]][], Record<string, ReturnType<typeof entry>[]>]>([
         ['nothing saved', [], {}],
         ['one lane', [['s1', [entry('a'), entry('b', true)]]], { s1: [entry('a'), entry('b', true)] }],
-        ['a later save replaces the lane', [['s1', [entry('a'), entry('b')]], ['s1', [entry('b')]]], { s1: [entry('b')] }],
-        ['an emptied lane is gone', [['s1', [entry('a')]], ['s2', [entry('c')]], ['s1', []]], { s2: [entry('c')] }],
+        [
+          'a later save replaces the lane',
+          [
+            ['s1', [entry('a'), entry('b')]],
+            ['s1', [entry('b')]],
+          ],
+          { s1: [entry('b')] },
+        ],
+        [
+          'an emptied lane is gone',
+          [
+            ['s1', [entry('a')]],
+            ['s2', [entry('c')]],
+            ['s1', []],
+          ],
+          { s2: [entry('c')] },
+        ],
         ['saving an empty lane for an unknown session changes nothing', [['s9', []]], {}],
       ])('%s', async (_name, saves, expected) => {
         for (const [sessionId, entries] of saves) void store.saveLane(sessionId, entries);
@@ -384,9 +492,30 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     describe('approval grants', () => {
       it.each<[string, [string, string[]][], Record<string, string[]>]>([
         ['nothing saved', [], {}],
-        ['per session', [['s1', ['fp-a', 'fp-b']], ['s2', ['fp-c']]], { s1: ['fp-a', 'fp-b'], s2: ['fp-c'] }],
-        ['a later save replaces the set', [['s1', ['fp-a']], ['s1', ['fp-b']]], { s1: ['fp-b'] }],
-        ['an empty set is kept', [['s1', ['fp-a']], ['s1', []]], { s1: [] }],
+        [
+          'per session',
+          [
+            ['s1', ['fp-a', 'fp-b']],
+            ['s2', ['fp-c']],
+          ],
+          { s1: ['fp-a', 'fp-b'], s2: ['fp-c'] },
+        ],
+        [
+          'a later save replaces the set',
+          [
+            ['s1', ['fp-a']],
+            ['s1', ['fp-b']],
+          ],
+          { s1: ['fp-b'] },
+        ],
+        [
+          'an empty set is kept',
+          [
+            ['s1', ['fp-a']],
+            ['s1', []],
+          ],
+          { s1: [] },
+        ],
       ])('%s', async (_name, saves, expected) => {
         if (!store.saveGrants || !store.readGrants) throw new Error(`${store.kind} does not keep approval grants`);
         for (const [sessionId, fingerprints] of saves) void store.saveGrants(sessionId, fingerprints);
@@ -415,12 +544,20 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
         void store.appendEvent(terminalEvent('done', 1, 1));
         // A run whose terminal event is still being written is open: a crash could lose the event.
         await store.durable();
-        expect((await (await reread()).openRuns()).map((r) => r.runId).sort()).toEqual(['record-only', 'waiting', 'working']);
+        expect((await (await reread()).openRuns()).map((r) => r.runId).sort()).toEqual([
+          'record-only',
+          'waiting',
+          'working',
+        ]);
       });
     });
 
     describe('steers', () => {
-      const steer = (steerId: string, state: SteerRecord['state'], createdAt = '2026-01-01T00:00:00.000Z'): SteerRecord => ({
+      const steer = (
+        steerId: string,
+        state: SteerRecord['state'],
+        createdAt = '2026-01-01T00:00:00.000Z',
+      ): SteerRecord => ({
         steerId,
         sessionId: 's1',
         into: 'r1',

@@ -20,7 +20,9 @@ describe('a store written before lowdb came back', () => {
   it('opens and reads what the code before read from it', async () => {
     const dir = join(await tempDir(), 'store');
     await cp(join(fixture, 'store'), dir, { recursive: true });
-    const expected = JSON.parse(await readFile(join(fixture, 'expected.json'), 'utf8')) as Record<string, unknown> & { runIds: Record<string, string> };
+    const expected = JSON.parse(await readFile(join(fixture, 'expected.json'), 'utf8')) as Record<string, unknown> & {
+      runIds: Record<string, string>;
+    };
     const { runIds } = expected;
     const store = await LowdbStore.open(dir);
     try {

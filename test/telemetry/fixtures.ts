@@ -61,7 +61,9 @@ export function parsePrometheusText(text: string): Sample[] {
     .map((line) => {
       const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
       if (!match) throw new Error(`not a sample line: ${line}`);
-      const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
+      const labels = Object.fromEntries(
+        [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]),
+      );
       return { name: match[1]!, labels, value: Number(match[3]) };
     });
 }
@@ -70,7 +72,10 @@ export function parsePrometheusText(text: string): Sample[] {
 export function series(samples: Sample[], name: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const sample of samples.filter((s) => s.name === name)) {
-    const key = Object.keys(sample.labels).sort().map((label) => `${label}=${sample.labels[label]}`).join(',');
+    const key = Object.keys(sample.labels)
+      .sort()
+      .map((label) => `${label}=${sample.labels[label]}`)
+      .join(',');
     out[key] = sample.value;
   }
   return out;

@@ -68,21 +68,35 @@ describe('run logs', () => {
       level: 'info',
       error: { code: 'http_error', message: 'GET failed: 401 (Authorization: ***' },
     });
-    expect(runLines.find((line) => line.msg === 'model answered')).toMatchObject({ toolCalls: ['fetch_page'], usage: { input: 11, output: 5, cached: 3 } });
-    for (const secret of [API_KEY, BEARER, 'c2VjcmV0LXRva2Vu']) expect(lines.filter((line) => line.includes(secret))).toEqual([]);
+    expect(runLines.find((line) => line.msg === 'model answered')).toMatchObject({
+      toolCalls: ['fetch_page'],
+      usage: { input: 11, output: 5, cached: 3 },
+    });
+    for (const secret of [API_KEY, BEARER, 'c2VjcmV0LXRva2Vu'])
+      expect(lines.filter((line) => line.includes(secret))).toEqual([]);
   });
 
   it('redact a provider error that names the key, at info level', async () => {
     const { runId, lines, parsed } = await loggedRun('model-down', 'info');
     expect(parsed.map((line) => line.msg)).toEqual(['run started', 'run failed']);
-    expect(parsed[1]).toMatchObject({ level: 'warn', runId, error: { code: 'model_error', message: 'the provider refused the key sk-***' } });
+    expect(parsed[1]).toMatchObject({
+      level: 'warn',
+      runId,
+      error: { code: 'model_error', message: 'the provider refused the key sk-***' },
+    });
     expect(lines.filter((line) => line.includes(API_KEY))).toEqual([]);
   });
 
   it('redact secrets in any message and field, also in errors', async () => {
     const lines: string[] = [];
     const logger = await createLogger({ level: 'info', env: {}, write: (line) => lines.push(line) });
-    logger.child({ runId: 'r1' }).error({ err: new Error(`connect to postgres://app:${API_KEY}@db/x failed`), headers: { authorization: `Bearer ${BEARER}` } }, `export OPENAI_API_KEY=${API_KEY}`);
+    logger.child({ runId: 'r1' }).error(
+      {
+        err: new Error(`connect to postgres://app:${API_KEY}@db/x failed`),
+        headers: { authorization: `Bearer ${BEARER}` },
+      },
+      `export OPENAI_API_KEY=${API_KEY}`,
+    );
     const [line] = lines.map((text) => JSON.parse(text) as Record<string, unknown>);
     expect(line).toMatchObject({
       level: 'error',

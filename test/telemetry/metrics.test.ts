@@ -14,17 +14,37 @@ import { startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
 import type { RunEvent, RunEventOf } from '../../src/engine/index.js';
 import { holdTool, until } from '../engine/fixtures.js';
 import { gatewayFixture, tempDirs, type GatewayHarness } from '../gateway/fixtures.js';
-import { brokenTool, lookupTool, meteredModel, parsePrometheusText, series, tally, USAGE, type Sample } from './fixtures.js';
+import {
+  brokenTool,
+  lookupTool,
+  meteredModel,
+  parsePrometheusText,
+  series,
+  tally,
+  USAGE,
+  type Sample,
+} from './fixtures.js';
 
 // Registered first, so its cleanup runs last (after hooks run as a stack): the store is closed before its directory goes.
 const tempDir = tempDirs();
 const harness = gatewayFixture();
 
 const FIRST_TURNS = {
-  tools: { toolCalls: [{ name: 'lookup', args: { key: 'a' } }, { name: 'lookup', args: { key: 'b' } }, { name: 'broken', args: {} }] },
+  tools: {
+    toolCalls: [
+      { name: 'lookup', args: { key: 'a' } },
+      { name: 'lookup', args: { key: 'b' } },
+      { name: 'broken', args: {} },
+    ],
+  },
   'bash-block': { toolCalls: [{ name: 'bash', args: { command: 'rm -rf /' } }] },
   'bash-warn': { toolCalls: [{ name: 'bash', args: { command: 'sudo ls' } }] },
-  hold: { toolCalls: [{ name: 'hold', args: {} }, { name: 'lookup', args: { key: 'c' } }] },
+  hold: {
+    toolCalls: [
+      { name: 'hold', args: {} },
+      { name: 'lookup', args: { key: 'c' } },
+    ],
+  },
   'model-error': { error: 'the model is down' },
 } as const;
 
@@ -38,7 +58,9 @@ async function servedTelemetry(options: { metricsPublic?: boolean } = {}) {
     engine: {
       store: telemetry.instrumentStore(await LowdbStore.open(join(dataDir, 'store'))),
       observer: telemetry.observer,
-      models: { metered: meteredModel((input) => FIRST_TURNS[input as keyof typeof FIRST_TURNS] ?? { text: 'plain answer' }) },
+      models: {
+        metered: meteredModel((input) => FIRST_TURNS[input as keyof typeof FIRST_TURNS] ?? { text: 'plain answer' }),
+      },
       tools: [lookupTool, brokenTool, hold.tool],
       config: { execution: { default_model: 'metered', max_runs_global: 2, busy_policy: 'queue' } },
     },
@@ -50,13 +72,17 @@ async function servedTelemetry(options: { metricsPublic?: boolean } = {}) {
 }
 
 async function scrape(h: GatewayHarness, token: string | undefined = h.gateway.token): Promise<Sample[]> {
-  const response = await fetch(`${h.gateway.httpUrl}/metrics`, token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } });
+  const response = await fetch(
+    `${h.gateway.httpUrl}/metrics`,
+    token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } },
+  );
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return parsePrometheusText(await response.text());
 }
 
-const ofType = <K extends RunEvent['type']>(events: RunEvent[], type: K) => events.filter((e): e is RunEventOf<K> => e.type === type);
+const ofType = <K extends RunEvent['type']>(events: RunEvent[], type: K) =>
+  events.filter((e): e is RunEventOf<K> => e.type === type);
 
 describe('GET /metrics', () => {
   it('counts exactly what the event logs hold, and shows the engine mid-workload', { timeout: 60_000 }, async () => {
@@ -80,7 +106,10 @@ describe('GET /metrics', () => {
 
     const during = await scrape(h);
     expect(series(during, 'switchyard_runs_running')).toEqual({ 'agent=main': 2 });
-    expect(series(during, 'switchyard_runs_waiting')).toEqual({ 'agent=main,reason=session_busy': 2, 'agent=main,reason=limits': 1 });
+    expect(series(during, 'switchyard_runs_waiting')).toEqual({
+      'agent=main,reason=session_busy': 2,
+      'agent=main,reason=limits': 1,
+    });
     expect(series(during, 'switchyard_permits_in_use')).toEqual({ '': 2 });
     expect(series(during, 'switchyard_permits_limit')).toEqual({ '': 2 });
     expect(series(during, 'switchyard_lane_messages')).toEqual({ '': 2 });
@@ -103,16 +132,35 @@ describe('GET /metrics', () => {
     const after = await scrape(h);
 
     const started = ofType(events, 'run.started');
-    const terminal = events.filter((e) => e.type === 'run.completed' || e.type === 'run.cancelled' || e.type === 'run.failed');
+    const terminal = events.filter(
+      (e) => e.type === 'run.completed' || e.type === 'run.cancelled' || e.type === 'run.failed',
+    );
     const code = (e: RunEvent) =>
-      e.type === 'run.completed' ? (e.denied ? 'denied' : 'ok') : e.type === 'run.failed' ? e.error.code : e.type === 'run.cancelled' ? e.reason : '';
-    expect(series(after, 'switchyard_runs_total')).toEqual(tally(terminal.map((e) => `code=${code(e)},state=${e.type.slice(4)}`)));
+      e.type === 'run.completed'
+        ? e.denied
+          ? 'denied'
+          : 'ok'
+        : e.type === 'run.failed'
+          ? e.error.code
+          : e.type === 'run.cancelled'
+            ? e.reason
+            : '';
+    expect(series(after, 'switchyard_runs_total')).toEqual(
+      tally(terminal.map((e) => `code=${code(e)},state=${e.type.slice(4)}`)),
+    );
     // The workload is what it was meant to be: every kind of ending is there.
     expect(Object.keys(series(after, 'switchyard_runs_total')).sort()).toEqual(
-      ['code=cancelled,state=cancelled', 'code=denied,state=completed', 'code=model_error,state=failed', 'code=ok,state=completed'].sort(),
+      [
+        'code=cancelled,state=cancelled',
+        'code=denied,state=completed',
+        'code=model_error,state=failed',
+        'code=ok,state=completed',
+      ].sort(),
     );
     expect(series(after, 'switchyard_runs_started_total')).toEqual(tally(started.map((e) => `agent=${e.agentId}`)));
-    expect(series(after, 'switchyard_runs_queued_total')).toEqual(tally(ofType(events, 'run.queued').map((e) => `reason=${e.reason}`)));
+    expect(series(after, 'switchyard_runs_queued_total')).toEqual(
+      tally(ofType(events, 'run.queued').map((e) => `reason=${e.reason}`)),
+    );
     expect(series(after, 'switchyard_admission_wait_seconds_count')).toEqual({ '': started.length });
     expect(series(after, 'switchyard_run_duration_seconds_count')).toEqual(
       tally(terminal.filter((e) => started.some((s) => s.runId === e.runId)).map((e) => `state=${e.type.slice(4)}`)),
@@ -126,23 +174,38 @@ describe('GET /metrics', () => {
       'model=metered,type=cached': USAGE.cachedTokens * messages.length,
     });
 
-    const toolOf = new Map(ofType(events, 'tool.scheduled').flatMap((e) => e.claims.map((c) => [`${e.runId}/${c.callId}`, c.tool] as const)));
+    const toolOf = new Map(
+      ofType(events, 'tool.scheduled').flatMap((e) => e.claims.map((c) => [`${e.runId}/${c.callId}`, c.tool] as const)),
+    );
     const finished = ofType(events, 'tool.finished');
     expect(series(after, 'switchyard_tool_calls_total')).toEqual(
       tally(finished.map((e) => `outcome=${e.ok ? 'ok' : e.error!.code},tool=${toolOf.get(`${e.runId}/${e.callId}`)}`)),
     );
     expect(Object.keys(series(after, 'switchyard_tool_calls_total'))).toEqual(
-      expect.arrayContaining(['outcome=ok,tool=lookup', 'outcome=lookup_failed,tool=broken', 'outcome=command_blocked,tool=bash', 'outcome=approval_denied,tool=bash']),
+      expect.arrayContaining([
+        'outcome=ok,tool=lookup',
+        'outcome=lookup_failed,tool=broken',
+        'outcome=command_blocked,tool=bash',
+        'outcome=approval_denied,tool=bash',
+      ]),
     );
     const startedCalls = ofType(events, 'tool.started');
-    expect(series(after, 'switchyard_tool_call_duration_seconds_count')).toEqual(tally(startedCalls.map((e) => `tool=${e.tool}`)));
-    expect(series(after, 'switchyard_tool_call_wait_seconds_count')).toEqual(tally(startedCalls.map((e) => `tool=${e.tool}`)));
+    expect(series(after, 'switchyard_tool_call_duration_seconds_count')).toEqual(
+      tally(startedCalls.map((e) => `tool=${e.tool}`)),
+    );
+    expect(series(after, 'switchyard_tool_call_wait_seconds_count')).toEqual(
+      tally(startedCalls.map((e) => `tool=${e.tool}`)),
+    );
     expect(series(after, 'switchyard_tool_calls_waiting')).toEqual({ '': 0 });
 
-    expect(series(after, 'switchyard_approval_wait_seconds_count')).toEqual(tally(ofType(events, 'approval.resolved').map((e) => `decision=${e.decision}`)));
+    expect(series(after, 'switchyard_approval_wait_seconds_count')).toEqual(
+      tally(ofType(events, 'approval.resolved').map((e) => `decision=${e.decision}`)),
+    );
     expect(series(after, 'switchyard_approvals_pending')).toEqual({ '': 0 });
     const verdicts = ['rm -rf /', 'sudo ls'].map((command) => evaluateCommand(command));
-    expect(series(after, 'switchyard_command_verdicts_total')).toEqual(tally(verdicts.map((v) => `action=${v.action},rule=${v.rule}`)));
+    expect(series(after, 'switchyard_command_verdicts_total')).toEqual(
+      tally(verdicts.map((v) => `action=${v.action},rule=${v.rule}`)),
+    );
 
     // Every event of these runs went through the store once, timed.
     expect(series(after, 'switchyard_store_append_seconds_count')).toEqual({ '': events.length });
@@ -163,7 +226,10 @@ describe('GET /metrics', () => {
 
   it('are each listed in the README ("Operating Switchyard"), and the README lists no other', async () => {
     const { telemetry } = await servedTelemetry();
-    const registered = telemetry.registry!.getMetricsAsArray().map((metric) => metric.name).sort();
+    const registered = telemetry
+      .registry!.getMetricsAsArray()
+      .map((metric) => metric.name)
+      .sort();
     const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     const section = readme.slice(readme.indexOf('## Operating Switchyard'), readme.indexOf('### Traces'));
     const listed = [...new Set([...section.matchAll(/`(switchyard_[a-z_]+[a-z])`/g)].map((m) => m[1]!))];
@@ -177,7 +243,10 @@ describe('GET /metrics', () => {
     const bare = await fetch(`${h.gateway.httpUrl}/metrics`);
     expect(bare.status).toBe(401);
     expect(bare.headers.get('www-authenticate')).toBe('Bearer');
-    expect((await fetch(`${h.gateway.httpUrl}/metrics`, { headers: { Authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
+    expect(
+      (await fetch(`${h.gateway.httpUrl}/metrics`, { headers: { Authorization: 'Bearer wrong-token-0123456789' } }))
+        .status,
+    ).toBe(401);
     expect((await scrape(h)).length).toBeGreaterThan(0);
     await telemetry.close();
   });

@@ -20,7 +20,13 @@ const makeEngine = engineFixture();
 const MODELS: Config['models'] = { metered: { kind: 'scripted', model: 'metered-v1', max_retry_wait_seconds: 60 } };
 
 const FIRST_TURNS = {
-  tools: { toolCalls: [{ name: 'lookup', args: { key: 'a' } }, { name: 'lookup', args: { key: 'b' } }, { name: 'broken', args: {} }] },
+  tools: {
+    toolCalls: [
+      { name: 'lookup', args: { key: 'a' } },
+      { name: 'lookup', args: { key: 'b' } },
+      { name: 'broken', args: {} },
+    ],
+  },
   delegate: { toolCalls: [{ name: 'session_send', args: { session: 'helper', message: 'help me' } }] },
 } as const;
 
@@ -30,7 +36,9 @@ async function tracedEngine(options: TelemetryOptions = {}) {
   const telemetry = await startTelemetry({ telemetry: { metrics: false }, models: MODELS, tracerProvider, ...options });
   const engine = await makeEngine({
     observer: telemetry.observer,
-    models: { metered: meteredModel((input) => FIRST_TURNS[input as keyof typeof FIRST_TURNS] ?? { text: 'plain answer' }) },
+    models: {
+      metered: meteredModel((input) => FIRST_TURNS[input as keyof typeof FIRST_TURNS] ?? { text: 'plain answer' }),
+    },
     tools: [lookupTool, brokenTool],
     config: { execution: { default_model: 'metered' } },
   });
@@ -39,7 +47,10 @@ async function tracedEngine(options: TelemetryOptions = {}) {
 }
 
 /** Every span of the run is exported: its own span ends last, with its terminal event. */
-async function finishedSpans(telemetry: { close(): Promise<void> }, exporter: InMemorySpanExporter): Promise<ReadableSpan[]> {
+async function finishedSpans(
+  telemetry: { close(): Promise<void> },
+  exporter: InMemorySpanExporter,
+): Promise<ReadableSpan[]> {
   await telemetry.close();
   return exporter.getFinishedSpans();
 }
@@ -77,7 +88,14 @@ describe('traces', () => {
     expect(spans.every((s) => s.spanContext().traceId === started.traceId)).toBe(true);
 
     const chats = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
-    expect(chats.map((s) => [s.name, parentOf(s), s.attributes['switchyard.turn'], s.attributes['gen_ai.response.finish_reasons']])).toEqual([
+    expect(
+      chats.map((s) => [
+        s.name,
+        parentOf(s),
+        s.attributes['switchyard.turn'],
+        s.attributes['gen_ai.response.finish_reasons'],
+      ]),
+    ).toEqual([
       ['chat metered-v1', root.spanContext().spanId, 0, ['tool_calls']],
       ['chat metered-v1', root.spanContext().spanId, 1, ['stop']],
     ]);
@@ -125,7 +143,11 @@ describe('traces', () => {
     const { engine, telemetry, exporter } = await tracedEngine();
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parentSpanId = '00f067aa0ba902b7';
-    const { runId } = await engine.submit({ sessionId: 'caller', input: 'hello', traceparent: `00-${traceId}-${parentSpanId}-01` });
+    const { runId } = await engine.submit({
+      sessionId: 'caller',
+      input: 'hello',
+      traceparent: `00-${traceId}-${parentSpanId}-01`,
+    });
     await engine.wait(runId);
     const history = await engine.history(runId);
     const spans = await finishedSpans(telemetry, exporter);
@@ -173,14 +195,20 @@ describe('traces', () => {
     const received: { path: string; contentType: string; body: OtlpTraces }[] = [];
     const collector = createServer((req, res) => {
       void readBody(req).then((text) => {
-        received.push({ path: req.url ?? '', contentType: req.headers['content-type'] ?? '', body: JSON.parse(text) as OtlpTraces });
+        received.push({
+          path: req.url ?? '',
+          contentType: req.headers['content-type'] ?? '',
+          body: JSON.parse(text) as OtlpTraces,
+        });
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       });
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     try {
       const port = (collector.address() as AddressInfo).port;
-      const telemetry = await startTelemetry({ telemetry: { metrics: false, otlp_endpoint: `http://127.0.0.1:${port}`, service_name: 'switchyard-test' } });
+      const telemetry = await startTelemetry({
+        telemetry: { metrics: false, otlp_endpoint: `http://127.0.0.1:${port}`, service_name: 'switchyard-test' },
+      });
       const engine = await makeEngine({ observer: telemetry.observer });
       await telemetry.attach(engine);
       const { runId } = await engine.submit({ sessionId: 'exported', input: 'hi' });
@@ -191,7 +219,10 @@ describe('traces', () => {
       expect(received.map((r) => r.path)).toEqual(['/v1/traces']);
       expect(received[0]!.contentType).toBe('application/json');
       const resource = received[0]!.body.resourceSpans[0]!;
-      expect(resource.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'switchyard-test' } });
+      expect(resource.resource.attributes).toContainEqual({
+        key: 'service.name',
+        value: { stringValue: 'switchyard-test' },
+      });
       const names = resource.scopeSpans.flatMap((scope) => scope.spans.map((s) => s.name));
       expect(names.sort()).toEqual(['chat scripted', 'invoke_agent main']);
     } finally {

@@ -33,7 +33,10 @@ beforeEach(async () => {
   base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-patch-')));
   workspace = join(base, 'w');
   await mkdir(join(workspace, 'src'), { recursive: true });
-  await writeFile(join(workspace, 'src', 'a.ts'), 'export function one() {\n  return 1;\n}\n\nexport function two() {\n  return 2;\n}\n');
+  await writeFile(
+    join(workspace, 'src', 'a.ts'),
+    'export function one() {\n  return 1;\n}\n\nexport function two() {\n  return 2;\n}\n',
+  );
   await writeFile(join(workspace, 'src', 'b.ts'), 'const b = 1;\n');
   await writeFile(join(workspace, 'old.txt'), 'obsolete\n');
 });
@@ -46,7 +49,15 @@ describe('apply_patch claims', () => {
   const claimContext = { workspace: '/w', sessionId: 's1' };
 
   it('claims every path in the envelope, move targets included', () => {
-    const patch = envelope('*** Add File: n.ts', '+x', '*** Update File: src/a.ts', '*** Move to: lib/a.ts', '@@', '-x', '*** Delete File: ./old.txt');
+    const patch = envelope(
+      '*** Add File: n.ts',
+      '+x',
+      '*** Update File: src/a.ts',
+      '*** Move to: lib/a.ts',
+      '@@',
+      '-x',
+      '*** Delete File: ./old.txt',
+    );
     expect(applyPatchTool.concurrencyClaim?.({ patch }, claimContext)).toStrictEqual({
       kind: 'exclusive',
       scope: { kind: 'paths', paths: ['/w/lib/a.ts', '/w/n.ts', '/w/old.txt', '/w/src/a.ts'] },
@@ -54,14 +65,19 @@ describe('apply_patch claims', () => {
   });
 
   it('claims an escaping path as it resolves, so the scheduler sees the real footprint', () => {
-    expect(applyPatchTool.concurrencyClaim?.({ patch: envelope('*** Delete File: ../x') }, claimContext)).toStrictEqual({
-      kind: 'exclusive',
-      scope: { kind: 'paths', paths: ['/x'] },
-    });
+    expect(applyPatchTool.concurrencyClaim?.({ patch: envelope('*** Delete File: ../x') }, claimContext)).toStrictEqual(
+      {
+        kind: 'exclusive',
+        scope: { kind: 'paths', paths: ['/x'] },
+      },
+    );
   });
 
   it('claims global for an unparseable patch', () => {
-    expect(applyPatchTool.concurrencyClaim?.({ patch: 'not a patch' }, claimContext)).toStrictEqual({ kind: 'exclusive', scope: { kind: 'global' } });
+    expect(applyPatchTool.concurrencyClaim?.({ patch: 'not a patch' }, claimContext)).toStrictEqual({
+      kind: 'exclusive',
+      scope: { kind: 'global' },
+    });
   });
 });
 
@@ -95,8 +111,16 @@ describe('apply_patch', () => {
   });
 
   it('moves a file while updating it', async () => {
-    const patch = envelope('*** Update File: src/b.ts', '*** Move to: lib/b.ts', '@@', '-const b = 1;', '+const b = 2;');
-    await expect(apply(patch)).resolves.toStrictEqual({ files: [{ action: 'move', path: 'src/b.ts', to: 'lib/b.ts' }] });
+    const patch = envelope(
+      '*** Update File: src/b.ts',
+      '*** Move to: lib/b.ts',
+      '@@',
+      '-const b = 1;',
+      '+const b = 2;',
+    );
+    await expect(apply(patch)).resolves.toStrictEqual({
+      files: [{ action: 'move', path: 'src/b.ts', to: 'lib/b.ts' }],
+    });
     const files = await snapshot();
     expect(files['src/b.ts']).toBeUndefined();
     expect(files['lib/b.ts']).toBe('const b = 2;\n');
@@ -130,31 +154,53 @@ describe('apply_patch', () => {
     );
     await expect(apply(patch)).rejects.toMatchObject({
       code: 'patch_failed',
-      message: expect.stringMatching(/^Update File src\/a\.ts: the hunk at patch line 10 does not match[\s\S]*no file was changed$/),
+      message: expect.stringMatching(
+        /^Update File src\/a\.ts: the hunk at patch line 10 does not match[\s\S]*no file was changed$/,
+      ),
     });
     await expect(snapshot()).resolves.toStrictEqual(before);
   });
 
   it.each([
     ['a relative escape', envelope('*** Add File: inside.txt', '+x', '*** Add File: ../escaped.txt', '+x')],
-    ['an absolute path outside', () => envelope('*** Add File: inside.txt', '+x', `*** Add File: ${join(base, 'escaped.txt')}`, '+x')],
+    [
+      'an absolute path outside',
+      () => envelope('*** Add File: inside.txt', '+x', `*** Add File: ${join(base, 'escaped.txt')}`, '+x'),
+    ],
     ['a move target outside', envelope('*** Update File: src/b.ts', '*** Move to: ../escaped.txt')],
-    ['a symlink inside pointing outside', envelope('*** Add File: inside.txt', '+x', '*** Add File: link/escaped.txt', '+x')],
+    [
+      'a symlink inside pointing outside',
+      envelope('*** Add File: inside.txt', '+x', '*** Add File: link/escaped.txt', '+x'),
+    ],
   ])('%s is refused with outside_workspace and nothing is written', async (_case, patch) => {
     await mkdir(join(base, 'outside'));
     await symlink(join(base, 'outside'), join(workspace, 'link'));
     const before = await snapshot();
-    await expect(apply(typeof patch === 'function' ? patch() : patch)).rejects.toMatchObject({ code: 'outside_workspace' });
+    await expect(apply(typeof patch === 'function' ? patch() : patch)).rejects.toMatchObject({
+      code: 'outside_workspace',
+    });
     await expect(snapshot()).resolves.toStrictEqual(before);
     expect((await readdir(base)).sort()).toStrictEqual(['outside', 'w']);
     await expect(readdir(join(base, 'outside'))).resolves.toStrictEqual([]);
   });
 
   it.each([
-    ['adding an existing file', envelope('*** Add File: src/b.ts', '+x'), /Add File src\/b\.ts: the file already exists/],
-    ['updating a missing file', envelope('*** Update File: nope.ts', '@@', '+x'), /Update File nope\.ts: the file does not exist/],
+    [
+      'adding an existing file',
+      envelope('*** Add File: src/b.ts', '+x'),
+      /Add File src\/b\.ts: the file already exists/,
+    ],
+    [
+      'updating a missing file',
+      envelope('*** Update File: nope.ts', '@@', '+x'),
+      /Update File nope\.ts: the file does not exist/,
+    ],
     ['deleting a missing file', envelope('*** Delete File: nope.ts'), /Delete File nope\.ts: the file does not exist/],
-    ['moving onto an existing file', envelope('*** Update File: src/b.ts', '*** Move to: old.txt'), /Move to old\.txt: the destination already exists/],
+    [
+      'moving onto an existing file',
+      envelope('*** Update File: src/b.ts', '*** Move to: old.txt'),
+      /Move to old\.txt: the destination already exists/,
+    ],
   ])('%s fails with patch_failed and changes nothing', async (_case, patch, message) => {
     const before = await snapshot();
     await expect(apply(patch)).rejects.toMatchObject({ code: 'patch_failed', message: expect.stringMatching(message) });

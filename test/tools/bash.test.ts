@@ -10,7 +10,13 @@ import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 const bwrap = await probeBwrap();
 if (!bwrap.available) console.warn(`bash tool bwrap test skipped: bubblewrap cannot run here (${bwrap.reason})`);
 
-const unsandboxed: SandboxSettings = { backend: 'none', allowUnsandboxed: true, network: false, maxOutputBytes: 1 << 20, commandTimeoutMs: 10_000 };
+const unsandboxed: SandboxSettings = {
+  backend: 'none',
+  allowUnsandboxed: true,
+  network: false,
+  maxOutputBytes: 1 << 20,
+  commandTimeoutMs: 10_000,
+};
 
 let workspace: string;
 beforeEach(async () => {
@@ -39,7 +45,8 @@ function bash(input: { command: string; cwd?: string; timeoutMs?: number }, over
 describe('bash tool: declaration', () => {
   it('claims what the command touches, derived from it (docs/bash-claims.md)', () => {
     expect(bashTool.name).toBe('bash');
-    const claim = (command: string, cwd?: string) => bashTool.concurrencyClaim?.({ command, ...(cwd ? { cwd } : {}) }, { workspace, sessionId: 's' });
+    const claim = (command: string, cwd?: string) =>
+      bashTool.concurrencyClaim?.({ command, ...(cwd ? { cwd } : {}) }, { workspace, sessionId: 's' });
     expect(claim('ls')).toEqual(Claims.shared([workspace]));
     expect(claim('rg -n TODO src')).toEqual(Claims.shared([path.join(workspace, 'src')]));
     expect(claim('ls', 'sub')).toEqual(Claims.shared([path.join(workspace, 'sub')]));
@@ -112,12 +119,19 @@ describe('bash tool: running', () => {
     ['a sibling sharing the prefix', (workspace) => `../${path.basename(workspace)}-evil`],
     ['an absolute path elsewhere', () => '/etc'],
   ])('cwd outside the workspace is refused: %s', async (_description, cwd) => {
-    await expect(bash({ command: 'pwd', cwd: cwd(workspace) })).rejects.toMatchObject({ name: 'ToolError', code: 'outside_workspace' });
+    await expect(bash({ command: 'pwd', cwd: cwd(workspace) })).rejects.toMatchObject({
+      name: 'ToolError',
+      code: 'outside_workspace',
+    });
   });
 
   it('caps the output at the sandbox budget', async () => {
     const result = await bash({ command: 'yes | head -c 100000' }, { sandbox: { ...unsandboxed, maxOutputBytes: 10 } });
-    expect(result).toMatchObject({ exitCode: 0, truncated: true, output: `${'y\n'.repeat(5)}\n…[output truncated: 99990 bytes omitted]` });
+    expect(result).toMatchObject({
+      exitCode: 0,
+      truncated: true,
+      output: `${'y\n'.repeat(5)}\n…[output truncated: 99990 bytes omitted]`,
+    });
   });
 
   it.skipIf(!bwrap.available)('runs inside bubblewrap by default and warns of nothing', async () => {
@@ -135,7 +149,12 @@ describe('bash tool: limits', () => {
   it.each<[string, { timeoutMs?: number }, Pick<ToolContext, 'sandbox' | 'timeoutMs'>, number]>([
     ['nothing set: 60 s', {}, {}, 60_000],
     ['the call asks for less', { timeoutMs: 5_000 }, { sandbox: unsandboxed, timeoutMs: 30_000 }, 5_000],
-    ['the sandbox per-command limit is smaller', { timeoutMs: 50_000 }, { sandbox: unsandboxed, timeoutMs: 30_000 }, 10_000],
+    [
+      'the sandbox per-command limit is smaller',
+      { timeoutMs: 50_000 },
+      { sandbox: unsandboxed, timeoutMs: 30_000 },
+      10_000,
+    ],
     ['the tool-call time left is smaller', { timeoutMs: 50_000 }, { sandbox: unsandboxed, timeoutMs: 2_000 }, 2_000],
     ['the call cannot ask for more than the sandbox allows', { timeoutMs: 500_000 }, { sandbox: unsandboxed }, 10_000],
     ['only the call sets one', { timeoutMs: 500_000 }, {}, 500_000],
@@ -146,7 +165,10 @@ describe('bash tool: limits', () => {
 
   it('a timed-out command is a timeout error carrying the partial output', async () => {
     // Long enough for the shell to start and print before the timeout, also on a loaded machine.
-    const attempt = bash({ command: 'echo "  started  "; sleep 30' }, { sandbox: { ...unsandboxed, commandTimeoutMs: 2_000 } });
+    const attempt = bash(
+      { command: 'echo "  started  "; sleep 30' },
+      { sandbox: { ...unsandboxed, commandTimeoutMs: 2_000 } },
+    );
     await expect(attempt).rejects.toMatchObject({ name: 'ToolError', code: 'timeout' });
     await expect(attempt).rejects.toThrow(/timed out after \d+ ms and was killed; output so far:\nstarted$/);
   });

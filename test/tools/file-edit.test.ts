@@ -27,14 +27,18 @@ afterEach(async () => {
 
 describe('file_edit', () => {
   it('claims the resolved path exclusively', () => {
-    expect(fileEditTool.concurrencyClaim?.({ path: 'a.ts', old: 'x', new: 'y' }, { workspace: '/w', sessionId: 's1' })).toStrictEqual({
+    expect(
+      fileEditTool.concurrencyClaim?.({ path: 'a.ts', old: 'x', new: 'y' }, { workspace: '/w', sessionId: 's1' }),
+    ).toStrictEqual({
       kind: 'exclusive',
       scope: { kind: 'paths', paths: ['/w/a.ts'] },
     });
   });
 
   it('replaces a unique occurrence', async () => {
-    await expect(fileEditTool.execute({ path: 'a.ts', old: 'let c = 2;', new: 'let c = 3;' }, context())).resolves.toStrictEqual({
+    await expect(
+      fileEditTool.execute({ path: 'a.ts', old: 'let c = 2;', new: 'let c = 3;' }, context()),
+    ).resolves.toStrictEqual({
       path: 'a.ts',
       replacements: 1,
     });
@@ -47,7 +51,9 @@ describe('file_edit', () => {
   });
 
   it('replaces every occurrence with replaceAll', async () => {
-    await expect(fileEditTool.execute({ path: 'a.ts', old: '= 1;', new: '= 9;', replaceAll: true }, context())).resolves.toMatchObject({
+    await expect(
+      fileEditTool.execute({ path: 'a.ts', old: '= 1;', new: '= 9;', replaceAll: true }, context()),
+    ).resolves.toMatchObject({
       replacements: 2,
     });
     await expect(readFile(file, 'utf8')).resolves.toBe('const a = 9;\nconst b = 9;\nlet c = 2;\n');
@@ -58,7 +64,10 @@ describe('file_edit', () => {
     ['ambiguous old text', { old: '= 1;', new: '= 9;' }, /occurs 2 times in a\.ts.*replaceAll/],
     ['old equal to new', { old: 'let', new: 'let' }, /identical/],
   ])('%s fails with edit_failed and leaves the file alone', async (_case, edit, message) => {
-    await expect(fileEditTool.execute({ path: 'a.ts', ...edit }, context())).rejects.toMatchObject({ code: 'edit_failed', message: expect.stringMatching(message) });
+    await expect(fileEditTool.execute({ path: 'a.ts', ...edit }, context())).rejects.toMatchObject({
+      code: 'edit_failed',
+      message: expect.stringMatching(message),
+    });
     await expect(readFile(file, 'utf8')).resolves.toBe('const a = 1;\nconst b = 1;\nlet c = 2;\n');
   });
 

@@ -105,13 +105,22 @@ describe('file_ops list', () => {
 
   it('lists recursively with relative names, listing symlinks without following them', async () => {
     await symlink(join(base, 'outside'), join(workspace, 'src', 'out'));
-    const output = (await run({ operation: 'list', path: 'src', recursive: true })) as { entries: { name: string; type: string }[] };
-    expect(output.entries.map((entry) => `${entry.name}:${entry.type}`)).toStrictEqual(['a.ts:file', 'lib:directory', 'out:symlink', 'lib/b.ts:file']);
+    const output = (await run({ operation: 'list', path: 'src', recursive: true })) as {
+      entries: { name: string; type: string }[];
+    };
+    expect(output.entries.map((entry) => `${entry.name}:${entry.type}`)).toStrictEqual([
+      'a.ts:file',
+      'lib:directory',
+      'out:symlink',
+      'lib/b.ts:file',
+    ]);
   });
 
   it(`caps the listing at ${LIST_MAX_ENTRIES} entries`, async () => {
     await mkdir(join(workspace, 'many'));
-    await Promise.all(Array.from({ length: LIST_MAX_ENTRIES + 5 }, (_, i) => writeFile(join(workspace, 'many', `f${i}`), '')));
+    await Promise.all(
+      Array.from({ length: LIST_MAX_ENTRIES + 5 }, (_, i) => writeFile(join(workspace, 'many', `f${i}`), '')),
+    );
     const output = (await run({ operation: 'list', path: 'many' })) as { entries: unknown[]; truncated?: boolean };
     expect(output.entries).toHaveLength(LIST_MAX_ENTRIES);
     expect(output.truncated).toBe(true);
@@ -140,12 +149,16 @@ describe('file_ops search', () => {
   });
 
   it('takes /regex/flags as a regular expression', async () => {
-    const output = (await run({ operation: 'search', path: 'src', pattern: '/^const \\w+ = \\d/i' })) as { matches: unknown[] };
+    const output = (await run({ operation: 'search', path: 'src', pattern: '/^const \\w+ = \\d/i' })) as {
+      matches: unknown[];
+    };
     expect(output.matches).toStrictEqual([{ path: 'src/lib/b.ts', line: 2, text: 'const todo = 3;' }]);
   });
 
   it('stays in the top directory when recursive is false', async () => {
-    const output = (await run({ operation: 'search', path: '.', pattern: 'TODO', recursive: false })) as { matches: { path: string }[] };
+    const output = (await run({ operation: 'search', path: '.', pattern: 'TODO', recursive: false })) as {
+      matches: { path: string }[];
+    };
     expect(output.matches.map((match) => match.path)).toStrictEqual(['README.md']);
   });
 
@@ -157,13 +170,18 @@ describe('file_ops search', () => {
   });
 
   it('searches one file when path is a file', async () => {
-    const output = (await run({ operation: 'search', path: 'src/lib/b.ts', pattern: 'export' })) as { matches: unknown[] };
+    const output = (await run({ operation: 'search', path: 'src/lib/b.ts', pattern: 'export' })) as {
+      matches: unknown[];
+    };
     expect(output.matches).toStrictEqual([{ path: 'src/lib/b.ts', line: 1, text: 'export const b = 2;' }]);
   });
 
   it('caps the matches', async () => {
     await writeFile(join(workspace, 'many.txt'), 'hit\n'.repeat(500));
-    const output = (await run({ operation: 'search', path: 'many.txt', pattern: 'hit' })) as { matches: unknown[]; truncated?: boolean };
+    const output = (await run({ operation: 'search', path: 'many.txt', pattern: 'hit' })) as {
+      matches: unknown[];
+      truncated?: boolean;
+    };
     expect(output.matches).toHaveLength(200);
     expect(output.truncated).toBe(true);
   });
@@ -172,7 +190,13 @@ describe('file_ops search', () => {
 describe('file_ops stats, mkdir, move, copy, delete', () => {
   it('stats a file', async () => {
     const output = await run({ operation: 'stats', path: 'README.md' });
-    expect(output).toMatchObject({ path: 'README.md', type: 'file', size: 25, modified: expect.any(String), mode: expect.stringMatching(/^[0-7]+$/) });
+    expect(output).toMatchObject({
+      path: 'README.md',
+      type: 'file',
+      size: 25,
+      modified: expect.any(String),
+      mode: expect.stringMatching(/^[0-7]+$/),
+    });
   });
 
   it('mkdir creates missing parents and reports whether it created anything', async () => {
@@ -182,7 +206,10 @@ describe('file_ops stats, mkdir, move, copy, delete', () => {
   });
 
   it('moves a file, creating the destination directory', async () => {
-    await expect(run({ operation: 'move', path: 'src/a.ts', destination: 'dst/a.ts' })).resolves.toStrictEqual({ path: 'src/a.ts', destination: 'dst/a.ts' });
+    await expect(run({ operation: 'move', path: 'src/a.ts', destination: 'dst/a.ts' })).resolves.toStrictEqual({
+      path: 'src/a.ts',
+      destination: 'dst/a.ts',
+    });
     await expect(present('src/a.ts')).resolves.toBe(false);
     await expect(readFile(join(workspace, 'dst', 'a.ts'), 'utf8')).resolves.toBe('export const a = 1; // TODO\n');
   });
@@ -201,43 +228,62 @@ describe('file_ops stats, mkdir, move, copy, delete', () => {
   });
 
   it.each(['move', 'copy'] as const)('%s refuses an existing destination', async (operation) => {
-    await expect(run({ operation, path: 'src/a.ts', destination: 'README.md' })).rejects.toMatchObject({ code: 'already_exists' });
+    await expect(run({ operation, path: 'src/a.ts', destination: 'README.md' })).rejects.toMatchObject({
+      code: 'already_exists',
+    });
     await expect(readFile(join(workspace, 'README.md'), 'utf8')).resolves.toBe('# Title\nTODO: write docs\n');
   });
 
   it.each(['move', 'copy'] as const)('%s refuses a destination outside the workspace', async (operation) => {
-    await expect(run({ operation, path: 'src/a.ts', destination: '../stolen.ts' })).rejects.toMatchObject({ code: 'outside_workspace' });
+    await expect(run({ operation, path: 'src/a.ts', destination: '../stolen.ts' })).rejects.toMatchObject({
+      code: 'outside_workspace',
+    });
     await expect(present('src/a.ts')).resolves.toBe(true);
   });
 
   it('copy refuses a source outside the workspace', async () => {
-    await expect(run({ operation: 'copy', path: '../outside/secret.txt', destination: 'got.txt' })).rejects.toMatchObject({ code: 'outside_workspace' });
+    await expect(
+      run({ operation: 'copy', path: '../outside/secret.txt', destination: 'got.txt' }),
+    ).rejects.toMatchObject({ code: 'outside_workspace' });
   });
 
   it('move of a missing source fails with not_found', async () => {
-    await expect(run({ operation: 'move', path: 'nope', destination: 'x' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(run({ operation: 'move', path: 'nope', destination: 'x' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
   });
 
   it('deletes a file', async () => {
-    await expect(run({ operation: 'delete', path: 'README.md' })).resolves.toStrictEqual({ path: 'README.md', deleted: 'file' });
+    await expect(run({ operation: 'delete', path: 'README.md' })).resolves.toStrictEqual({
+      path: 'README.md',
+      deleted: 'file',
+    });
     await expect(present('README.md')).resolves.toBe(false);
   });
 
   it('deletes a non-empty directory only with recursive', async () => {
     await expect(run({ operation: 'delete', path: 'src' })).rejects.toMatchObject({ code: 'not_empty' });
     await expect(present('src/a.ts')).resolves.toBe(true);
-    await expect(run({ operation: 'delete', path: 'src', recursive: true })).resolves.toStrictEqual({ path: 'src', deleted: 'directory' });
+    await expect(run({ operation: 'delete', path: 'src', recursive: true })).resolves.toStrictEqual({
+      path: 'src',
+      deleted: 'directory',
+    });
     await expect(present('src')).resolves.toBe(false);
   });
 
   it('deletes a symlink that points outside without touching its target', async () => {
     await symlink(join(base, 'outside'), join(workspace, 'out'));
-    await expect(run({ operation: 'delete', path: 'out', recursive: true })).resolves.toStrictEqual({ path: 'out', deleted: 'symlink' });
+    await expect(run({ operation: 'delete', path: 'out', recursive: true })).resolves.toStrictEqual({
+      path: 'out',
+      deleted: 'symlink',
+    });
     await expect(readFile(join(base, 'outside', 'secret.txt'), 'utf8')).resolves.toBe('TODO secret\n');
   });
 
   it.each(['.', 'src/..'])('refuses to delete the workspace itself (%s)', async (path) => {
-    await expect(run({ operation: 'delete', path, recursive: true })).rejects.toMatchObject({ code: 'invalid_operation' });
+    await expect(run({ operation: 'delete', path, recursive: true })).rejects.toMatchObject({
+      code: 'invalid_operation',
+    });
     await expect(present('README.md')).resolves.toBe(true);
   });
 
@@ -245,7 +291,9 @@ describe('file_ops stats, mkdir, move, copy, delete', () => {
     ['a relative escape', () => '../outside/secret.txt'],
     ['an absolute path', () => join(base, 'outside')],
   ])('refuses to delete %s outside the workspace', async (_case, path) => {
-    await expect(run({ operation: 'delete', path: path(), recursive: true })).rejects.toMatchObject({ code: 'outside_workspace' });
+    await expect(run({ operation: 'delete', path: path(), recursive: true })).rejects.toMatchObject({
+      code: 'outside_workspace',
+    });
     await expect(readFile(join(base, 'outside', 'secret.txt'), 'utf8')).resolves.toBe('TODO secret\n');
   });
 });

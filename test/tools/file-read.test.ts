@@ -26,7 +26,9 @@ afterEach(async () => {
 describe('file_read', () => {
   it('is read-only and claims a shared read of the resolved path', () => {
     expect(fileReadTool.readOnly).toBe(true);
-    expect(fileReadTool.concurrencyClaim?.({ path: 'src/../src/a.ts' }, { workspace: '/w', sessionId: 's1' })).toStrictEqual({
+    expect(
+      fileReadTool.concurrencyClaim?.({ path: 'src/../src/a.ts' }, { workspace: '/w', sessionId: 's1' }),
+    ).toStrictEqual({
       kind: 'shared',
       reads: ['/w/src/a.ts'],
     });
@@ -52,13 +54,19 @@ describe('file_read', () => {
 
   it('keeps a missing final newline missing', async () => {
     await writeFile(join(workspace, 'b.txt'), 'x\ny');
-    await expect(fileReadTool.execute({ path: 'b.txt', offset: 2 }, context())).resolves.toMatchObject({ content: 'y', totalLines: 2 });
+    await expect(fileReadTool.execute({ path: 'b.txt', offset: 2 }, context())).resolves.toMatchObject({
+      content: 'y',
+      totalLines: 2,
+    });
   });
 
   it('caps large content on a character boundary with a marker that says where to continue', async () => {
     const line = 'é'.repeat(99) + '\n';
     await writeFile(join(workspace, 'big.txt'), line.repeat(2000));
-    const output = (await fileReadTool.execute({ path: 'big.txt' }, context())) as { content: string; truncated?: boolean };
+    const output = (await fileReadTool.execute({ path: 'big.txt' }, context())) as {
+      content: string;
+      truncated?: boolean;
+    };
     expect(output.truncated).toBe(true);
     const [kept, marker] = output.content.split('\n[… truncated');
     expect(Buffer.byteLength(kept ?? '')).toBeLessThanOrEqual(FILE_READ_MAX_BYTES);
@@ -79,7 +87,9 @@ describe('file_read', () => {
   it('refuses to read through a symlink that points outside', async () => {
     await writeFile(join(base, 'secret.txt'), 'secret');
     await symlink(join(base, 'secret.txt'), join(workspace, 'link.txt'));
-    await expect(fileReadTool.execute({ path: 'link.txt' }, context())).rejects.toMatchObject({ code: 'outside_workspace' });
+    await expect(fileReadTool.execute({ path: 'link.txt' }, context())).rejects.toMatchObject({
+      code: 'outside_workspace',
+    });
   });
 
   it('refuses binary files', async () => {

@@ -24,7 +24,9 @@ afterEach(async () => {
 
 describe('file_write', () => {
   it('claims the resolved path exclusively', () => {
-    expect(fileWriteTool.concurrencyClaim?.({ path: './src/a.ts', content: '' }, { workspace: '/w', sessionId: 's1' })).toStrictEqual({
+    expect(
+      fileWriteTool.concurrencyClaim?.({ path: './src/a.ts', content: '' }, { workspace: '/w', sessionId: 's1' }),
+    ).toStrictEqual({
       kind: 'exclusive',
       scope: { kind: 'paths', paths: ['/w/src/a.ts'] },
     });
@@ -44,20 +46,29 @@ describe('file_write', () => {
     await expect(readFile(join(workspace, 'x.txt'), 'utf8')).resolves.toBe('second');
   });
 
-  it.each(['../escape.txt', '/tmp/switchyard-escape.txt'])('refuses %s as outside_workspace and writes nothing', async (path) => {
-    await expect(fileWriteTool.execute({ path, content: 'x' }, context())).rejects.toMatchObject({ code: 'outside_workspace' });
-    await expect(readFile(resolve(workspace, path))).rejects.toMatchObject({ code: 'ENOENT' });
-  });
+  it.each(['../escape.txt', '/tmp/switchyard-escape.txt'])(
+    'refuses %s as outside_workspace and writes nothing',
+    async (path) => {
+      await expect(fileWriteTool.execute({ path, content: 'x' }, context())).rejects.toMatchObject({
+        code: 'outside_workspace',
+      });
+      await expect(readFile(resolve(workspace, path))).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+  );
 
   it('refuses to write through a symlinked directory that points outside', async () => {
     await mkdir(join(base, 'outside'));
     await symlink(join(base, 'outside'), join(workspace, 'link'));
-    await expect(fileWriteTool.execute({ path: 'link/new.txt', content: 'x' }, context())).rejects.toMatchObject({ code: 'outside_workspace' });
+    await expect(fileWriteTool.execute({ path: 'link/new.txt', content: 'x' }, context())).rejects.toMatchObject({
+      code: 'outside_workspace',
+    });
     await expect(readFile(join(base, 'outside', 'new.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('fails with is_directory when the path is a directory', async () => {
     await mkdir(join(workspace, 'dir'));
-    await expect(fileWriteTool.execute({ path: 'dir', content: 'x' }, context())).rejects.toMatchObject({ code: 'is_directory' });
+    await expect(fileWriteTool.execute({ path: 'dir', content: 'x' }, context())).rejects.toMatchObject({
+      code: 'is_directory',
+    });
   });
 });

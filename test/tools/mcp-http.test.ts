@@ -25,12 +25,16 @@ function demoServer(): McpServer {
     { description: 'Stores a value', inputSchema: { key: z.string() }, annotations: { idempotentHint: true } },
     () => ({ content: [{ type: 'text', text: 'stored' }] }),
   );
-  server.registerTool('picture', { description: 'A caption and a picture', annotations: { readOnlyHint: true } }, () => ({
-    content: [
-      { type: 'text', text: 'a pixel' },
-      { type: 'image', data: PIXEL, mimeType: 'image/png' },
-    ],
-  }));
+  server.registerTool(
+    'picture',
+    { description: 'A caption and a picture', annotations: { readOnlyHint: true } },
+    () => ({
+      content: [
+        { type: 'text', text: 'a pixel' },
+        { type: 'image', data: PIXEL, mimeType: 'image/png' },
+      ],
+    }),
+  );
   server.registerTool(
     'stats',
     { description: 'Structured only', outputSchema: { count: z.number() }, annotations: { readOnlyHint: true } },
@@ -66,7 +70,14 @@ async function startHttpServer(): Promise<{ url: string; stop(): Promise<void> }
 }
 
 function context(overrides: Partial<ToolContext> = {}): ToolContext {
-  return { signal: new AbortController().signal, workspace: '/w', callId: 'c1', runId: 'r1', sessionId: 's1', ...overrides };
+  return {
+    signal: new AbortController().signal,
+    workspace: '/w',
+    callId: 'c1',
+    runId: 'r1',
+    sessionId: 's1',
+    ...overrides,
+  };
 }
 
 let server: Awaited<ReturnType<typeof startHttpServer>>;
@@ -91,15 +102,26 @@ afterAll(async () => {
 describe('an MCP server over Streamable HTTP', () => {
   it('an unannotated tool is global and needs confirmation (fail closed)', () => {
     const echo = tool('echo');
-    expect(echo).toMatchObject({ readOnly: false, destructive: true, requiresConfirmation: false, description: 'Echoes its text' });
-    expect(echo.concurrencyClaim?.({ text: 'x' }, { workspace: '/w', sessionId: 's1' })).toEqual({ kind: 'exclusive', scope: { kind: 'global' } });
+    expect(echo).toMatchObject({
+      readOnly: false,
+      destructive: true,
+      requiresConfirmation: false,
+      description: 'Echoes its text',
+    });
+    expect(echo.concurrencyClaim?.({ text: 'x' }, { workspace: '/w', sessionId: 's1' })).toEqual({
+      kind: 'exclusive',
+      scope: { kind: 'global' },
+    });
     expect(echo.jsonSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } } });
   });
 
   it('idempotentHint alone does not make a tool shared', () => {
     const put = tool('put');
     expect(put).toMatchObject({ readOnly: false, idempotent: true });
-    expect(put.concurrencyClaim?.({ key: 'k' }, { workspace: '/w', sessionId: 's1' })).toEqual({ kind: 'exclusive', scope: { kind: 'global' } });
+    expect(put.concurrencyClaim?.({ key: 'k' }, { workspace: '/w', sessionId: 's1' })).toEqual({
+      kind: 'exclusive',
+      scope: { kind: 'global' },
+    });
   });
 
   it('calls a tool and returns its text', async () => {
@@ -120,7 +142,9 @@ describe('an MCP server over Streamable HTTP', () => {
   });
 
   it('a tool error is ToolError mcp_error with the server message', async () => {
-    const error = await tool('fail').execute({}, context()).catch((e: unknown) => e);
+    const error = await tool('fail')
+      .execute({}, context())
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolError);
     expect(error).toMatchObject({ code: 'mcp_error', message: expect.stringContaining('the backend said no') });
   });
@@ -161,6 +185,9 @@ describe('an unreachable HTTP server', () => {
     ['neither', {}, /exactly one/],
     ['a bad url', { url: 'not a url' }, /not a valid URL/],
   ])('a config with %s is refused before connecting', async (_, cfg, message) => {
-    await expect(connectMcpServer('bad', cfg)).rejects.toMatchObject({ code: 'mcp_unavailable', message: expect.stringMatching(message) });
+    await expect(connectMcpServer('bad', cfg)).rejects.toMatchObject({
+      code: 'mcp_unavailable',
+      message: expect.stringMatching(message),
+    });
   });
 });

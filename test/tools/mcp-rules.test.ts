@@ -2,20 +2,37 @@
 import type { Tool as McpToolDescriptor, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import type { Claim } from '../../src/concurrency/index.js';
-import { mcpClaimFunction, mcpToolName, profileFromAnnotations, type McpToolProfile } from '../../src/tools/mcp/index.js';
+import {
+  mcpClaimFunction,
+  mcpToolName,
+  profileFromAnnotations,
+  type McpToolProfile,
+} from '../../src/tools/mcp/index.js';
 
 describe('profileFromAnnotations', () => {
   const cases: [annotations: ToolAnnotations | undefined, expected: McpToolProfile][] = [
     [undefined, { readOnly: false, idempotent: false, destructive: true, requiresConfirmation: false }],
     [{}, { readOnly: false, idempotent: false, destructive: true, requiresConfirmation: false }],
     [{ readOnlyHint: true }, { readOnly: true, idempotent: false, destructive: false, requiresConfirmation: false }],
-    [{ readOnlyHint: true, destructiveHint: true }, { readOnly: true, idempotent: false, destructive: false, requiresConfirmation: false }],
+    [
+      { readOnlyHint: true, destructiveHint: true },
+      { readOnly: true, idempotent: false, destructive: false, requiresConfirmation: false },
+    ],
     [{ readOnlyHint: false }, { readOnly: false, idempotent: false, destructive: true, requiresConfirmation: false }],
     [{ destructiveHint: true }, { readOnly: false, idempotent: false, destructive: true, requiresConfirmation: true }],
-    [{ destructiveHint: false }, { readOnly: false, idempotent: false, destructive: false, requiresConfirmation: false }],
+    [
+      { destructiveHint: false },
+      { readOnly: false, idempotent: false, destructive: false, requiresConfirmation: false },
+    ],
     [{ idempotentHint: true }, { readOnly: false, idempotent: true, destructive: true, requiresConfirmation: false }],
-    [{ idempotentHint: true, destructiveHint: false }, { readOnly: false, idempotent: true, destructive: false, requiresConfirmation: false }],
-    [{ openWorldHint: false, title: 'x' }, { readOnly: false, idempotent: false, destructive: true, requiresConfirmation: false }],
+    [
+      { idempotentHint: true, destructiveHint: false },
+      { readOnly: false, idempotent: true, destructive: false, requiresConfirmation: false },
+    ],
+    [
+      { openWorldHint: false, title: 'x' },
+      { readOnly: false, idempotent: false, destructive: true, requiresConfirmation: false },
+    ],
   ];
   it.each(cases)('%j -> %j', (annotations, expected) => {
     expect(profileFromAnnotations(annotations)).toEqual(expected);
@@ -58,20 +75,60 @@ describe('mcpClaimFunction', () => {
   const withPaths = descriptor({ paths: { type: 'array', items: { type: 'string' } } });
   const withBoth = descriptor({ path: { type: 'string' }, paths: { type: 'array', items: { type: 'string' } } });
   const pathNotString = descriptor({ path: { type: 'object' } });
-  const writeArgs = descriptor({ path: { type: 'string' }, source: { type: 'string' }, destination: { type: 'string' } });
+  const writeArgs = descriptor({
+    path: { type: 'string' },
+    source: { type: 'string' },
+    destination: { type: 'string' },
+  });
 
-  const cases: [rule: string, tool: McpToolDescriptor, readOnly: boolean, args: Record<string, unknown>, expected: Claim][] = [
+  const cases: [
+    rule: string,
+    tool: McpToolDescriptor,
+    readOnly: boolean,
+    args: Record<string, unknown>,
+    expected: Claim,
+  ][] = [
     ['read of a declared path', withPath, true, { path: '/w/a' }, { kind: 'shared', reads: ['/w/a'] }],
     ['read path is normalized lexically', withPath, true, { path: '/w/x/../a' }, { kind: 'shared', reads: ['/w/a'] }],
-    ['relative read stays relative (server resolves it)', withPath, true, { path: 'a.txt' }, { kind: 'shared', reads: ['a.txt'] }],
-    ['read of declared paths', withPaths, true, { paths: ['/w/b', '/w/a'] }, { kind: 'shared', reads: ['/w/a', '/w/b'] }],
-    ['path and paths together', withBoth, true, { path: '/w/c', paths: ['/w/a'] }, { kind: 'shared', reads: ['/w/a', '/w/c'] }],
+    [
+      'relative read stays relative (server resolves it)',
+      withPath,
+      true,
+      { path: 'a.txt' },
+      { kind: 'shared', reads: ['a.txt'] },
+    ],
+    [
+      'read of declared paths',
+      withPaths,
+      true,
+      { paths: ['/w/b', '/w/a'] },
+      { kind: 'shared', reads: ['/w/a', '/w/b'] },
+    ],
+    [
+      'path and paths together',
+      withBoth,
+      true,
+      { path: '/w/c', paths: ['/w/a'] },
+      { kind: 'shared', reads: ['/w/a', '/w/c'] },
+    ],
     ['missing path: unknown footprint', withPath, true, {}, { kind: 'shared' }],
     ['non-string path: unknown footprint', withPath, true, { path: 1 }, { kind: 'shared' }],
-    ['one non-string entry in paths: unknown footprint', withPaths, true, { paths: ['/w/a', null] }, { kind: 'shared' }],
+    [
+      'one non-string entry in paths: unknown footprint',
+      withPaths,
+      true,
+      { paths: ['/w/a', null] },
+      { kind: 'shared' },
+    ],
     ['schema does not declare path as a string', pathNotString, true, { path: '/w/a' }, { kind: 'shared' }],
     ['read tool without path arguments', descriptor({ q: { type: 'string' } }), true, { q: 'x' }, { kind: 'shared' }],
-    ['write with path arguments stays global', writeArgs, false, { path: '/w/a', source: '/w/b', destination: '/w/c' }, GLOBAL],
+    [
+      'write with path arguments stays global',
+      writeArgs,
+      false,
+      { path: '/w/a', source: '/w/b', destination: '/w/c' },
+      GLOBAL,
+    ],
     ['write without arguments is global', descriptor({}), false, {}, GLOBAL],
   ];
   it.each(cases)('%s', (_, tool, readOnly, args, expected) => {

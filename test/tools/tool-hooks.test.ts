@@ -14,7 +14,17 @@ const tool = (name: string): AnyTool => {
   return found;
 };
 
-const patch = ['*** Begin Patch', '*** Add File: new.txt', '+hi', '*** Update File: a.ts', '*** Move to: b.ts', '@@', '-x', '+y', '*** End Patch'].join('\n');
+const patch = [
+  '*** Begin Patch',
+  '*** Add File: new.txt',
+  '+hi',
+  '*** Update File: a.ts',
+  '*** Move to: b.ts',
+  '@@',
+  '-x',
+  '+y',
+  '*** End Patch',
+].join('\n');
 
 // [tool, input, destructive call?, lines an approval prompt shows (undefined: plain arguments only)]
 const rows: [string, unknown, boolean, string[] | undefined][] = [
@@ -48,7 +58,12 @@ describe('tool self-description hooks', () => {
   it('a destructive call of a tool that is not always destructive is asked about under the auto tier', () => {
     const fileOps = tool('file_ops');
     const ruling = (input: unknown) =>
-      decideApproval({ tier: 'auto', overrides: {}, tool: fileOps, destructiveOperation: fileOps.destructiveFor!(fileOps.input.parse(input)) });
+      decideApproval({
+        tier: 'auto',
+        overrides: {},
+        tool: fileOps,
+        destructiveOperation: fileOps.destructiveFor!(fileOps.input.parse(input)),
+      });
     expect(ruling({ operation: 'delete', path: 'a.txt' }).decision).toBe('ask');
     expect(ruling({ operation: 'copy', path: 'a.txt', destination: 'b.txt' }).decision).toBe('allow');
   });

@@ -52,8 +52,10 @@ describe('WorkspaceDir: where a path leads, resolved without the kernel followin
   });
 
   const canonical = (path: string, ws = workspace) => WorkspaceDir.with(ws, undefined, (dir) => dir.canonical(path));
-  const read = (path: string, ws = workspace) => WorkspaceDir.with(ws, undefined, async (dir) => (await readWorkspaceFile(dir, path)).toString('utf8'));
-  const write = (path: string, text: string, ws = workspace) => WorkspaceDir.with(ws, undefined, (dir) => writeWorkspaceFile(dir, path, text));
+  const read = (path: string, ws = workspace) =>
+    WorkspaceDir.with(ws, undefined, async (dir) => (await readWorkspaceFile(dir, path)).toString('utf8'));
+  const write = (path: string, text: string, ws = workspace) =>
+    WorkspaceDir.with(ws, undefined, (dir) => writeWorkspaceFile(dir, path, text));
 
   async function refusal(attempt: Promise<unknown>): Promise<ToolError> {
     const error = await attempt.then(
@@ -90,7 +92,9 @@ describe('WorkspaceDir: where a path leads, resolved without the kernel followin
 
   it('refuses `..` escapes, naming the path, where it resolves and the workspace', async () => {
     const error = await refusal(read('../outside/secret.txt'));
-    expect(error.message).toBe(`../outside/secret.txt resolves to ${join(outside, 'secret.txt')}, outside the workspace ${workspace}`);
+    expect(error.message).toBe(
+      `../outside/secret.txt resolves to ${join(outside, 'secret.txt')}, outside the workspace ${workspace}`,
+    );
   });
 
   it('refuses an absolute path outside', async () => {

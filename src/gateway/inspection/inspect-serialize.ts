@@ -127,7 +127,10 @@ export function machineIdOf(ref: ActorShape): string | undefined {
 
 /** An XState event as JSON: a capped copy whose `type` is the event's own, whole. */
 export function eventText(event: { type: string }): string {
-  const plain = typeof event.type === 'string' && event.type.length <= EVENT_LIMITS.chars && Object.getPrototypeOf(event) === Object.prototype;
+  const plain =
+    typeof event.type === 'string' &&
+    event.type.length <= EVENT_LIMITS.chars &&
+    Object.getPrototypeOf(event) === Object.prototype;
   if (plain) return jsonSafeText(event, EVENT_LIMITS, actorRefs)!;
   const safe = JSON.parse(jsonSafeText(event, EVENT_LIMITS, actorRefs) ?? 'null') as unknown;
   const rest = typeof safe === 'object' && safe !== null && !Array.isArray(safe) ? safe : {};

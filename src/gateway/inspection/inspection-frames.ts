@@ -83,7 +83,9 @@ export class InspectionFrames {
   frames(event: InspectionEvent, at = Date.now()): string[] {
     const record = this.steps.observe(event);
     if (event.type === '@xstate.transition') {
-      return [this.transitionFrame(record!, this.snapshotJson(event.actorRef, event.snapshot as SnapshotShape, false), at)];
+      return [
+        this.transitionFrame(record!, this.snapshotJson(event.actorRef, event.snapshot as SnapshotShape, false), at),
+      ];
     }
     const own = this.build(event, at, false);
     return record ? [own, this.transitionFrame(record, this.lastSnapshotText, at)] : [own];
@@ -95,7 +97,10 @@ export class InspectionFrames {
    * its last frame on this stream, its next live frame is whole again, for every reader.
    */
   whole(event: InspectionEvent, at = Date.now()): string {
-    if (event.type === '@xstate.snapshot' && this.contexts.get(event.actorRef) !== (event.snapshot as SnapshotShape).context) {
+    if (
+      event.type === '@xstate.snapshot' &&
+      this.contexts.get(event.actorRef) !== (event.snapshot as SnapshotShape).context
+    ) {
       this.contexts.delete(event.actorRef);
     }
     return this.build(event, at, true);
@@ -135,7 +140,8 @@ export class InspectionFrames {
   private transitionFrame(record: TransitionRecord, snapshotText: string, at: number): string {
     let body = `,"event":${this.eventJson(record.event)}`;
     if (record.sourceRef) body += `,"sourceId":${this.quotedId(record.sourceRef)}`;
-    if (record.transitions.length > 0) body += `,"transitions":[${record.transitions.map((t) => this.transitionJson(t)).join(',')}]`;
+    if (record.transitions.length > 0)
+      body += `,"transitions":[${record.transitions.map((t) => this.transitionJson(t)).join(',')}]`;
     return `{"type":"@xstate.transition",${this.head(record.actorRef as unknown as ActorShape)}${body},"snapshot":${snapshotText},"at":${at}}`;
   }
 
@@ -172,7 +178,11 @@ export class InspectionFrames {
   private transitionJson(transition: TransitionShape): string {
     let text = this.transitions.get(transition);
     if (text === undefined) {
-      text = json({ source: transition.source.id, targets: (transition.target ?? []).map((node) => node.id), eventType: String(transition.eventType) });
+      text = json({
+        source: transition.source.id,
+        targets: (transition.target ?? []).map((node) => node.id),
+        eventType: String(transition.eventType),
+      });
       this.transitions.set(transition, text);
     }
     return text;

@@ -62,18 +62,34 @@ export class InspectionTransitions {
       }
       case '@xstate.microstep': {
         const step = this.stepOf(event.actorRef, event.event);
-        for (const transition of event._transitions) step.transitions.push(transition as unknown as StateNodeTransition);
+        for (const transition of event._transitions)
+          step.transitions.push(transition as unknown as StateNodeTransition);
         return undefined;
       }
       case '@xstate.snapshot': {
         const step = this.stepOf(event.actorRef, event.event);
         this.end(event.actorRef, step);
-        return { actorRef: event.actorRef, rootId: event.rootId, event: event.event, sourceRef: step.sourceRef, transitions: step.transitions, snapshot: event.snapshot };
+        return {
+          actorRef: event.actorRef,
+          rootId: event.rootId,
+          event: event.event,
+          sourceRef: step.sourceRef,
+          transitions: step.transitions,
+          snapshot: event.snapshot,
+        };
       }
       case '@xstate.transition': {
         const whole = event as unknown as WholeTransitionShape;
-        const transitions = whole.microsteps?.flatMap((microstep) => microstep.transitions ?? []) ?? whole._transitions ?? [];
-        return { actorRef: event.actorRef, rootId: event.rootId, event: event.event, sourceRef: whole.sourceRef, transitions, snapshot: event.snapshot };
+        const transitions =
+          whole.microsteps?.flatMap((microstep) => microstep.transitions ?? []) ?? whole._transitions ?? [];
+        return {
+          actorRef: event.actorRef,
+          rootId: event.rootId,
+          event: event.event,
+          sourceRef: whole.sourceRef,
+          transitions,
+          snapshot: event.snapshot,
+        };
       }
       default:
         return undefined;

@@ -104,7 +104,8 @@ export async function startStatelyBridge(engine: BridgeEngine, options: StatelyB
   });
   const forwarder = new StatelyForwarder(inspect.createInspector, socket, options);
   socket.start();
-  for (const event of engine.inspectionSnapshot()) if (event.type === '@xstate.snapshot') forwarder.announce(event.actorRef, event.snapshot);
+  for (const event of engine.inspectionSnapshot())
+    if (event.type === '@xstate.snapshot') forwarder.announce(event.actorRef, event.snapshot);
   const detach = engine.inspect((event) => forwarder.forward(event));
   return {
     stop: () => {
@@ -155,7 +156,11 @@ class StatelyForwarder {
       this.inspector.snapshot(standIn, safeSnapshot(record.snapshot), { event: safeEvent });
     } catch (error) {
       // The first fault is worth a line; the engine never hears of any.
-      if (this.faults++ === 0) this.options.log('error', `Stately inspector: could not forward an inspection event (${String(error)}); later ones are dropped silently if they fail too`);
+      if (this.faults++ === 0)
+        this.options.log(
+          'error',
+          `Stately inspector: could not forward an inspection event (${String(error)}); later ones are dropped silently if they fail too`,
+        );
     }
   }
 
@@ -176,7 +181,10 @@ class StatelyForwarder {
     if (wanted === undefined) {
       const rootId = actorIdOf(root);
       if (runId !== undefined) wanted = rootId === `run:${runId}`;
-      else wanted = rootId === `session:${sessionId}` || (rootId.startsWith('run:') && (root as RootShape).options?.input?.sessionId === sessionId);
+      else
+        wanted =
+          rootId === `session:${sessionId}` ||
+          (rootId.startsWith('run:') && (root as RootShape).options?.input?.sessionId === sessionId);
       this.wantedRoots.set(root, wanted);
     }
     return wanted;
@@ -206,9 +214,20 @@ class StatelyForwarder {
 }
 
 /** Status, state value, and context, output and error as capped, redacted copies. */
-function safeSnapshot(snapshot: unknown): { status: Snapshot<unknown>['status']; value?: unknown; context?: unknown; output?: unknown } {
+function safeSnapshot(snapshot: unknown): {
+  status: Snapshot<unknown>['status'];
+  value?: unknown;
+  context?: unknown;
+  output?: unknown;
+} {
   const s = snapshot as SnapshotShape;
-  const safe: { status: Snapshot<unknown>['status']; value?: unknown; context?: unknown; output?: unknown; error?: unknown } = {
+  const safe: {
+    status: Snapshot<unknown>['status'];
+    value?: unknown;
+    context?: unknown;
+    output?: unknown;
+    error?: unknown;
+  } = {
     status: (typeof s.status === 'string' ? s.status : 'active') as Snapshot<unknown>['status'],
   };
   if (s.value !== undefined) safe.value = s.value;

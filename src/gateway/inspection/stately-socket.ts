@@ -107,7 +107,10 @@ export class StatelySocket {
   private connect(): void {
     this.retry = undefined;
     // closeTimeout (ws 8.19+) bounds stop()'s closing handshake; @types/ws does not declare it yet.
-    const ws = new WebSocket(this.options.url, { closeTimeout: CLOSE_TIMEOUT_MS, handshakeTimeout: 10_000 } as WebSocket.ClientOptions);
+    const ws = new WebSocket(this.options.url, {
+      closeTimeout: CLOSE_TIMEOUT_MS,
+      handshakeTimeout: 10_000,
+    } as WebSocket.ClientOptions);
     this.ws = ws;
     let opened = false;
     ws.on('open', () => {
@@ -115,8 +118,12 @@ export class StatelySocket {
       const droppedWhileAway = this.dropped - this.droppedAtConnect;
       this.droppedAtConnect = this.dropped;
       this.failures = 0;
-      const dropped = droppedWhileAway > 0 ? `; ${droppedWhileAway} inspection events were dropped while it was away` : '';
-      this.options.log('info', `Stately inspector: connected to ${this.options.url}, sending ${this.buffer.length} buffered events${dropped}`);
+      const dropped =
+        droppedWhileAway > 0 ? `; ${droppedWhileAway} inspection events were dropped while it was away` : '';
+      this.options.log(
+        'info',
+        `Stately inspector: connected to ${this.options.url}, sending ${this.buffer.length} buffered events${dropped}`,
+      );
       for (const text of this.buffer.splice(0)) {
         ws.send(text);
         this.sent += 1;
@@ -138,7 +145,9 @@ export class StatelySocket {
     const delay = Math.min(max, first * 2 ** Math.min(this.failures, 20));
     this.failures += 1;
     if (this.failures === 1) {
-      const what = wasOpen ? `lost the connection to ${this.options.url}` : `cannot reach ${this.options.url}${this.lastError ? ` (${this.lastError})` : ''}`;
+      const what = wasOpen
+        ? `lost the connection to ${this.options.url}`
+        : `cannot reach ${this.options.url}${this.lastError ? ` (${this.lastError})` : ''}`;
       this.options.log(
         'warn',
         `Stately inspector: ${what}; keeping the newest ${this.options.maxBuffered} inspection events for it and retrying, backing off to every ${max / 1000} s (is an inspector server, createInspectorServer() of @statelyai/inspect/server, listening there?)`,

@@ -32,10 +32,18 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 const asset = (file: string) => once(() => readFile(assetUrl(file), 'utf8'));
 const pageTemplate = asset('index.html');
 /** The page's scripts (each loaded by index.html, in this order) and style sheets. */
-const SCRIPTS = ['dom.js', 'run-replay.js', 'session-story.js', 'runs-list.js', 'swimlane.js', 'replay.js', 'session-view.js', 'app.js'];
+const SCRIPTS = [
+  'dom.js',
+  'run-replay.js',
+  'session-story.js',
+  'runs-list.js',
+  'swimlane.js',
+  'replay.js',
+  'session-view.js',
+  'app.js',
+];
 const STYLES = ['app.css', 'history.css'];
 const catalogJson = once(async () => JSON.stringify({ machines: await statechartCatalog() }));
-
 
 function contentSecurityPolicy(req: IncomingMessage): string {
   const host = req.headers.host ?? '';
@@ -71,7 +79,10 @@ export function inspectorRoutes(): Record<string, InspectorRouteHandler> {
   catalogJson().catch(() => {});
   const page: InspectorRouteHandler = async (req, res) => {
     const cookie = `${INSPECTOR_COOKIE}=${encodeURIComponent(tokenOf(req) ?? '')}; Path=/inspect; HttpOnly; SameSite=Strict`;
-    send(res, 'text/html', await pageTemplate(), { 'Content-Security-Policy': contentSecurityPolicy(req), 'Set-Cookie': cookie });
+    send(res, 'text/html', await pageTemplate(), {
+      'Content-Security-Policy': contentSecurityPolicy(req),
+      'Set-Cookie': cookie,
+    });
   };
   const assets = (files: string[], contentType: string) =>
     files.map((file): [string, InspectorRouteHandler] => {

@@ -12,7 +12,14 @@ import { startHeartbeat } from '../heartbeat.js';
 import { directSender, PeerSocket } from '../peer-socket.js';
 import { errorAnswer, idOf, readShape, RpcErrorCode, type FrameShape, type RequestId } from '../protocol.js';
 import { answerFrame, executeInvocation, type NodeExecutorOptions } from './node-executor.js';
-import { NODE_NAME_HEADER, NODE_ROLE, NodeServerFrameSchema, ROLE_HEADER, type NodeInvokeParams, type NodeServerFrame } from './node-protocol.js';
+import {
+  NODE_NAME_HEADER,
+  NODE_ROLE,
+  NodeServerFrameSchema,
+  ROLE_HEADER,
+  type NodeInvokeParams,
+  type NodeServerFrame,
+} from './node-protocol.js';
 
 export interface NodeClientLogger {
   info(message: string): void;
@@ -73,10 +80,16 @@ function serverFrameShape(logger: NodeClientLogger): FrameShape<NodeServerFrame>
       const id = idOf(raw);
       const method = (raw as { method?: unknown } | null)?.method;
       if (id !== null && typeof method === 'string' && method !== 'node.invoke') {
-        return errorAnswer(id, RpcErrorCode.MethodNotFound, `a node only runs node.invoke, not "${method.slice(0, 100)}"`);
+        return errorAnswer(
+          id,
+          RpcErrorCode.MethodNotFound,
+          `a node only runs node.invoke, not "${method.slice(0, 100)}"`,
+        );
       }
       if (id !== null) return errorAnswer(id, RpcErrorCode.InvalidParams, 'invalid node.invoke request', { issues });
-      logger.warn(`ignored an invalid frame from the gateway: ${issues.map((i) => `${i.path || '(frame)'}: ${i.message}`).join('; ')}`);
+      logger.warn(
+        `ignored an invalid frame from the gateway: ${issues.map((i) => `${i.path || '(frame)'}: ${i.message}`).join('; ')}`,
+      );
       return undefined;
     },
   };
@@ -109,7 +122,10 @@ export async function runNodeClient(options: NodeClientOptions): Promise<void> {
     }
     const delay = Math.round(Math.min(maxDelay, initialDelay * 2 ** attempt) * (0.5 + Math.random() / 2));
     attempt += 1;
-    const why = end.kind === 'closed' ? `disconnected (${end.code}${end.reason ? ` ${end.reason}` : ''})` : `could not connect: ${end.message}`;
+    const why =
+      end.kind === 'closed'
+        ? `disconnected (${end.code}${end.reason ? ` ${end.reason}` : ''})`
+        : `could not connect: ${end.message}`;
     logger.warn(`${why}; reconnecting in ${delay} ms`);
     await abortableSleep(delay, options.signal);
   }
@@ -141,7 +157,9 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
         (result) => void sender.send(answerFrame(id, result, frameLimit)),
         (error: unknown) => {
           const code = error instanceof ToolError ? error.code : 'node_error';
-          sender.send(errorAnswer(id, RpcErrorCode.EngineError, error instanceof Error ? error.message : String(error), { code }));
+          sender.send(
+            errorAnswer(id, RpcErrorCode.EngineError, error instanceof Error ? error.message : String(error), { code }),
+          );
         },
       )
       .finally(() => {
@@ -205,7 +223,11 @@ function runSession(options: NodeClientOptions, logger: NodeClientLogger): Promi
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
-        failure = { kind: 'failed', status: res.statusCode ?? 0, message: body.trim() || `HTTP ${res.statusCode ?? '?'}` };
+        failure = {
+          kind: 'failed',
+          status: res.statusCode ?? 0,
+          message: body.trim() || `HTTP ${res.statusCode ?? '?'}`,
+        };
         ws.terminate();
       });
     });

@@ -12,7 +12,13 @@ import { GatewayCloseCode } from '../close-codes.js';
 import type { GatewayLogger } from '../logger.js';
 import { PeerSocket } from '../peer-socket.js';
 import { errorAnswer, issuesOf, notificationFrame, readShape, RpcErrorCode, type FrameShape } from '../protocol.js';
-import { NodeAnswerFrameSchema, NodeInvokeResultSchema, type NodeAnswerFrame, type NodeCommand, type NodeInvokeResult } from './node-protocol.js';
+import {
+  NodeAnswerFrameSchema,
+  NodeInvokeResultSchema,
+  type NodeAnswerFrame,
+  type NodeCommand,
+  type NodeInvokeResult,
+} from './node-protocol.js';
 
 export interface NodeConnectionOptions {
   name: string;
@@ -41,7 +47,12 @@ const DEFAULT_ANSWER_GRACE_MS = 10_000;
 const ANSWER_SHAPE: FrameShape<NodeAnswerFrame> = {
   schema: NodeAnswerFrameSchema,
   refuse: (_raw, issues) =>
-    errorAnswer(null, RpcErrorCode.InvalidRequest, 'a node connection only answers node.invoke requests: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}', { issues }),
+    errorAnswer(
+      null,
+      RpcErrorCode.InvalidRequest,
+      'a node connection only answers node.invoke requests: {"jsonrpc":"2.0","id":<id>,"result"|"error":...}',
+      { issues },
+    ),
 };
 
 export class NodeConnection {
@@ -69,11 +80,17 @@ export class NodeConnection {
       closeTimeoutMs: options.closeTimeoutMs,
       binaryMessage: 'binary frames are not supported; answer node.invoke with JSON text frames',
       onFrame: (raw) => this.onFrame(raw),
-      onClosed: (code, reason) => this.failInFlight(`the connection closed (${code}${reason.length > 0 ? ` ${reason}` : ''})`),
+      onClosed: (code, reason) =>
+        this.failInFlight(`the connection closed (${code}${reason.length > 0 ? ` ${reason}` : ''})`),
       onError: (error) => options.logger.info(`node "${options.name}": ${error.message}`),
     });
     this.closed = this.socket.closed.then(() => {});
-    this.sender.send(notificationFrame('node.registered', JSON.stringify({ name: options.name, maxPayloadBytes: options.maxPayloadBytes })));
+    this.sender.send(
+      notificationFrame(
+        'node.registered',
+        JSON.stringify({ name: options.name, maxPayloadBytes: options.maxPayloadBytes }),
+      ),
+    );
   }
 
   get name(): string {
@@ -95,7 +112,8 @@ export class NodeConnection {
 
   invoke(command: NodeCommand, signal?: AbortSignal): Promise<NodeInvokeResult> {
     const name = this.options.name;
-    if (signal?.aborted) return Promise.reject(new ToolError('cancelled', `the call was cancelled before it was sent to node "${name}"`));
+    if (signal?.aborted)
+      return Promise.reject(new ToolError('cancelled', `the call was cancelled before it was sent to node "${name}"`));
     if (!this.open) return Promise.reject(unavailable(name, 'it is disconnecting'));
     const id = this.nextId++;
     const invocationId = randomUUID();
@@ -113,10 +131,17 @@ export class NodeConnection {
         this.sender.send(notificationFrame('node.cancel', JSON.stringify({ invocationId })));
         reject(error);
       };
-      const onAbort = () => giveUp(new ToolError('cancelled', `the call was cancelled; node "${name}" was told to stop the command`));
+      const onAbort = () =>
+        giveUp(new ToolError('cancelled', `the call was cancelled; node "${name}" was told to stop the command`));
       const answerWithinMs = Math.min(command.timeoutMs + graceMs, MAX_TIMER_MS);
       const timer = setTimeout(
-        () => giveUp(new ToolError('timeout', `node "${name}" did not answer within ${answerWithinMs} ms; it was told to stop the command`)),
+        () =>
+          giveUp(
+            new ToolError(
+              'timeout',
+              `node "${name}" did not answer within ${answerWithinMs} ms; it was told to stop the command`,
+            ),
+          ),
         answerWithinMs,
       );
       timer.unref();
@@ -160,7 +185,9 @@ export class NodeConnection {
     }
     const answer = shaped.frame;
     if (answer.id === null) {
-      this.options.logger.warn(`node "${this.name}" reports a protocol error: ${'error' in answer ? answer.error.message : '?'}`);
+      this.options.logger.warn(
+        `node "${this.name}" reports a protocol error: ${'error' in answer ? answer.error.message : '?'}`,
+      );
       return;
     }
     // An answer to an invocation that was cancelled or timed out meanwhile is dropped.
@@ -168,13 +195,19 @@ export class NodeConnection {
     if (!call) return;
     if ('error' in answer) {
       const code = (answer.error.data as { code?: unknown } | undefined)?.code;
-      call.reject(new ToolError(typeof code === 'string' ? code : 'node_error', `node "${this.name}": ${answer.error.message}`));
+      call.reject(
+        new ToolError(typeof code === 'string' ? code : 'node_error', `node "${this.name}": ${answer.error.message}`),
+      );
       return;
     }
     const result = NodeInvokeResultSchema.safeParse(answer.result);
     if (!result.success) {
-      const detail = issuesOf(result.error).map((i) => `${i.path || '(result)'}: ${i.message}`).join('; ');
-      call.reject(new ToolError('node_protocol_error', `node "${this.name}" answered with an invalid result (${detail})`));
+      const detail = issuesOf(result.error)
+        .map((i) => `${i.path || '(result)'}: ${i.message}`)
+        .join('; ');
+      call.reject(
+        new ToolError('node_protocol_error', `node "${this.name}" answered with an invalid result (${detail})`),
+      );
       return;
     }
     call.resolve(result.data);
@@ -182,7 +215,12 @@ export class NodeConnection {
 
   private failInFlight(why: string): void {
     for (const call of [...this.inFlight.values()]) {
-      call.reject(unavailable(this.name, `${why} while it ran ${JSON.stringify(clip(call.command))} (invocation ${call.invocationId}); the command may or may not have finished there`));
+      call.reject(
+        unavailable(
+          this.name,
+          `${why} while it ran ${JSON.stringify(clip(call.command))} (invocation ${call.invocationId}); the command may or may not have finished there`,
+        ),
+      );
     }
   }
 }
@@ -194,4 +232,3 @@ function unavailable(name: string, why: string): ToolError {
 function clip(text: string, max = 80): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
-

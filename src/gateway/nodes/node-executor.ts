@@ -21,7 +21,11 @@ export interface NodeExecutorOptions {
 const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-export async function executeInvocation(params: NodeInvokeParams, options: NodeExecutorOptions, signal: AbortSignal): Promise<NodeInvokeResult> {
+export async function executeInvocation(
+  params: NodeInvokeParams,
+  options: NodeExecutorOptions,
+  signal: AbortSignal,
+): Promise<NodeInvokeResult> {
   const workspace = path.resolve(options.workspace);
   const result = await runCommand({
     command: params.command,
@@ -64,7 +68,11 @@ export function answerFrame(id: string | number, result: NodeInvokeResult, maxFr
     // Every character dropped takes at least one byte off the frame; the margin pays for the marker.
     keep = Math.max(0, keep - (Buffer.byteLength(frame) - maxFrameBytes) - 128);
     const cut = result.output.slice(0, keep);
-    frame = frameOf({ ...result, output: `${cut}\n…[output truncated to fit the gateway's frame limit: ${result.output.length - keep} characters omitted]`, truncated: true });
+    frame = frameOf({
+      ...result,
+      output: `${cut}\n…[output truncated to fit the gateway's frame limit: ${result.output.length - keep} characters omitted]`,
+      truncated: true,
+    });
   }
   return frame;
 }

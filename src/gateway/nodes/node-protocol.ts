@@ -65,7 +65,9 @@ export const NodeRegisteredParamsSchema = z
   .strict();
 export type NodeRegisteredParams = z.infer<typeof NodeRegisteredParamsSchema>;
 
-const ErrorBodySchema = z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }).strict();
+const ErrorBodySchema = z
+  .object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() })
+  .strict();
 
 /** node -> server: the answer to one node.invoke request. */
 export const NodeAnswerFrameSchema = z.union([
@@ -76,9 +78,18 @@ export type NodeAnswerFrame = z.infer<typeof NodeAnswerFrameSchema>;
 
 /** server -> node: a request, a notification, or an error about a frame the node sent. */
 export const NodeServerFrameSchema = z.union([
-  z.object({ jsonrpc: z.literal('2.0'), id: RequestIdSchema, method: z.literal('node.invoke'), params: NodeInvokeParamsSchema }).strict(),
+  z
+    .object({
+      jsonrpc: z.literal('2.0'),
+      id: RequestIdSchema,
+      method: z.literal('node.invoke'),
+      params: NodeInvokeParamsSchema,
+    })
+    .strict(),
   z.object({ jsonrpc: z.literal('2.0'), method: z.literal('node.cancel'), params: NodeCancelParamsSchema }).strict(),
-  z.object({ jsonrpc: z.literal('2.0'), method: z.literal('node.registered'), params: NodeRegisteredParamsSchema }).strict(),
+  z
+    .object({ jsonrpc: z.literal('2.0'), method: z.literal('node.registered'), params: NodeRegisteredParamsSchema })
+    .strict(),
   z.object({ jsonrpc: z.literal('2.0'), id: RequestIdSchema.nullable(), error: ErrorBodySchema }).strict(),
 ]);
 export type NodeServerFrame = z.infer<typeof NodeServerFrameSchema>;

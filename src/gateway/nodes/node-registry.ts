@@ -69,8 +69,13 @@ export class NodeRegistry implements NodeInvoker {
   attach(ws: WebSocket, options: Omit<NodeConnectionOptions, 'answerGraceMs'>): NodeConnection | undefined {
     const existing = this.nodes.get(options.name);
     if (existing?.open) {
-      options.logger.warn(`refused a second node named "${options.name}"${options.remoteAddress ? ` from ${options.remoteAddress}` : ''}`);
-      ws.close(GatewayCloseCode.NodeRefused, closeReason(`a node named "${options.name}" is already connected; pick another --name`));
+      options.logger.warn(
+        `refused a second node named "${options.name}"${options.remoteAddress ? ` from ${options.remoteAddress}` : ''}`,
+      );
+      ws.close(
+        GatewayCloseCode.NodeRefused,
+        closeReason(`a node named "${options.name}" is already connected; pick another --name`),
+      );
       return undefined;
     }
     // One on its way out does not hold its name against its own reconnect.

@@ -19,7 +19,17 @@ export interface CarriedCommand {
 }
 
 /** Long options conventionally holding a command to run. */
-const COMMAND_OPTIONS = new Set(['command', 'cmd', 'call', 'exec', 'execute', 'run', 'exec-command', 'shell-command', 'sh-exec']);
+const COMMAND_OPTIONS = new Set([
+  'command',
+  'cmd',
+  'call',
+  'exec',
+  'execute',
+  'run',
+  'exec-command',
+  'shell-command',
+  'sh-exec',
+]);
 
 /**
  * `npx -c 'text'`, `nix-shell --run 'text'`, `xterm -e 'text'`: the values of `-c`, `-e` and
@@ -28,7 +38,8 @@ const COMMAND_OPTIONS = new Set(['command', 'cmd', 'call', 'exec', 'execute', 'r
  */
 export function commandOptionTexts(argv: readonly string[]): string[] {
   const program = programName(argv[0]);
-  if (takesOperandsAsData(program) || SHELLS.has(program) || isScriptInterpreter(program) || isWrapper(program)) return [];
+  if (takesOperandsAsData(program) || SHELLS.has(program) || isScriptInterpreter(program) || isWrapper(program))
+    return [];
   const texts: string[] = [];
   for (let i = 1; i < argv.length; i++) {
     // Past `--` too: `capsh -- -c 'text'` hands the rest to a shell.
@@ -47,11 +58,13 @@ export function commandOptionTexts(argv: readonly string[]): string[] {
  * A key naming a command its program runs: `PAGER`, `GIT_SSH_COMMAND`, `ProxyCommand`,
  * `core.editor`, `APT::Update::Pre-Invoke::`, `--use-compress-program`.
  */
-const COMMAND_KEY = /(?:command|cmd|pager|editor|visual|invoke|exec|helper|program|hook|askpass|lessopen|lessclose|browser|git_ssh)$/i;
+const COMMAND_KEY =
+  /(?:command|cmd|pager|editor|visual|invoke|exec|helper|program|hook|askpass|lessopen|lessclose|browser|git_ssh)$/i;
 /** Keys whose value always runs, whatever it names. */
 const HOOK_KEY = /(?:invoke|hook|proxycommand|localcommand|sshcommand|git_ssh|lessopen|lessclose)$/i;
 /** Pagers and editors that only show or edit text. */
-const PLAIN_VIEWER = /^\s*(?:cat|less|more|most|bat|delta|vi|vim|nvim|nano|emacs|code --wait|true|)(?:\s+-[A-Za-z-]+)*\s*$/;
+const PLAIN_VIEWER =
+  /^\s*(?:cat|less|more|most|bat|delta|vi|vim|nvim|nano|emacs|code --wait|true|)(?:\s+-[A-Za-z-]+)*\s*$/;
 const SHELL_SYNTAX = /[;&|`$<>()]/;
 
 /**
@@ -108,9 +121,16 @@ export function codeCommands(code: string, interpreter: string): CarriedCommand[
     const after = code.slice(at + match[0].length);
     const argumentsText = callArguments(after);
     if (argumentsText === undefined) continue;
-    const literals = [...argumentsText.matchAll(STRING_LITERAL)].map((literal) => unescapeLiteral(literal[1] ?? literal[2] ?? ''));
+    const literals = [...argumentsText.matchAll(STRING_LITERAL)].map((literal) =>
+      unescapeLiteral(literal[1] ?? literal[2] ?? ''),
+    );
     // One string is shell text (`system("rm -rf /")`); several are an argv (`spawn("sh", ["-c", "…"])`), each one word.
-    const text = literals.length === 0 ? argumentsText.trim() : literals.length === 1 ? (literals[0] ?? '') : literals.map(quoteWord).join(' ');
+    const text =
+      literals.length === 0
+        ? argumentsText.trim()
+        : literals.length === 1
+          ? (literals[0] ?? '')
+          : literals.map(quoteWord).join(' ');
     if (text.trim() !== '') carried.push({ text, escapes: true });
   }
   if (!BACKTICK_LANGUAGE.test(interpreter)) return carried;
@@ -156,7 +176,9 @@ export function isDatabaseShell(program: string): boolean {
 
 /** The shell escapes of a database shell's arguments and input. */
 export function databaseCommands(texts: readonly string[]): CarriedCommand[] {
-  return texts.flatMap((text) => [...text.matchAll(DATABASE_ESCAPE)].map((match) => ({ text: match[1] ?? match[2] ?? '', escapes: true })));
+  return texts.flatMap((text) =>
+    [...text.matchAll(DATABASE_ESCAPE)].map((match) => ({ text: match[1] ?? match[2] ?? '', escapes: true })),
+  );
 }
 
 /** `make --eval 'text'` / `-E text`: its `$(shell …)` calls and recipe lines run in a shell. */
@@ -170,8 +192,10 @@ export function makeEvalCommands(argv: readonly string[]): CarriedCommand[] {
     else if (arg.startsWith('--eval=')) texts.push(arg.slice(7));
     else if (/^-E./.test(arg)) texts.push(arg.slice(2));
   }
-  return texts.flatMap((text) => [
-    ...[...text.matchAll(/\$[({]shell\s+([^)}]*)[)}]/g)].map((match) => match[1] ?? ''),
-    ...[...text.matchAll(/\n\t[-@+]*([^\n]*)/g)].map((match) => match[1] ?? ''),
-  ]).map((text) => ({ text, escapes: true }));
+  return texts
+    .flatMap((text) => [
+      ...[...text.matchAll(/\$[({]shell\s+([^)}]*)[)}]/g)].map((match) => match[1] ?? ''),
+      ...[...text.matchAll(/\n\t[-@+]*([^\n]*)/g)].map((match) => match[1] ?? ''),
+    ])
+    .map((text) => ({ text, escapes: true }));
 }

@@ -20,12 +20,16 @@ export function runsDownloadedCode(site: CommandSite): boolean {
 }
 
 function isDownload(site: CommandSite): boolean {
-  return site.views.some((view) => DOWNLOADERS.has(view.program) || (view.program === 'openssl' && view.args[0] === 's_client'));
+  return site.views.some(
+    (view) => DOWNLOADERS.has(view.program) || (view.program === 'openssl' && view.args[0] === 's_client'),
+  );
 }
 
 /** `sh < /dev/tcp/host/port`. */
 function readsNetworkInput(site: CommandSite): boolean {
-  return site.redirects.some((r) => r.op.startsWith('<') && r.target !== undefined && /^\/dev\/(?:tcp|udp)\//.test(r.target));
+  return site.redirects.some(
+    (r) => r.op.startsWith('<') && r.target !== undefined && /^\/dev\/(?:tcp|udp)\//.test(r.target),
+  );
 }
 
 /** Code the policy cannot read: a program name, `sh -c`/`eval` text or a shell's stdin made at run time. */
@@ -34,25 +38,36 @@ export function runsUnreadableCode(site: CommandSite): boolean {
 }
 
 const SOCKET_CODE = /socket|TCPSocket|fsockopen|IO::Socket|Net::|net\.connect|createConnection|\/dev\/tcp/i;
-const SPAWN_CODE = /\bexec\b|dup2|spawn|subprocess|\bpty\b|popen|system|\/bin\/(?:ba)?sh|child_process|proc_open|shell_exec|passthru/i;
+const SPAWN_CODE =
+  /\bexec\b|dup2|spawn|subprocess|\bpty\b|popen|system|\/bin\/(?:ba)?sh|child_process|proc_open|shell_exec|passthru/i;
 
 /** A shell's input and output joined to the network: `/dev/tcp`, `nc -e`, `socat exec:`, a shell piped into `nc`. */
 export function opensReverseShell(site: CommandSite): boolean {
   if (site.redirects.some((r) => r.target !== undefined && /^\/dev\/(?:tcp|udp)\//.test(r.target))) return true;
-  return someView(site, (program, args) => {
-    if (program === 'nc' || program === 'ncat' || program === 'netcat') {
-      if (hasOption(args, 'e', 'exec') || hasOption(args, 'c', 'sh-exec') || hasOption(args, undefined, 'lua-exec')) return true;
-    }
-    if (program === 'socat' && args.some((arg) => /^(?:exec|system):/i.test(arg))) return true;
-    // zsh's ztcp opens a socket as one of the shell's descriptors, as /dev/tcp does.
-    if (program === 'ztcp') return args.some((arg) => !arg.startsWith('-'));
-    if (NETWORK_SENDERS.has(program) && site.upstream().some((fed) => fed.views.some((view) => SHELLS.has(view.program) || isScriptInterpreter(view.program)))) return true;
-    return false;
-  }) || site.code.some((code) => SOCKET_CODE.test(code) && SPAWN_CODE.test(code));
+  return (
+    someView(site, (program, args) => {
+      if (program === 'nc' || program === 'ncat' || program === 'netcat') {
+        if (hasOption(args, 'e', 'exec') || hasOption(args, 'c', 'sh-exec') || hasOption(args, undefined, 'lua-exec'))
+          return true;
+      }
+      if (program === 'socat' && args.some((arg) => /^(?:exec|system):/i.test(arg))) return true;
+      // zsh's ztcp opens a socket as one of the shell's descriptors, as /dev/tcp does.
+      if (program === 'ztcp') return args.some((arg) => !arg.startsWith('-'));
+      if (
+        NETWORK_SENDERS.has(program) &&
+        site
+          .upstream()
+          .some((fed) => fed.views.some((view) => SHELLS.has(view.program) || isScriptInterpreter(view.program)))
+      )
+        return true;
+      return false;
+    }) || site.code.some((code) => SOCKET_CODE.test(code) && SPAWN_CODE.test(code))
+  );
 }
 
 const AWK = new Set(['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk']);
-const INTERPRETER_RUNS_COMMAND = /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|(?<![.\w])(?:system|exec)\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
+const INTERPRETER_RUNS_COMMAND =
+  /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|(?<![.\w])(?:system|exec)\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
 const SHELL_OR_INTERPRETER = (name: string): boolean => SHELLS.has(name) || isScriptInterpreter(name);
 
 /** Commands carried inside another program, which runs them where the policy cannot follow. */
@@ -62,17 +77,23 @@ export function embedsCommand(site: CommandSite): boolean {
   return someView(site, (program, args) => {
     if (AWK.has(program)) return awkRunsCommands(args);
     if (program === 'sed' || program === 'gsed') return sedScripts(args).some(sedRunsCommands);
-    if (program === 'find') return findExecs(args).some((command) => SHELL_OR_INTERPRETER(command[0]?.replace(/^.*\//, '') ?? ''));
+    if (program === 'find')
+      return findExecs(args).some((command) => SHELL_OR_INTERPRETER(command[0]?.replace(/^.*\//, '') ?? ''));
     if (program === 'xargs' || program === 'parallel') {
       const command = operands(args).map((arg) => arg.replace(/^.*\//, ''));
-      return command.length > 0 && SHELL_OR_INTERPRETER(command[0] ?? '') && args.some((arg) => /^-[a-zA-Z]*c$/.test(arg));
+      return (
+        command.length > 0 && SHELL_OR_INTERPRETER(command[0] ?? '') && args.some((arg) => /^-[a-zA-Z]*c$/.test(arg))
+      );
     }
     return carriesCommandOption(program, args);
   });
 }
 
 function awkRunsCommands(args: readonly string[]): boolean {
-  const text = optionValue(args, undefined, 'source') ?? operands(args.filter((arg, i) => !/^-[fvF]$/.test(args[i - 1] ?? '')))[0] ?? '';
+  const text =
+    optionValue(args, undefined, 'source') ??
+    operands(args.filter((arg, i) => !/^-[fvF]$/.test(args[i - 1] ?? '')))[0] ??
+    '';
   return /\bsystem\s*\(|\|\s*getline|\|&|print[^;}]*\|\s*"/.test(text);
 }
 
@@ -101,7 +122,14 @@ function carriesCommandOption(program: string, args: readonly string[]): boolean
     case 'tar':
     case 'gtar':
     case 'bsdtar':
-      return args.some((arg) => /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)/.test(arg) || arg === '-I' || arg === '-F');
+      return args.some(
+        (arg) =>
+          /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)/.test(
+            arg,
+          ) ||
+          arg === '-I' ||
+          arg === '-F',
+      );
     case 'zip':
       return hasOption(args, 'T', undefined) && (hasOption(args, undefined, 'unzip-command') || args.includes('-TT'));
     case 'rsync':
@@ -109,15 +137,27 @@ function carriesCommandOption(program: string, args: readonly string[]): boolean
     case 'ssh':
     case 'scp':
     case 'sftp':
-      return args.some((arg, i) => /^(?:ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand)=/i.test(arg) && (args[i - 1] === '-o' || arg.startsWith('-o')) || /^-o(?:ProxyCommand|LocalCommand|KnownHostsCommand)/i.test(arg));
+      return args.some(
+        (arg, i) =>
+          (/^(?:ProxyCommand|LocalCommand|PermitLocalCommand|KnownHostsCommand)=/i.test(arg) &&
+            (args[i - 1] === '-o' || arg.startsWith('-o'))) ||
+          /^-o(?:ProxyCommand|LocalCommand|KnownHostsCommand)/i.test(arg),
+      );
     case 'vim':
     case 'vi':
     case 'nvim':
     case 'ex':
     case 'view':
-      return args.some((arg, i) => (args[i - 1] === '-c' || args[i - 1] === '--cmd' || arg.startsWith('+')) && /!|system\(|:py|:lua|:perl|:ruby/.test(arg));
+      return args.some(
+        (arg, i) =>
+          (args[i - 1] === '-c' || args[i - 1] === '--cmd' || arg.startsWith('+')) &&
+          /!|system\(|:py|:lua|:perl|:ruby/.test(arg),
+      );
     case 'gdb':
-      return args.some((arg, i) => (args[i - 1] === '-ex' || args[i - 1] === '--eval-command') && /^\s*(?:!|shell|python|pipe)/.test(arg));
+      return args.some(
+        (arg, i) =>
+          (args[i - 1] === '-ex' || args[i - 1] === '--eval-command') && /^\s*(?:!|shell|python|pipe)/.test(arg),
+      );
     case 'less':
     case 'more':
     case 'man':

@@ -52,20 +52,111 @@ interface Scope extends ShellVariables {
 
 /** Programs that read the files they name and write none (stdout aside). */
 const READERS = new Set([
-  'cat', 'head', 'tail', 'wc', 'nl', 'tac', 'rev', 'stat', 'file', 'ls', 'tree', 'du', 'md5sum', 'sha1sum', 'sha256sum',
-  'sha512sum', 'cksum', 'strings', 'od', 'hexdump', 'cut', 'paste', 'comm', 'cmp', 'diff', 'fold', 'fmt', 'column', 'expand',
-  'unexpand', 'basename', 'dirname', 'realpath', 'readlink', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'jq',
-  'less', 'more', 'sort', 'uniq', 'tr', 'base64', 'xxd',
+  'cat',
+  'head',
+  'tail',
+  'wc',
+  'nl',
+  'tac',
+  'rev',
+  'stat',
+  'file',
+  'ls',
+  'tree',
+  'du',
+  'md5sum',
+  'sha1sum',
+  'sha256sum',
+  'sha512sum',
+  'cksum',
+  'strings',
+  'od',
+  'hexdump',
+  'cut',
+  'paste',
+  'comm',
+  'cmp',
+  'diff',
+  'fold',
+  'fmt',
+  'column',
+  'expand',
+  'unexpand',
+  'basename',
+  'dirname',
+  'realpath',
+  'readlink',
+  'grep',
+  'egrep',
+  'fgrep',
+  'rg',
+  'ag',
+  'jq',
+  'less',
+  'more',
+  'sort',
+  'uniq',
+  'tr',
+  'base64',
+  'xxd',
 ]);
 
 /** Programs and builtins that touch no file at all. */
-const PURE = new Set(['echo', 'printf', 'true', 'false', ':', 'pwd', 'date', 'whoami', 'id', 'uname', 'hostname', 'which', 'type', 'seq', 'yes', 'sleep', 'env', 'printenv', 'expr', 'read', '((', 'export', 'local', 'declare', 'readonly', 'typeset', 'unset', 'set', 'shift']);
+const PURE = new Set([
+  'echo',
+  'printf',
+  'true',
+  'false',
+  ':',
+  'pwd',
+  'date',
+  'whoami',
+  'id',
+  'uname',
+  'hostname',
+  'which',
+  'type',
+  'seq',
+  'yes',
+  'sleep',
+  'env',
+  'printenv',
+  'expr',
+  'read',
+  '((',
+  'export',
+  'local',
+  'declare',
+  'readonly',
+  'typeset',
+  'unset',
+  'set',
+  'shift',
+]);
 
 /** Short options that take a value, per reader: the value is not a path operand. */
 const VALUE_OPTIONS: Readonly<Record<string, string>> = {
-  head: 'nc', tail: 'ncs', grep: 'efmABCdD', egrep: 'efmABCdD', fgrep: 'efmABCdD', rg: 'efgtTmABCMjrE', ag: 'GgmABC',
-  cut: 'dfcb', sort: 'ktSTo', uniq: 'fsw', du: 'dBt', ls: 'ITw', tree: 'LIPo', diff: 'xXFIS', jq: '', od: 'AjNtw',
-  xxd: 'cglos', fold: 'w', column: 'cstoNO', cmp: 'in', strings: 'nt',
+  head: 'nc',
+  tail: 'ncs',
+  grep: 'efmABCdD',
+  egrep: 'efmABCdD',
+  fgrep: 'efmABCdD',
+  rg: 'efgtTmABCMjrE',
+  ag: 'GgmABC',
+  cut: 'dfcb',
+  sort: 'ktSTo',
+  uniq: 'fsw',
+  du: 'dBt',
+  ls: 'ITw',
+  tree: 'LIPo',
+  diff: 'xXFIS',
+  jq: '',
+  od: 'AjNtw',
+  xxd: 'cglos',
+  fold: 'w',
+  column: 'cstoNO',
+  cmp: 'in',
+  strings: 'nt',
 };
 
 /** Options that make a reader write (`sort -o out`), run something (`rg --pre`) or read files it does not name. */
@@ -79,7 +170,30 @@ const READER_WRITING_OPTIONS: Readonly<Record<string, RegExp>> = {
 };
 
 /** Git subcommands that only read the repository (with the options that would make them write excluded). */
-const GIT_READERS = new Set(['status', 'log', 'diff', 'show', 'blame', 'rev-parse', 'ls-files', 'ls-tree', 'grep', 'describe', 'shortlog', 'cat-file', 'for-each-ref', 'count-objects', 'whatchanged', 'rev-list', 'name-rev', 'merge-base', 'check-ignore', 'var', 'version', 'help']);
+const GIT_READERS = new Set([
+  'status',
+  'log',
+  'diff',
+  'show',
+  'blame',
+  'rev-parse',
+  'ls-files',
+  'ls-tree',
+  'grep',
+  'describe',
+  'shortlog',
+  'cat-file',
+  'for-each-ref',
+  'count-objects',
+  'whatchanged',
+  'rev-list',
+  'name-rev',
+  'merge-base',
+  'check-ignore',
+  'var',
+  'version',
+  'help',
+]);
 const GIT_WRITING_OPTIONS = /^(?:--output.*|--ext-diff|--textconv|--exec.*|--paginate|--open-files-in-pager.*|-O.*)$/;
 /** Readers that read the working directory when they name no path. */
 const CWD_READERS = new Set(['ls', 'tree', 'du', 'rg', 'ag']);
@@ -118,7 +232,8 @@ class Footprint {
   private node(node: ShellNode, scope: Scope): void {
     if (node.kind === 'function') throw new Unbounded('defines a function');
     if (node.kind === 'group') {
-      if (node.loop?.variable !== undefined) throw new Unbounded('a loop variable takes values this reading does not follow');
+      if (node.loop?.variable !== undefined)
+        throw new Unbounded('a loop variable takes values this reading does not follow');
       for (const word of node.header) this.expansions(word, scope);
       this.redirects(node.redirects, scope);
       this.script(node.body, node.subshell ? { ...scope, values: new Map(scope.values) } : scope);
@@ -139,7 +254,8 @@ class Footprint {
     }
     this.redirects(command.redirects, scope);
     if (command.words.length === 0) return;
-    if (command.assignments.some((a) => !COSMETIC_VARIABLES.test(a.name))) throw new Unbounded('a variable set for one command can change what it does');
+    if (command.assignments.some((a) => !COSMETIC_VARIABLES.test(a.name)))
+      throw new Unbounded('a variable set for one command can change what it does');
 
     const argv = this.argv(command.words, scope);
     const [program, ...args] = peelHarmlessWrappers(stripPrelude(argv));
@@ -162,25 +278,35 @@ class Footprint {
 
   private pure(name: string, args: readonly string[], scope: Scope): void {
     if (name === 'env' && args.length > 0) throw new Unbounded('env runs a command');
-    if (name === 'read') for (const variable of args.filter((a) => /^[A-Za-z_]\w*$/.test(a))) scope.values.delete(variable);
-    if (name === 'unset') for (const variable of args.filter((a) => /^[A-Za-z_]\w*$/.test(a))) scope.values.set(variable, '');
-    if (name === 'set' && args.some((a) => a === '--' || (!a.startsWith('-') && !a.startsWith('+')))) throw new Unbounded('set changes the positional parameters');
+    if (name === 'read')
+      for (const variable of args.filter((a) => /^[A-Za-z_]\w*$/.test(a))) scope.values.delete(variable);
+    if (name === 'unset')
+      for (const variable of args.filter((a) => /^[A-Za-z_]\w*$/.test(a))) scope.values.set(variable, '');
+    if (name === 'set' && args.some((a) => a === '--' || (!a.startsWith('-') && !a.startsWith('+'))))
+      throw new Unbounded('set changes the positional parameters');
   }
 
   private reader(name: string, args: readonly string[]): void {
     const writing = READER_WRITING_OPTIONS[name];
-    if (writing && args.some((arg) => writing.test(arg))) throw new Unbounded(`${name} with an option that writes or runs something`);
-    if ((name === 'uniq' || name === 'xxd') && operandsOf(args, VALUE_OPTIONS[name]).length > 1) throw new Unbounded(`${name}'s second operand is its output file`);
+    if (writing && args.some((arg) => writing.test(arg)))
+      throw new Unbounded(`${name} with an option that writes or runs something`);
+    if ((name === 'uniq' || name === 'xxd') && operandsOf(args, VALUE_OPTIONS[name]).length > 1)
+      throw new Unbounded(`${name}'s second operand is its output file`);
     const operands = operandsOf(args, VALUE_OPTIONS[name]);
     const patternGiven = name !== 'jq' && args.some((a) => /^-[a-zA-Z]*[ef]$|^--(?:regexp|file)/.test(a));
     const paths = (PATTERN_FIRST.has(name) && !patternGiven ? operands.slice(1) : operands).filter((p) => p !== '-');
     // With nothing named, `ls`, `rg`, `grep -r` read the working directory; `cat`, `sort`, `jq` read stdin.
-    if (paths.length === 0 && (CWD_READERS.has(name) || (name.endsWith('grep') && args.some((a) => /^-[a-zA-Z]*[rR]|^--recursive/.test(a))))) this.reads.add(this.context.cwd);
+    if (
+      paths.length === 0 &&
+      (CWD_READERS.has(name) || (name.endsWith('grep') && args.some((a) => /^-[a-zA-Z]*[rR]|^--recursive/.test(a))))
+    )
+      this.reads.add(this.context.cwd);
     else this.paths(paths, 'read');
   }
 
   private find(args: readonly string[]): void {
-    if (args.some((arg) => /^-(?:delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/.test(arg))) throw new Unbounded('find with an action');
+    if (args.some((arg) => /^-(?:delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/.test(arg)))
+      throw new Unbounded('find with an action');
     this.paths(findStartingPoints(args), 'read');
   }
 
@@ -188,7 +314,8 @@ class Footprint {
     let i = 0;
     for (; i < args.length; i++) {
       const arg = args[i] ?? '';
-      if (arg === '-C' || arg === '-c' || arg === '--git-dir' || arg === '--work-tree' || arg.startsWith('-c')) throw new Unbounded('git with a directory or a setting given');
+      if (arg === '-C' || arg === '-c' || arg === '--git-dir' || arg === '--work-tree' || arg.startsWith('-c'))
+        throw new Unbounded('git with a directory or a setting given');
       if (arg === '--no-pager' || arg === '--no-optional-locks' || arg === '-P') continue;
       if (!arg.startsWith('-')) break;
       throw new Unbounded(`git option ${arg}`);
@@ -196,11 +323,14 @@ class Footprint {
     const subcommand = args[i];
     const rest = args.slice(i + 1);
     const listing =
-      ((subcommand === 'branch' || subcommand === 'tag' || subcommand === 'remote') && rest.every((arg) => /^(?:-[avrl]+|--list|--all|--verbose|--show-current|--remotes)$/.test(arg))) ||
+      ((subcommand === 'branch' || subcommand === 'tag' || subcommand === 'remote') &&
+        rest.every((arg) => /^(?:-[avrl]+|--list|--all|--verbose|--show-current|--remotes)$/.test(arg))) ||
       (subcommand === 'stash' && (rest[0] === 'list' || rest[0] === 'show'));
     const config = subcommand === 'config' && rest.some((arg) => /^--(?:get|get-all|get-regexp|list)$|^-l$/.test(arg));
-    if (!listing && !config && !(subcommand !== undefined && GIT_READERS.has(subcommand))) throw new Unbounded(`git ${subcommand ?? ''} may write`);
-    if (rest.some((arg) => GIT_WRITING_OPTIONS.test(arg))) throw new Unbounded('git with an option that writes or runs something');
+    if (!listing && !config && !(subcommand !== undefined && GIT_READERS.has(subcommand)))
+      throw new Unbounded(`git ${subcommand ?? ''} may write`);
+    if (rest.some((arg) => GIT_WRITING_OPTIONS.test(arg)))
+      throw new Unbounded('git with an option that writes or runs something');
     // Git reads the repository as a whole, wherever the paths it is given point.
     this.reads.add(this.context.workspace);
     // `git diff` refreshes and rewrites the index even when told not to take optional locks (seen under strace).
@@ -209,23 +339,36 @@ class Footprint {
 
   /** `sed` and `awk`: a script, then the files it reads (or, with `-i`, rewrites). */
   private textProcessor(name: string, args: readonly string[]): void {
-    if (args.some((arg) => arg === '-f' || arg.startsWith('--file'))) throw new Unbounded(`${name} program from a file`);
+    if (args.some((arg) => arg === '-f' || arg.startsWith('--file')))
+      throw new Unbounded(`${name} program from a file`);
     const inPlace = args.some((arg) => /^-[a-zA-Z]*i|^--in-place/.test(arg));
     const scripts = args.filter((_arg, i) => args[i - 1] === '-e' || args[i - 1] === '--expression');
     const operands = operandsOf(args, name === 'sed' ? 'el' : 'vF');
-    const script = scripts.length > 0 && name === 'sed' ? scripts.join('\n') : operands[0] ?? '';
+    const script = scripts.length > 0 && name === 'sed' ? scripts.join('\n') : (operands[0] ?? '');
     const files = scripts.length > 0 && name === 'sed' ? operands : operands.slice(1);
-    if (name === 'awk' && /system|getline|[|>]|fflush|close/.test(script)) throw new Unbounded('awk program that writes or runs something');
-    if (name === 'sed' && (/(?:^|[;\n{}])\s*(?:\d+|\$|\/[^/]*\/)?\s*[wWe](?:\s|;|$)/.test(script) || /\/[gpiIMm0-9]*[wWe](?:\s|;|$)/.test(script))) {
+    if (name === 'awk' && /system|getline|[|>]|fflush|close/.test(script))
+      throw new Unbounded('awk program that writes or runs something');
+    if (
+      name === 'sed' &&
+      (/(?:^|[;\n{}])\s*(?:\d+|\$|\/[^/]*\/)?\s*[wWe](?:\s|;|$)/.test(script) ||
+        /\/[gpiIMm0-9]*[wWe](?:\s|;|$)/.test(script))
+    ) {
       throw new Unbounded('sed script that writes or runs something');
     }
     // `sed -i` writes a temporary file beside each file and renames it over: it writes their directories.
-    if (inPlace) this.paths(files.map((file) => (file.startsWith(UNKNOWN) ? file : path.dirname(file))), 'write');
+    if (inPlace)
+      this.paths(
+        files.map((file) => (file.startsWith(UNKNOWN) ? file : path.dirname(file))),
+        'write',
+      );
     else this.pathsOrCwd(files, 'read');
   }
 
   private writer(name: string, args: readonly string[]): void {
-    const operands = operandsOf(args, name === 'truncate' ? 'sr' : name === 'touch' ? 'rdt' : name === 'mkdir' ? 'm' : name === 'shred' ? 'ns' : '');
+    const operands = operandsOf(
+      args,
+      name === 'truncate' ? 'sr' : name === 'touch' ? 'rdt' : name === 'mkdir' ? 'm' : name === 'shred' ? 'ns' : '',
+    );
     if (operands.length === 0) return this.pathsOrCwd([], 'read');
     const parents = name === 'mkdir' && args.some((arg) => /^-[a-zA-Z]*p|^--parents/.test(arg));
     // `mkdir -p a/b/c` may create `a` and `a/b` as well: claim from the first new ancestor up.
@@ -238,7 +381,8 @@ class Footprint {
 
   private copier(args: readonly string[]): void {
     const operands = operandsOf(args, 'tSm');
-    const target = args.find((_a, i) => args[i - 1] === '-t') ?? args.find((a) => a.startsWith('--target-directory='))?.slice(19);
+    const target =
+      args.find((_a, i) => args[i - 1] === '-t') ?? args.find((a) => a.startsWith('--target-directory='))?.slice(19);
     if (operands.length < 2 && target === undefined) throw new Unbounded('copy without a target');
     const dest = target ?? (operands.at(-1) as string);
     const sources = target === undefined ? operands.slice(0, -1) : operands;
@@ -248,7 +392,11 @@ class Footprint {
 
   private redirects(redirects: readonly Redirect[], scope: Scope): void {
     for (const redirect of redirects) {
-      if (redirect.hereDocument?.expands && redirect.hereDocument.parts.some((p) => p.kind === 'substitution' || p.kind === 'process')) throw new Unbounded('a here-document runs a substitution');
+      if (
+        redirect.hereDocument?.expands &&
+        redirect.hereDocument.parts.some((p) => p.kind === 'substitution' || p.kind === 'process')
+      )
+        throw new Unbounded('a here-document runs a substitution');
       if (!redirect.target || redirect.op === '<<<' || /^[<>]&$/.test(redirect.op) || redirect.op.endsWith('&-')) {
         if (redirect.target) this.expansions(redirect.target, scope);
         continue;
@@ -262,8 +410,10 @@ class Footprint {
   /** Commands in substitutions count; their output in a word makes the word unknown. */
   private expansions(word: Word, scope: Scope): void {
     for (const part of word.parts) {
-      if (part.kind === 'substitution' || part.kind === 'process') this.script(part.script, { ...scope, values: new Map(scope.values) });
-      else if (part.kind === 'parameter' || part.kind === 'arithmetic') for (const nested of part.scripts) this.script(nested, { ...scope, values: new Map(scope.values) });
+      if (part.kind === 'substitution' || part.kind === 'process')
+        this.script(part.script, { ...scope, values: new Map(scope.values) });
+      else if (part.kind === 'parameter' || part.kind === 'arithmetic')
+        for (const nested of part.scripts) this.script(nested, { ...scope, values: new Map(scope.values) });
     }
   }
 
@@ -272,7 +422,8 @@ class Footprint {
     const argv: string[] = [];
     for (const word of words) {
       const expanded = expandWord(word, scope);
-      for (const field of expanded.fields) argv.push(expanded.unresolved ? UNKNOWN + field : expanded.glob ? GLOB + field : field);
+      for (const field of expanded.fields)
+        argv.push(expanded.unresolved ? UNKNOWN + field : expanded.glob ? GLOB + field : field);
     }
     return argv;
   }
@@ -305,7 +456,9 @@ class Footprint {
 /** The paths not inside another of them: a claim on `/w` already covers `/w/src`. */
 function outermost(paths: readonly string[]): string[] {
   const unique = [...new Set(paths)];
-  return unique.filter((candidate) => !unique.some((other) => other !== candidate && (candidate.startsWith(`${other}/`) || other === '/')));
+  return unique.filter(
+    (candidate) => !unique.some((other) => other !== candidate && (candidate.startsWith(`${other}/`) || other === '/')),
+  );
 }
 
 /** Marks on argv entries: a value known only at run time, and a glob the shell expands. */
@@ -352,11 +505,15 @@ function peelHarmlessWrappers(argv: readonly string[]): readonly string[] {
   let current = argv;
   for (;;) {
     const name = programName(current[0]);
-    if (name === 'time' || name === 'command' || name === 'nohup' || name === 'builtin') current = current.slice(1).filter((a, i) => i > 0 || !a.startsWith('-'));
+    if (name === 'time' || name === 'command' || name === 'nohup' || name === 'builtin')
+      current = current.slice(1).filter((a, i) => i > 0 || !a.startsWith('-'));
     else if (name === 'nice') current = current.slice(current[1] === '-n' ? 3 : 1);
-    else if (name === 'timeout') current = current.slice(1).filter((a) => !a.startsWith('-')).slice(1);
+    else if (name === 'timeout')
+      current = current
+        .slice(1)
+        .filter((a) => !a.startsWith('-'))
+        .slice(1);
     else return current;
     if (current.length === 0) return current;
   }
 }
-

@@ -8,12 +8,29 @@
  * runs can be read at all. The command line is read twice, as written and de-obfuscated; the
  * work is bounded, and whatever overflows a bound makes the analysis `tooComplex`.
  */
-import { codeCommands, commandOptionTexts, databaseCommands, isDatabaseShell, makeEvalCommands, settingCommands, type CarriedCommand } from './carried-commands.js';
+import {
+  codeCommands,
+  commandOptionTexts,
+  databaseCommands,
+  isDatabaseShell,
+  makeEvalCommands,
+  settingCommands,
+  type CarriedCommand,
+} from './carried-commands.js';
 import { deobfuscate, withoutQuotes } from './deobfuscate.js';
 import { globCandidates, MAX_OPERAND_COMMANDS, operandCommands } from './named-programs.js';
 import { inlineCode, isScriptInterpreter, readsProgramFromStdin } from './programs.js';
 import { avoidingMisreadings, readScript } from './read-script.js';
-import { renderScript, type Pipeline, type Redirect, type Script, type ShellNode, type SimpleCommand, type Word, type WordPart } from './shell-script.js';
+import {
+  renderScript,
+  type Pipeline,
+  type Redirect,
+  type Script,
+  type ShellNode,
+  type SimpleCommand,
+  type Word,
+  type WordPart,
+} from './shell-script.js';
 import { resolvePath } from './targets.js';
 import { expandWord, FRESH_SHELL, isEnvironmentParameter, knownText, type ShellVariables } from './word-expansion.js';
 import { peelWrapper, programName, SHELLS, stripPrelude } from './wrappers.js';
@@ -231,7 +248,12 @@ class CommandWalker {
       for (const node of pipeline.nodes) {
         const upstream = earlierMembers(context.upstream, members, members.length);
         const memberScope = pipeline.nodes.length > 1 ? scope.child() : scope;
-        const nodeSites = this.node(node, { ...context, upstream, feeder, fedByGroup, concurrent, cwdIsRoot }, pipelineSite, memberScope);
+        const nodeSites = this.node(
+          node,
+          { ...context, upstream, feeder, fedByGroup, concurrent, cwdIsRoot },
+          pipelineSite,
+          memberScope,
+        );
         append(sites, nodeSites);
         append(members, nodeSites);
         feeder = node.kind === 'simple' ? nodeSites[0] : undefined;
@@ -260,20 +282,32 @@ class CommandWalker {
       }
       case 'function':
         // Positional parameters in a function body are its arguments: unknown here.
-        return this.node(node.body, { ...context, nesting: context.nesting + 1, functions: [...context.functions, node.name] }, pipeline, new Scope(new Map(scope.values), undefined));
+        return this.node(
+          node.body,
+          { ...context, nesting: context.nesting + 1, functions: [...context.functions, node.name] },
+          pipeline,
+          new Scope(new Map(scope.values), undefined),
+        );
     }
   }
 
   private simple(command: SimpleCommand, context: WalkContext, pipeline: PipelineSite, scope: Scope): CommandSite[] {
     const nested = [
       ...command.words.flatMap(wordScripts),
-      ...command.assignments.flatMap((a) => [...(a.value ? wordScripts(a.value) : []), ...(a.array ?? []).flatMap(wordScripts)]),
-      ...command.redirects.flatMap((r) => [...(r.target ? wordScripts(r.target) : []), ...(r.hereDocument?.parts ?? []).flatMap(partScripts)]),
+      ...command.assignments.flatMap((a) => [
+        ...(a.value ? wordScripts(a.value) : []),
+        ...(a.array ?? []).flatMap(wordScripts),
+      ]),
+      ...command.redirects.flatMap((r) => [
+        ...(r.target ? wordScripts(r.target) : []),
+        ...(r.hereDocument?.parts ?? []).flatMap(partScripts),
+      ]),
     ];
     const substituted = this.expansionSites(nested, context, scope);
 
     const commandScope = command.words.length > 0 && command.assignments.length > 0 ? scope.child() : scope;
-    for (const assignment of command.assignments) commandScope.assign(assignment.name, assignmentValue(assignment, scope));
+    for (const assignment of command.assignments)
+      commandScope.assign(assignment.name, assignmentValue(assignment, scope));
 
     const dynamic = new Set<string>();
     const globbed = new Set<string>();
@@ -290,11 +324,15 @@ class CommandWalker {
     }
     const redirects = command.redirects.map((r) => siteRedirect(r, commandScope));
     const { views, shellTexts, last } = this.views(argv, globbed);
-    const hereDocumentDynamic = command.redirects.some((r) => r.hereDocument?.expands && r.hereDocument.parts.some((p) => p.kind !== 'text' && !isWellKnownParameter(p)));
+    const hereDocumentDynamic = command.redirects.some(
+      (r) => r.hereDocument?.expands && r.hereDocument.parts.some((p) => p.kind !== 'text' && !isWellKnownParameter(p)),
+    );
     const stdinProgram = views.some(readsProgramFromStdin);
     const lastProgram = programName(last[0]);
     const readsStdin = stdinProgram || isDatabaseShell(lastProgram);
-    const stdin = readsStdin ? stdinShellTexts(redirects, context.feeder, context.fedByGroup) : { texts: [], unreadable: false };
+    const stdin = readsStdin
+      ? stdinShellTexts(redirects, context.feeder, context.fedByGroup)
+      : { texts: [], unreadable: false };
     const stdinIsShell = views.some((view) => SHELLS.has(programName(view[0])) && readsProgramFromStdin(view));
     const code = [
       ...views.flatMap((view) => inlineCode(programName(view[0]), view.slice(1)) ?? []),
@@ -309,7 +347,9 @@ class CommandWalker {
       ...views.flatMap((view) => [
         ...commandOptionTexts(view).map((text) => ({ text, escapes: false })),
         // git's own settings are the git-runs-command rule's to judge; their text is still read.
-        ...settingCommands(view.slice(1)).map((command) => (programName(view[0]) === 'git' ? { ...command, escapes: false } : command)),
+        ...settingCommands(view.slice(1)).map((command) =>
+          programName(view[0]) === 'git' ? { ...command, escapes: false } : command,
+        ),
         ...makeEvalCommands(view),
         ...(isDatabaseShell(programName(view[0])) ? databaseCommands(view.slice(1)) : []),
       ]),
@@ -344,18 +384,29 @@ class CommandWalker {
 
     const sites = [site, ...substituted];
     const positional = shellPositional(last);
-    for (const text of [...shellTexts, ...(stdinIsShell ? stdin.texts : [])]) append(sites, this.shellText(text, context, positional));
+    for (const text of [...shellTexts, ...(stdinIsShell ? stdin.texts : [])])
+      append(sites, this.shellText(text, context, positional));
     // What a program will run is read for what it shows, not held to the grammar: `ProxyCommand=;sh` is not bash's to parse.
-    for (const { text } of carried) append(sites, this.shellText(text, { ...context, strict: false }, FRESH_SHELL.positional));
+    for (const { text } of carried)
+      append(sites, this.shellText(text, { ...context, strict: false }, FRESH_SHELL.positional));
     // `${x@P}` runs the substitutions in x's value: read the value as shell text.
-    for (const prompt of prompts) if (prompt !== undefined && /\$\(|`/.test(prompt)) append(sites, this.shellText(prompt, { ...context, strict: false }, FRESH_SHELL.positional));
+    for (const prompt of prompts)
+      if (prompt !== undefined && /\$\(|`/.test(prompt))
+        append(sites, this.shellText(prompt, { ...context, strict: false }, FRESH_SHELL.positional));
     return sites;
   }
 
   /** The commands run to expand words: substitutions, here-document bodies. */
   private expansionSites(scripts: readonly Script[], context: WalkContext, scope: Scope): CommandSite[] {
     if (scripts.length === 0) return [];
-    const expansion: WalkContext = { ...context, nesting: context.nesting + 1, upstream: NOTHING_UPSTREAM, feeder: undefined, fedByGroup: false, redirects: [] };
+    const expansion: WalkContext = {
+      ...context,
+      nesting: context.nesting + 1,
+      upstream: NOTHING_UPSTREAM,
+      feeder: undefined,
+      fedByGroup: false,
+      redirects: [],
+    };
     return scripts.flatMap((nested) => this.script(nested, expansion, scope.child()));
   }
 
@@ -364,7 +415,10 @@ class CommandWalker {
    * its own wrappers), plus the shell texts wrappers hand to a shell; `last` is the innermost
    * command of the wrappers around the argv as written.
    */
-  private views(argv: readonly string[], globbed: ReadonlySet<string>): { views: (readonly string[])[]; shellTexts: string[]; last: readonly string[] } {
+  private views(
+    argv: readonly string[],
+    globbed: ReadonlySet<string>,
+  ): { views: (readonly string[])[]; shellTexts: string[]; last: readonly string[] } {
     const views: (readonly string[])[] = [argv];
     const shellTexts: string[] = [];
     const last = this.follow(argv, globbed, views, shellTexts);
@@ -378,7 +432,12 @@ class CommandWalker {
   }
 
   /** Peels the wrappers around `argv` into `views`; returns the innermost command. */
-  private follow(argv: readonly string[], globbed: ReadonlySet<string>, views: (readonly string[])[], shellTexts: string[]): readonly string[] {
+  private follow(
+    argv: readonly string[],
+    globbed: ReadonlySet<string>,
+    views: (readonly string[])[],
+    shellTexts: string[],
+  ): readonly string[] {
     let current = stripPrelude(argv);
     if (current !== argv) views.push(current);
     for (let peeled = 0; ; peeled++) {
@@ -409,7 +468,15 @@ class CommandWalker {
     const key = `${context.cwdIsRoot}\u0000${context.functions.join('\u0000')}\u0000${text}`;
     if (this.shellTextsRead.has(key)) return [];
     this.shellTextsRead.add(key);
-    const inner: WalkContext = { ...context, shellTextDepth: context.shellTextDepth + 1, nesting: 0, upstream: NOTHING_UPSTREAM, feeder: undefined, fedByGroup: false, redirects: [] };
+    const inner: WalkContext = {
+      ...context,
+      shellTextDepth: context.shellTextDepth + 1,
+      nesting: 0,
+      upstream: NOTHING_UPSTREAM,
+      feeder: undefined,
+      fedByGroup: false,
+      redirects: [],
+    };
     const sites: CommandSite[] = [];
     const asWritten = this.bounded(text);
     append(sites, this.read(asWritten, inner, context.strict, Scope.fresh(positional)));
@@ -478,7 +545,11 @@ function sourcesRunTimeText(argv: readonly string[], dynamic: ReadonlySet<string
 }
 
 /** What a shell reading stdin runs: here-documents, here-strings, `echo …`/`printf …` piped in. */
-function stdinShellTexts(redirects: readonly SiteRedirect[], feeder: CommandSite | undefined, fedByGroup: boolean): { texts: string[]; unreadable: boolean } {
+function stdinShellTexts(
+  redirects: readonly SiteRedirect[],
+  feeder: CommandSite | undefined,
+  fedByGroup: boolean,
+): { texts: string[]; unreadable: boolean } {
   const texts: string[] = [];
   for (const redirect of redirects) if (redirect.text !== undefined) texts.push(redirect.text);
   if (fedByGroup) return { texts, unreadable: true };
@@ -499,7 +570,12 @@ function stdinShellTexts(redirects: readonly SiteRedirect[], feeder: CommandSite
 
 /** `sh < /dev/tcp/…`, `bash < <(…)`: input that only exists when the command runs. */
 function isRunTimeInput(redirects: readonly SiteRedirect[]): boolean {
-  return redirects.some((r) => r.op === '<' && r.target !== undefined && (/^\/dev\/(?:tcp|udp|fd|stdin)\//.test(r.target) || r.target.startsWith('<(')));
+  return redirects.some(
+    (r) =>
+      r.op === '<' &&
+      r.target !== undefined &&
+      (/^\/dev\/(?:tcp|udp|fd|stdin)\//.test(r.target) || r.target.startsWith('<(')),
+  );
 }
 
 function operandsOf(args: readonly string[]): string[] {
@@ -535,7 +611,17 @@ function decodeEscapes(text: string): string {
   });
 }
 
-const SIMPLE_ESCAPES: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\' };
+const SIMPLE_ESCAPES: Record<string, string> = {
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+};
 
 /** After `cd /` (or `pushd /`) relative paths start at the root; after any other `cd` they do not. */
 function workingDirectoryIsRootAfter(site: CommandSite | undefined, before: boolean): boolean {
@@ -548,7 +634,11 @@ function workingDirectoryIsRootAfter(site: CommandSite | undefined, before: bool
 }
 
 /** The last `maxUpstream` of `members[0, end)`, after those upstream of the enclosing group. */
-function earlierMembers(outer: () => readonly CommandSite[], members: readonly CommandSite[], end: number): () => readonly CommandSite[] {
+function earlierMembers(
+  outer: () => readonly CommandSite[],
+  members: readonly CommandSite[],
+  end: number,
+): () => readonly CommandSite[] {
   if (end === 0) return outer;
   return () => [...outer(), ...members.slice(Math.max(0, end - ANALYSIS_LIMITS.maxUpstream), end)];
 }
@@ -564,4 +654,3 @@ function lastBlankBefore(text: string, before: number): number {
 function append<T>(into: T[], items: readonly T[]): void {
   for (const item of items) into.push(item);
 }
-

@@ -9,7 +9,8 @@
  * Characters that show as nothing: soft hyphen, zero-width space/joiners, bidi marks, word
  * joiner, BOM, Hangul fillers, variation selectors and tag characters.
  */
-const INVISIBLE = /[\u00AD\u034F\u061C\u115F\u1160\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\u{E0000}-\u{E007F}]/gu;
+const INVISIBLE =
+  /[\u00AD\u034F\u061C\u115F\u1160\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\u{E0000}-\u{E007F}]/gu;
 const LINE_SEPARATORS = /[\u0085\u2028\u2029]/g;
 /** Spaces NFKC leaves alone (it already maps NBSP, U+2000–U+200A, U+3000 to a space) and control characters. */
 const ODD_SPACES = /[\u0000-\u0008\u000B-\u001F\u007F\u1680]/g;

@@ -36,7 +36,11 @@ export function findStartingPoints(args: readonly string[]): string[] {
 const DELETING_PROGRAMS = new Set(['rm', 'shred', 'unlink', 'rmdir', 'srm', 'wipe']);
 
 function findDeletes(args: readonly string[]): boolean {
-  return args.some((arg, i) => arg === '-delete' || (/^-(?:exec|execdir|ok|okdir)$/.test(arg) && DELETING_PROGRAMS.has((args[i + 1] ?? '').replace(/^.*\//, ''))));
+  return args.some(
+    (arg, i) =>
+      arg === '-delete' ||
+      (/^-(?:exec|execdir|ok|okdir)$/.test(arg) && DELETING_PROGRAMS.has((args[i + 1] ?? '').replace(/^.*\//, ''))),
+  );
 }
 
 function xargsRemovesRecursively(args: readonly string[]): boolean {
@@ -48,7 +52,8 @@ function xargsRemovesRecursively(args: readonly string[]): boolean {
 function xargsInputs(site: CommandSite): string[] {
   return site.upstream().flatMap((fed) =>
     fed.views.flatMap((view) => {
-      if (view.program === 'echo' || view.program === 'printf') return operands(view.args).flatMap((arg) => arg.split(/\s+/));
+      if (view.program === 'echo' || view.program === 'printf')
+        return operands(view.args).flatMap((arg) => arg.split(/\s+/));
       if (view.program === 'find') return findStartingPoints(view.args);
       if (view.program === 'ls') return operands(view.args);
       return [];
@@ -62,7 +67,31 @@ export function writesBlockDevice(site: CommandSite): boolean {
 
 const MKFS = /^(?:mkfs(?:\..+)?|mke2fs|mkdosfs|mkntfs|mkexfatfs|mkswap|newfs(?:_.+)?)$/;
 /** mkfs options whose value is a name or a number, never the device: `-L /dev/sda image` labels an image. */
-const MKFS_VALUE_OPTIONS = new Set(['-L', '-U', '-d', '-E', '-O', '-o', '-T', '-t', '-M', '-C', '-I', '-b', '-G', '-g', '-i', '-m', '-N', '-r', '-z', '-e', '--label', '--uuid', '--type']);
+const MKFS_VALUE_OPTIONS = new Set([
+  '-L',
+  '-U',
+  '-d',
+  '-E',
+  '-O',
+  '-o',
+  '-T',
+  '-t',
+  '-M',
+  '-C',
+  '-I',
+  '-b',
+  '-G',
+  '-g',
+  '-i',
+  '-m',
+  '-N',
+  '-r',
+  '-z',
+  '-e',
+  '--label',
+  '--uuid',
+  '--type',
+]);
 /** mke2fs `-n` only shows what it would do; `-V` prints the version. */
 const MKFS_DRY_RUN = /^-[A-Za-z]*[nV][A-Za-z]*$/;
 
@@ -71,13 +100,15 @@ export function makesFilesystemOnDevice(site: CommandSite): boolean {
   return someView(site, (program, args) => {
     if (!MKFS.test(program)) return false;
     const given = args.filter((_arg, i) => !MKFS_VALUE_OPTIONS.has(args[i - 1] ?? ''));
-    if ((program.startsWith('mkfs.ext') || program === 'mke2fs') && given.some((arg) => MKFS_DRY_RUN.test(arg))) return false;
+    if ((program.startsWith('mkfs.ext') || program === 'mke2fs') && given.some((arg) => MKFS_DRY_RUN.test(arg)))
+      return false;
     return given.some((arg) => isBlockDevice(arg.replace(/^device=/, '')));
   });
 }
 
 /** `diskutil` verbs that erase, and Linux tools that wipe or re-partition a device. */
-const DISKUTIL_ERASE = /^(?:eraseDisk|eraseVolume|zeroDisk|randomDisk|secureErase|partitionDisk|reformat|eraseCD|eraseOptical|splitPartition|mergePartitions|resizeVolume)$/i;
+const DISKUTIL_ERASE =
+  /^(?:eraseDisk|eraseVolume|zeroDisk|randomDisk|secureErase|partitionDisk|reformat|eraseCD|eraseOptical|splitPartition|mergePartitions|resizeVolume)$/i;
 const APFS_ERASE = /^(?:deleteContainer|eraseVolume|deleteVolume|deleteVolumeGroup)$/i;
 
 export function wipesDevice(site: CommandSite): boolean {
@@ -92,7 +123,14 @@ export function wipesDevice(site: CommandSite): boolean {
       case 'badblocks':
         return devices && args.some((arg) => /^-[a-zA-Z]*w/.test(arg));
       case 'hdparm':
-        return devices && args.some((arg) => /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|make-bad-sector|fwdownload)/.test(arg));
+        return (
+          devices &&
+          args.some((arg) =>
+            /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|make-bad-sector|fwdownload)/.test(
+              arg,
+            ),
+          )
+        );
       case 'sgdisk':
         return devices && args.some((arg) => /^(?:-[a-zA-Z]*[Zzo]|--zap-all|--zap|--clear|--delete|-d)/.test(arg));
       case 'sfdisk':
@@ -105,7 +143,10 @@ export function wipesDevice(site: CommandSite): boolean {
         return (args[0] === 'format' || args[0] === 'sanitize') && devices;
       case 'diskutil': {
         const [verb, sub] = operands(args);
-        return (verb !== undefined && DISKUTIL_ERASE.test(verb)) || ((verb === 'apfs' || verb === 'ap') && sub !== undefined && APFS_ERASE.test(sub));
+        return (
+          (verb !== undefined && DISKUTIL_ERASE.test(verb)) ||
+          ((verb === 'apfs' || verb === 'ap') && sub !== undefined && APFS_ERASE.test(sub))
+        );
       }
       default:
         return false;

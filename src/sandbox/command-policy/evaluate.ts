@@ -20,7 +20,13 @@
  * Where 4, 5 and 6 all match, the strictest action wins and the earliest of them names it.
  */
 import type { Config } from '../../config/index.js';
-import { analyzeCommand, type CommandAnalysis, type CommandSite, type PipelineSite, type SiteRedirect } from './command-sites.js';
+import {
+  analyzeCommand,
+  type CommandAnalysis,
+  type CommandSite,
+  type PipelineSite,
+  type SiteRedirect,
+} from './command-sites.js';
 import { renderPipeline } from './shell-script.js';
 import { compileOperatorRules, firstMatching, type CompiledOperatorRule, type OperatorRule } from './operator-rules.js';
 import { FLOOR_RULES, TUNABLE_RULES } from './rules.js';
@@ -46,14 +52,16 @@ export interface CommandVerdict {
 export const TOO_COMPLEX_RULE = 'too-complex';
 const TOO_COMPLEX_REASON = 'the command is too long or too deeply nested to check, so a person should look at it';
 export const UNPARSEABLE_RULE = 'unparseable';
-const UNPARSEABLE_REASON = 'the shell grammar cannot parse the command, so the policy cannot tell what bash would run; a person should look at it';
+const UNPARSEABLE_REASON =
+  'the shell grammar cannot parse the command, so the policy cannot tell what bash would run; a person should look at it';
 const NO_RULES: readonly OperatorRule[] = [];
 
 export function evaluateCommand(command: string, policy: CommandPolicy = {}): CommandVerdict {
   const analysis = analyzeCommand(command);
 
   for (const rule of FLOOR_RULES) {
-    if (analysis.commands.some(rule.matches)) return { action: 'block', rule: rule.name, reason: rule.reason, floor: true };
+    if (analysis.commands.some(rule.matches))
+      return { action: 'block', rule: rule.name, reason: rule.reason, floor: true };
   }
 
   const operatorRules = compileOperatorRules(policy.rules ?? NO_RULES);
@@ -129,7 +137,11 @@ class OperatorReadings {
   }
 
   all(analysis: CommandAnalysis): string[] {
-    return [...analysis.wholeTexts(), ...analysis.pipelines.flatMap((p) => this.of(p)), ...analysis.commands.flatMap((c) => this.of(c))];
+    return [
+      ...analysis.wholeTexts(),
+      ...analysis.pipelines.flatMap((p) => this.of(p)),
+      ...analysis.commands.flatMap((c) => this.of(c)),
+    ];
   }
 }
 

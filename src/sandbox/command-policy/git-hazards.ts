@@ -8,7 +8,16 @@ import { someView, writesTo } from './site-views.js';
 import { operands } from './targets.js';
 
 /** Git's global options that take a value, so the subcommand is found after them. */
-const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix']);
+const GLOBAL_WITH_VALUE = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--exec-path',
+  '--config-env',
+  '--super-prefix',
+]);
 
 interface GitCall {
   readonly configs: readonly string[];
@@ -37,15 +46,26 @@ export function rewritesGitHistory(site: CommandSite): boolean {
     switch (subcommand) {
       case 'push':
         // `--force`, `-f`, `--delete`, `-d`, or a refspec that forces (`+main`) or deletes (`:main`).
-        return rest.some((arg) => /^--(?:force|force-with-lease|force-if-includes|mirror|delete|prune)(?:=|$)/.test(arg) || /^-[a-zA-Z]*[fd]/.test(arg) || /^[+:]./.test(arg));
+        return rest.some(
+          (arg) =>
+            /^--(?:force|force-with-lease|force-if-includes|mirror|delete|prune)(?:=|$)/.test(arg) ||
+            /^-[a-zA-Z]*[fd]/.test(arg) ||
+            /^[+:]./.test(arg),
+        );
       case 'reset':
         return rest.includes('--hard') || rest.includes('--merge') || rest.includes('--keep');
       case 'clean':
-        return rest.some((arg) => /^-[a-zA-Z]*f/.test(arg) || arg === '--force') && !rest.some((arg) => /^-[a-zA-Z]*n/.test(arg) || arg === '--dry-run');
+        return (
+          rest.some((arg) => /^-[a-zA-Z]*f/.test(arg) || arg === '--force') &&
+          !rest.some((arg) => /^-[a-zA-Z]*n/.test(arg) || arg === '--dry-run')
+        );
       case 'checkout':
       case 'restore':
         // Discards uncommitted work: `checkout -- .`, `checkout .`, `checkout -f`, `restore .`.
-        return rest.some((arg) => arg === '-f' || arg === '--force') || (!rest.includes('--staged') && operands(rest).includes('.'));
+        return (
+          rest.some((arg) => arg === '-f' || arg === '--force') ||
+          (!rest.includes('--staged') && operands(rest).includes('.'))
+        );
       case 'branch':
         return rest.some((arg) => /^-[a-zA-Z]*D/.test(arg)) || (rest.includes('--delete') && rest.includes('--force'));
       case 'stash':
@@ -66,7 +86,8 @@ export function rewritesGitHistory(site: CommandSite): boolean {
 }
 
 /** Settings whose value is a command git runs. */
-const COMMAND_SETTINGS = /^(?:core\.(?:editor|pager|sshcommand|hookspath|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:command|textconv)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper|gpg\.program|gpg\.[^.]+\.program|uploadpack\.packobjectshook|pager\.[^.]+)$/i;
+const COMMAND_SETTINGS =
+  /^(?:core\.(?:editor|pager|sshcommand|hookspath|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:command|textconv)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper|gpg\.program|gpg\.[^.]+\.program|uploadpack\.packobjectshook|pager\.[^.]+)$/i;
 
 /** Pagers and editors that only show or edit text: `-c core.pager=cat` turns the pager off. */
 const PLAIN_VIEWERS = /^\s*(?:cat|less|more|less -[A-Za-z]+|vi|vim|nano|true|)\s*$/;
@@ -82,11 +103,23 @@ export function makesGitRunCommand(site: CommandSite): boolean {
   return someView(site, (program, args) => {
     if (program !== 'git') return false;
     const { configs, subcommand, rest } = gitCall(args);
-    if (configs.some((setting) => runsCommand(setting.replace(/=.*$/s, ''), setting.includes('=') ? setting.replace(/^[^=]*=/s, '') : undefined))) return true;
-    if (rest.some((arg) => /^--(?:upload-pack|receive-pack|exec)(?:=|$)/.test(arg) || (arg === '-u' && subcommand === 'clone'))) return true;
+    if (
+      configs.some((setting) =>
+        runsCommand(setting.replace(/=.*$/s, ''), setting.includes('=') ? setting.replace(/^[^=]*=/s, '') : undefined),
+      )
+    )
+      return true;
+    if (
+      rest.some(
+        (arg) => /^--(?:upload-pack|receive-pack|exec)(?:=|$)/.test(arg) || (arg === '-u' && subcommand === 'clone'),
+      )
+    )
+      return true;
     if (subcommand !== 'config') return false;
     const values = operands(rest);
-    const reading = rest.some((arg) => /^--(?:get|get-all|get-regexp|get-urlmatch|list|unset|unset-all)$/.test(arg) || arg === '-l');
+    const reading = rest.some(
+      (arg) => /^--(?:get|get-all|get-regexp|get-urlmatch|list|unset|unset-all)$/.test(arg) || arg === '-l',
+    );
     const key = values[0] ?? '';
     return !reading && values.length >= 2 && runsCommand(key, values[1]);
   });

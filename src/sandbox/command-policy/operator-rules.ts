@@ -28,7 +28,9 @@ export function compileOperatorRules(rules: readonly OperatorRule[]): readonly C
       return { name: rule.name, action: rule.action, pattern: new RegExp(rule.pattern) };
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      throw new TypeError(`command policy rule "${rule.name}": pattern is not a valid regular expression (${why}); fix it in [[sandbox.command_policy.rules]]`);
+      throw new TypeError(
+        `command policy rule "${rule.name}": pattern is not a valid regular expression (${why}); fix it in [[sandbox.command_policy.rules]]`,
+      );
     }
   });
   compiled.set(rules, result);

@@ -5,26 +5,80 @@
  */
 import { SHELLS, programName } from './wrappers.js';
 
-const SCRIPT_INTERPRETER = /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|expect|R|Rscript|julia|jrunscript|jjs|guile|gjs|qjs|osascript|pwsh|powershell|jshell|irb)$/;
+const SCRIPT_INTERPRETER =
+  /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|expect|R|Rscript|julia|jrunscript|jjs|guile|gjs|qjs|osascript|pwsh|powershell|jshell|irb)$/;
 
 /** Programs that run source text they are given: shells, script interpreters, `eval`, `source`, `.`. */
 export function runsCode(program: string): boolean {
-  return SHELLS.has(program) || SCRIPT_INTERPRETER.test(program) || program === 'eval' || program === 'source' || program === '.';
+  return (
+    SHELLS.has(program) ||
+    SCRIPT_INTERPRETER.test(program) ||
+    program === 'eval' ||
+    program === 'source' ||
+    program === '.'
+  );
 }
 
 /** Programs whose output comes from the network. */
 export const DOWNLOADERS: ReadonlySet<string> = new Set([
-  'curl', 'wget', 'wget2', 'fetch', 'aria2c', 'http', 'https', 'xh', 'lwp-download', 'lwp-request', 'GET', 'POST',
-  'nc', 'ncat', 'netcat', 'socat', 'telnet', 'tftp', 'ftp', 'sftp', 'scp', 'rsync', 'ssh', 'smbclient', 'gh',
+  'curl',
+  'wget',
+  'wget2',
+  'fetch',
+  'aria2c',
+  'http',
+  'https',
+  'xh',
+  'lwp-download',
+  'lwp-request',
+  'GET',
+  'POST',
+  'nc',
+  'ncat',
+  'netcat',
+  'socat',
+  'telnet',
+  'tftp',
+  'ftp',
+  'sftp',
+  'scp',
+  'rsync',
+  'ssh',
+  'smbclient',
+  'gh',
 ]);
 
 /** Programs that send to the network what they read (files named in their arguments, or stdin). */
 export const NETWORK_SENDERS: ReadonlySet<string> = new Set([
-  'curl', 'wget', 'wget2', 'http', 'https', 'xh', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'tftp', 'ftp', 'POST', 'lwp-request',
+  'curl',
+  'wget',
+  'wget2',
+  'http',
+  'https',
+  'xh',
+  'nc',
+  'ncat',
+  'netcat',
+  'socat',
+  'telnet',
+  'tftp',
+  'ftp',
+  'POST',
+  'lwp-request',
 ]);
 
 /** Programs that resolve or reach a host they are given: a host name can carry data out (DNS). */
-export const HOST_LOOKUPS: ReadonlySet<string> = new Set(['dig', 'nslookup', 'host', 'drill', 'ping', 'ping6', 'traceroute', 'getent', 'whois']);
+export const HOST_LOOKUPS: ReadonlySet<string> = new Set([
+  'dig',
+  'nslookup',
+  'host',
+  'drill',
+  'ping',
+  'ping6',
+  'traceroute',
+  'getent',
+  'whois',
+]);
 
 /** Programs that read their program from the command line: `bash -c`, `python -c`, `perl -e`, `eval`. */
 export function isScriptInterpreter(program: string): boolean {
@@ -52,7 +106,8 @@ export function readsProgramFromStdin(argv: readonly string[]): boolean {
       if (/[oO]/.test(arg)) i++;
       continue;
     }
-    if (!shell && PROGRAM_OPTIONS.has(arg.replace(/=.*$/, '').slice(0, arg.startsWith('--') ? undefined : 2))) return false;
+    if (!shell && PROGRAM_OPTIONS.has(arg.replace(/=.*$/, '').slice(0, arg.startsWith('--') ? undefined : 2)))
+      return false;
     if (arg.startsWith('-')) continue;
     return false;
   }

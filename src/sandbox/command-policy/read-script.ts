@@ -6,7 +6,19 @@
  * here-document redirection; adjacent tokens bash reads as one word).
  */
 import { parseBash, type SyntaxNode } from './bash-grammar.js';
-import type { Assignment, Group, HereDocument, Loop, Pipeline, Redirect, Script, ShellNode, SimpleCommand, Word, WordPart } from './shell-script.js';
+import type {
+  Assignment,
+  Group,
+  HereDocument,
+  Loop,
+  Pipeline,
+  Redirect,
+  Script,
+  ShellNode,
+  SimpleCommand,
+  Word,
+  WordPart,
+} from './shell-script.js';
 
 export interface ReadScript {
   readonly script: Script;
@@ -20,7 +32,11 @@ export function readScript(source: string): ReadScript {
   const parsed = parseBash(source);
   const reader = new ScriptReader();
   const script = reader.statements(parsed.root.children);
-  return { script, unparseable: parsed.hasError || misreadsNewline(parsed.root), truncated: parsed.truncated || reader.truncated };
+  return {
+    script,
+    unparseable: parsed.hasError || misreadsNewline(parsed.root),
+    truncated: parsed.truncated || reader.truncated,
+  };
 }
 
 /**
@@ -38,7 +54,8 @@ function misreadsNewline(node: SyntaxNode): boolean {
     const operator = node.children.find((c) => !c.named && c.field !== 'descriptor');
     const first = targets[0];
     if (targets.slice(1).some((target, i) => target.type !== 'number' && target.start !== targets[i]?.end)) return true;
-    if (operator && first && node.text.slice(operator.end - node.start, first.start - node.start).includes('\n')) return true;
+    if (operator && first && node.text.slice(operator.end - node.start, first.start - node.start).includes('\n'))
+      return true;
   }
   return node.children.some(misreadsNewline);
 }
@@ -50,19 +67,51 @@ export function avoidingMisreadings(source: string): string {
 
 /** Node types that are commands or compound commands. */
 const STATEMENTS = new Set([
-  'command', 'pipeline', 'list', 'redirected_statement', 'subshell', 'compound_statement', 'if_statement',
-  'while_statement', 'for_statement', 'c_style_for_statement', 'case_statement', 'function_definition',
-  'negated_command', 'variable_assignment', 'variable_assignments', 'declaration_command', 'unset_command',
-  'test_command', 'ERROR',
+  'command',
+  'pipeline',
+  'list',
+  'redirected_statement',
+  'subshell',
+  'compound_statement',
+  'if_statement',
+  'while_statement',
+  'for_statement',
+  'c_style_for_statement',
+  'case_statement',
+  'function_definition',
+  'negated_command',
+  'variable_assignment',
+  'variable_assignments',
+  'declaration_command',
+  'unset_command',
+  'test_command',
+  'ERROR',
 ]);
 
 /** Node types inside a compound command that hold more of its statements. */
 const CLAUSES = new Set(['elif_clause', 'else_clause', 'do_group', 'case_item']);
 
 const WORDS = new Set([
-  'word', 'string', 'raw_string', 'ansi_c_string', 'translated_string', 'concatenation', 'simple_expansion',
-  'expansion', 'command_substitution', 'process_substitution', 'arithmetic_expansion', 'number', 'brace_expression',
-  'extglob_pattern', 'regex', 'test_operator', 'variable_name', 'special_variable_name', 'command_name', '$',
+  'word',
+  'string',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'concatenation',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+  'number',
+  'brace_expression',
+  'extglob_pattern',
+  'regex',
+  'test_operator',
+  'variable_name',
+  'special_variable_name',
+  'command_name',
+  '$',
 ]);
 
 const UNBOUNDED_CONDITIONS = new Set(['true', ':']);
@@ -92,7 +141,12 @@ class ScriptReader {
       case 'list':
         return node.children.filter((c) => STATEMENTS.has(c.type)).flatMap((c) => this.statement(c));
       case 'pipeline':
-        return [{ nodes: node.children.filter((c) => STATEMENTS.has(c.type)).flatMap((c) => this.members(c)), background: false }];
+        return [
+          {
+            nodes: node.children.filter((c) => STATEMENTS.has(c.type)).flatMap((c) => this.members(c)),
+            background: false,
+          },
+        ];
       case 'negated_command':
         return node.children.filter((c) => STATEMENTS.has(c.type)).flatMap((c) => this.statement(c));
       case 'redirected_statement':
@@ -104,7 +158,8 @@ class ScriptReader {
 
   /** A pipeline member; a list inside one (`a | (b && c)` parses so only in a group) is read as a group. */
   private members(node: SyntaxNode): ShellNode[] {
-    if (node.type === 'pipeline') return node.children.filter((c) => STATEMENTS.has(c.type)).flatMap((c) => this.members(c));
+    if (node.type === 'pipeline')
+      return node.children.filter((c) => STATEMENTS.has(c.type)).flatMap((c) => this.members(c));
     const one = this.node(node);
     return one ? [one] : [];
   }
@@ -116,7 +171,12 @@ class ScriptReader {
       case 'variable_assignment':
         return { kind: 'simple', assignments: [this.assignment(node)], words: [], redirects: [] };
       case 'variable_assignments':
-        return { kind: 'simple', assignments: node.children.filter((c) => c.type === 'variable_assignment').map((c) => this.assignment(c)), words: [], redirects: [] };
+        return {
+          kind: 'simple',
+          assignments: node.children.filter((c) => c.type === 'variable_assignment').map((c) => this.assignment(c)),
+          words: [],
+          redirects: [],
+        };
       case 'declaration_command':
       case 'unset_command':
         return this.declaration(node);
@@ -134,7 +194,9 @@ class ScriptReader {
       case 'for_statement':
         return this.group(node, { header: this.headerWords(node), loop: this.forLoop(node) });
       case 'c_style_for_statement':
-        return this.group(node, { loop: { kind: 'for', unbounded: !node.children.some((c) => c.field === 'condition') } });
+        return this.group(node, {
+          loop: { kind: 'for', unbounded: !node.children.some((c) => c.field === 'condition') },
+        });
       case 'function_definition':
         return this.functionDefinition(node);
       case 'negated_command':
@@ -155,7 +217,8 @@ class ScriptReader {
     const wordNodes: SyntaxNode[] = [];
     for (const child of node.children) {
       if (child.type === 'variable_assignment') assignments.push(this.assignment(child));
-      else if (child.field === 'redirect' || child.type === 'file_redirect' || child.type === 'herestring_redirect') redirects.push(...this.redirect(child));
+      else if (child.field === 'redirect' || child.type === 'file_redirect' || child.type === 'herestring_redirect')
+        redirects.push(...this.redirect(child));
       else if (child.type === 'command_name') wordNodes.push(...child.children);
       else if (WORDS.has(child.type)) wordNodes.push(child);
     }
@@ -186,7 +249,12 @@ class ScriptReader {
     };
     collect(node);
     const opener = node.children[0]?.type ?? '[[';
-    return { kind: 'simple', assignments: [], words: [textWord(opener), ...leaves.map((leaf) => this.word([leaf]))], redirects: [] };
+    return {
+      kind: 'simple',
+      assignments: [],
+      words: [textWord(opener), ...leaves.map((leaf) => this.word([leaf]))],
+      redirects: [],
+    };
   }
 
   /** `(( i++ ))`: arithmetic only, save for the substitutions inside it. */
@@ -197,7 +265,14 @@ class ScriptReader {
 
   private group(node: SyntaxNode, shape: { subshell?: boolean; header?: Word[]; loop?: Loop }): Group {
     const body = this.statements(node.children.filter((c) => c.field !== 'value'));
-    return { kind: 'group', body, redirects: [], subshell: shape.subshell ?? false, header: shape.header ?? [], ...(shape.loop ? { loop: shape.loop } : {}) };
+    return {
+      kind: 'group',
+      body,
+      redirects: [],
+      subshell: shape.subshell ?? false,
+      header: shape.header ?? [],
+      ...(shape.loop ? { loop: shape.loop } : {}),
+    };
   }
 
   /** A `for` list, a `case` subject and its patterns. */
@@ -212,7 +287,11 @@ class ScriptReader {
 
   private forLoop(node: SyntaxNode): Loop {
     const variable = node.children.find((c) => c.field === 'variable')?.text;
-    return { kind: node.children[0]?.type === 'select' ? 'select' : 'for', unbounded: false, ...(variable ? { variable } : {}) };
+    return {
+      kind: node.children[0]?.type === 'select' ? 'select' : 'for',
+      unbounded: false,
+      ...(variable ? { variable } : {}),
+    };
   }
 
   private whileLoop(node: SyntaxNode): Loop {
@@ -220,7 +299,8 @@ class ScriptReader {
     const condition = node.children.filter((c) => c.field === 'condition' && STATEMENTS.has(c.type));
     const only = condition.length === 1 && condition[0]?.type === 'command' ? this.command(condition[0]) : undefined;
     const program = only && only.words.length === 1 ? plainText(only.words[0]) : undefined;
-    const unbounded = program !== undefined && (kind === 'while' ? UNBOUNDED_CONDITIONS.has(program) : program === 'false');
+    const unbounded =
+      program !== undefined && (kind === 'while' ? UNBOUNDED_CONDITIONS.has(program) : program === 'false');
     return { kind, unbounded };
   }
 
@@ -243,8 +323,18 @@ class ScriptReader {
         if (child.type === 'heredoc_redirect') carried.push(...child.children.filter((c) => STATEMENTS.has(c.type)));
       }
     }
-    const inner = bodyNode ? this.statement(bodyNode) : [{ nodes: [{ kind: 'simple', assignments: [], words: [], redirects: [] } as SimpleCommand], background: false }];
-    const withRedirects = inner.map((pipeline): Pipeline => ({ ...pipeline, nodes: pipeline.nodes.map((n) => withRedirectsOn(n, redirects)) }));
+    const inner = bodyNode
+      ? this.statement(bodyNode)
+      : [
+          {
+            nodes: [{ kind: 'simple', assignments: [], words: [], redirects: [] } as SimpleCommand],
+            background: false,
+          },
+        ];
+    const withRedirects = inner.map((pipeline): Pipeline => ({
+      ...pipeline,
+      nodes: pipeline.nodes.map((n) => withRedirectsOn(n, redirects)),
+    }));
     const pipeOn = carried.find((c) => c.type === 'pipeline');
     if (pipeOn && withRedirects.length > 0) {
       const last = withRedirects.pop() as Pipeline;
@@ -261,13 +351,20 @@ class ScriptReader {
     if (node.type === 'heredoc_redirect') {
       // `cat <<EOF > out`: the grammar hangs redirections after a here-document inside it.
       const after = node.children.filter((c) => c.type.endsWith('_redirect')).flatMap((c) => this.redirect(c));
-      return [{ op: node.children.find((c) => !c.named)?.type ?? '<<', ...withFd, hereDocument: this.hereDocument(node) }, ...after];
+      return [
+        { op: node.children.find((c) => !c.named)?.type ?? '<<', ...withFd, hereDocument: this.hereDocument(node) },
+        ...after,
+      ];
     }
     if (node.type === 'herestring_redirect') {
       return [{ op: '<<<', ...withFd, target: this.word(node.children.filter((c) => WORDS.has(c.type))) }];
     }
     const op = node.children.find((c) => !c.named && c.field !== 'descriptor')?.type ?? '>';
-    const targetNodes = adjacentRun(node.children.filter((c) => c.field === 'destination' || (c.named && WORDS.has(c.type) && c.field !== 'descriptor')));
+    const targetNodes = adjacentRun(
+      node.children.filter(
+        (c) => c.field === 'destination' || (c.named && WORDS.has(c.type) && c.field !== 'descriptor'),
+      ),
+    );
     return [targetNodes.length > 0 ? { op, ...withFd, target: this.word(targetNodes) } : { op, ...withFd }];
   }
 
@@ -290,7 +387,12 @@ class ScriptReader {
         continue;
       }
       for (const match of child.text.matchAll(/`((?:[^`\\]|\\.)*)`/g)) {
-        parts.push({ kind: 'substitution', raw: match[0], quoted: true, script: this.nestedText((match[1] ?? '').replace(/\\([`\\$])/g, '$1')) });
+        parts.push({
+          kind: 'substitution',
+          raw: match[0],
+          quoted: true,
+          script: this.nestedText((match[1] ?? '').replace(/\\([`\\$])/g, '$1')),
+        });
       }
       parts.push({ kind: 'text', value: child.text, quoted: true });
     }
@@ -323,7 +425,9 @@ class ScriptReader {
 
   private word(nodes: readonly SyntaxNode[]): Word {
     // `$"text"` (a translated string) comes as a `$` token and a string: bash reads it as the string.
-    const translated = nodes.filter((node, i) => !(node.type === '$' && nodes[i + 1]?.type === 'string' && nodes[i + 1]?.start === node.end));
+    const translated = nodes.filter(
+      (node, i) => !(node.type === '$' && nodes[i + 1]?.type === 'string' && nodes[i + 1]?.start === node.end),
+    );
     const parts = translated.flatMap((node) => this.parts(node, false));
     const first = nodes[0];
     const last = nodes.at(-1);
@@ -341,7 +445,13 @@ class ScriptReader {
         return [{ kind: 'text', value: decodeAnsiC(node.text.slice(2, -1)), quoted: true }];
       case 'string':
       case 'translated_string':
-        return node.children.flatMap((child) => (child.type === 'string_content' ? [{ kind: 'text' as const, value: unescapeDoubleQuoted(child.text), quoted: true }] : child.named ? this.parts(child, true) : []));
+        return node.children.flatMap((child) =>
+          child.type === 'string_content'
+            ? [{ kind: 'text' as const, value: unescapeDoubleQuoted(child.text), quoted: true }]
+            : child.named
+              ? this.parts(child, true)
+              : [],
+        );
       case 'concatenation':
       case 'command_name':
         return node.children.flatMap((child) => this.parts(child, quoted));
@@ -358,7 +468,10 @@ class ScriptReader {
         return [];
       default:
         // Numbers, patterns, brace ranges, stray tokens: their text; any substitution inside still runs.
-        return [{ kind: 'text', value: node.text, quoted }, ...this.nestedScripts(node).map((script): WordPart => ({ kind: 'process', raw: '', script }))];
+        return [
+          { kind: 'text', value: node.text, quoted },
+          ...this.nestedScripts(node).map((script): WordPart => ({ kind: 'process', raw: '', script })),
+        ];
     }
   }
 
@@ -374,7 +487,8 @@ class ScriptReader {
   private nestedScripts(node: SyntaxNode): Script[] {
     const scripts: Script[] = [];
     for (const child of node.children) {
-      if (child.type === 'command_substitution' || child.type === 'process_substitution') scripts.push(this.nested(child.children));
+      if (child.type === 'command_substitution' || child.type === 'process_substitution')
+        scripts.push(this.nested(child.children));
       else scripts.push(...this.nestedScripts(child));
     }
     return scripts;
@@ -399,11 +513,17 @@ class ScriptReader {
   /** What the grammar could not place: its statements, or its words as a command. */
   private errorNode(node: SyntaxNode): ShellNode | undefined {
     const statements = node.children.filter((c) => STATEMENTS.has(c.type));
-    if (statements.length > 0) return { kind: 'group', body: this.statements(node.children), redirects: [], subshell: false, header: [] };
+    if (statements.length > 0)
+      return { kind: 'group', body: this.statements(node.children), redirects: [], subshell: false, header: [] };
     const words = node.children.filter((c) => WORDS.has(c.type) || (!c.named && c.type === '{'));
     if (words.length === 0) return undefined;
     // `{rm,-rf,/}` fails to parse; read the words as one run so brace expansion sees them whole.
-    return { kind: 'simple', assignments: [], words: [{ parts: [{ kind: 'text', value: node.text, quoted: false }], raw: node.text }], redirects: [] };
+    return {
+      kind: 'simple',
+      assignments: [],
+      words: [{ parts: [{ kind: 'text', value: node.text, quoted: false }], raw: node.text }],
+      redirects: [],
+    };
   }
 }
 
@@ -438,7 +558,8 @@ function mergeText(parts: WordPart[]): WordPart[] {
   const merged: WordPart[] = [];
   for (const part of parts) {
     const last = merged.at(-1);
-    if (part.kind === 'text' && last?.kind === 'text' && last.quoted === part.quoted) merged[merged.length - 1] = { ...last, value: last.value + part.value };
+    if (part.kind === 'text' && last?.kind === 'text' && last.quoted === part.quoted)
+      merged[merged.length - 1] = { ...last, value: last.value + part.value };
     else if (!(part.kind === 'text' && part.value === '' && part.quoted === false)) merged.push(part);
   }
   return merged;
@@ -455,19 +576,34 @@ function unescapeDoubleQuoted(text: string): string {
 }
 
 const ANSI_C_ESCAPES: Record<string, string> = {
-  a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?',
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
 };
 
 /** `$'…'`: `\x72`, `\u00e9`, `\162`, `\cA`, `\n`… */
 function decodeAnsiC(text: string): string {
-  return text.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (match, escape: string) => {
-    const head = escape.charAt(0);
-    if (head === 'x' || head === 'u' || head === 'U') {
-      const point = Number.parseInt(escape.slice(1), 16);
-      return point <= 0x10ffff ? String.fromCodePoint(point) : '';
-    }
-    if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(escape, 8) & 0xff);
-    if (head === 'c') return String.fromCharCode(escape.charCodeAt(1) & 0x1f);
-    return ANSI_C_ESCAPES[head] ?? match;
-  });
+  return text.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (match, escape: string) => {
+      const head = escape.charAt(0);
+      if (head === 'x' || head === 'u' || head === 'U') {
+        const point = Number.parseInt(escape.slice(1), 16);
+        return point <= 0x10ffff ? String.fromCodePoint(point) : '';
+      }
+      if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(escape, 8) & 0xff);
+      if (head === 'c') return String.fromCharCode(escape.charCodeAt(1) & 0x1f);
+      return ANSI_C_ESCAPES[head] ?? match;
+    },
+  );
 }

@@ -63,7 +63,8 @@ export const FLOOR_RULES: readonly CommandRule[] = [
 export const TUNABLE_RULES: readonly CommandRule[] = [
   {
     name: 'download-pipe-shell',
-    reason: 'runs code straight from the network (a download or a connection piped or substituted into a shell or interpreter)',
+    reason:
+      'runs code straight from the network (a download or a connection piped or substituted into a shell or interpreter)',
     matches: runsDownloadedCode,
   },
   {
@@ -73,7 +74,8 @@ export const TUNABLE_RULES: readonly CommandRule[] = [
   },
   {
     name: 'runtime-payload',
-    reason: 'runs code made only when it runs (decoded, reversed, assembled or substituted), which cannot be read beforehand',
+    reason:
+      'runs code made only when it runs (decoded, reversed, assembled or substituted), which cannot be read beforehand',
     matches: runsUnreadableCode,
   },
   {
@@ -83,7 +85,8 @@ export const TUNABLE_RULES: readonly CommandRule[] = [
   },
   {
     name: 'embedded-command',
-    reason: "hands a command to another program that runs it (awk system(), sed's e, find -exec sh -c, an interpreter's os.system)",
+    reason:
+      "hands a command to another program that runs it (awk system(), sed's e, find -exec sh -c, an interpreter's os.system)",
     matches: embedsCommand,
   },
   {
@@ -113,12 +116,15 @@ export const TUNABLE_RULES: readonly CommandRule[] = [
   },
   {
     name: 'rm-system-paths',
-    reason: 'recursively removes a system directory, a home directory, or a direct child of one (or would, if a variable in the path were empty)',
+    reason:
+      'recursively removes a system directory, a home directory, or a direct child of one (or would, if a variable in the path were empty)',
     matches: (site) =>
       removesRecursively(site, (target) => {
         if (isSystemTarget(target, site.cwdIsRoot)) return true;
         const emptied = ifVariablesWereEmpty(target);
-        return emptied !== undefined && (isSystemTarget(emptied, site.cwdIsRoot) || isRootTarget(emptied, site.cwdIsRoot));
+        return (
+          emptied !== undefined && (isSystemTarget(emptied, site.cwdIsRoot) || isRootTarget(emptied, site.cwdIsRoot))
+        );
       }),
   },
   {

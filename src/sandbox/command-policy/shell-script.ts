@@ -21,7 +21,12 @@ export type WordPart =
   /** `<(…)` or `>(…)`: the shell runs `script` and splices in a /dev/fd path. */
   | { readonly kind: 'process'; readonly raw: string; readonly script: Script }
   /** `$((…))`, with the substitutions inside it. */
-  | { readonly kind: 'arithmetic'; readonly raw: string; readonly quoted: boolean; readonly scripts: readonly Script[] };
+  | {
+      readonly kind: 'arithmetic';
+      readonly raw: string;
+      readonly quoted: boolean;
+      readonly scripts: readonly Script[];
+    };
 
 export interface Word {
   readonly parts: readonly WordPart[];
@@ -123,7 +128,9 @@ export function renderRedirects(redirects: readonly Redirect[]): string {
 function renderNode(node: ShellNode): string {
   switch (node.kind) {
     case 'simple': {
-      const assignments = node.assignments.map((a) => `${a.name}=${a.value ? renderWord(a.value) : a.array ? `(${a.array.map(renderWord).join(' ')})` : ''}`);
+      const assignments = node.assignments.map(
+        (a) => `${a.name}=${a.value ? renderWord(a.value) : a.array ? `(${a.array.map(renderWord).join(' ')})` : ''}`,
+      );
       return [...assignments, ...node.words.map(renderWord)].join(' ') + renderRedirects(node.redirects);
     }
     case 'group':

@@ -20,7 +20,24 @@ const COPIERS = new Set(['cp', 'mv', 'install', 'ln', 'rsync', 'scp']);
 const FILE_WRITERS = new Set(['tee', 'truncate', 'fallocate']);
 
 /** Programs whose `-o` is a flag or an option other than an output file. */
-const DASH_O_IS_NOT_OUTPUT = new Set(['ps', 'find', 'lsblk', 'pgrep', 'pkill', 'set', 'mount', 'ssh', 'scp', 'sftp', 'sshfs', 'test', '[', 'xargs', 'ip', 'top']);
+const DASH_O_IS_NOT_OUTPUT = new Set([
+  'ps',
+  'find',
+  'lsblk',
+  'pgrep',
+  'pkill',
+  'set',
+  'mount',
+  'ssh',
+  'scp',
+  'sftp',
+  'sshfs',
+  'test',
+  '[',
+  'xargs',
+  'ip',
+  'top',
+]);
 /** Long options, in any program, whose value is the file it writes. */
 const OUTPUT_OPTIONS = /^--(?:output|output-file|outfile|out-file|output-document|log-file|logfile)$/;
 
@@ -43,7 +60,8 @@ export function writtenPaths(site: CommandSite): string[] {
       const files = operands(args);
       if (targetOption !== undefined) paths.push(targetOption);
       else if (files.length >= 2) paths.push(files.at(-1) as string);
-    } else if ((program === 'sed' || program === 'gsed') && args.some((arg) => /^-[^-]*i|^--in-place/.test(arg))) paths.push(...operands(args));
+    } else if ((program === 'sed' || program === 'gsed') && args.some((arg) => /^-[^-]*i|^--in-place/.test(arg)))
+      paths.push(...operands(args));
     if (program === 'sed' || program === 'gsed') paths.push(...sedScripts(args).flatMap(sedWrittenFiles));
     paths.push(...outputOptionValues(program, args));
   }
@@ -54,14 +72,20 @@ function outputOptionValues(program: string, args: readonly string[]): string[] 
   if (takesOperandsAsData(program)) return [];
   const values: string[] = [];
   // `-o file`, or a cluster that ends with it (`curl -sSo file`, `wget -qO file`).
-  const shortOutput = DASH_O_IS_NOT_OUTPUT.has(program) ? undefined : program === 'wget' || program === 'wget2' ? /^-[A-Za-z]*[oO]$/ : /^-[A-Za-z]*o$/;
+  const shortOutput = DASH_O_IS_NOT_OUTPUT.has(program)
+    ? undefined
+    : program === 'wget' || program === 'wget2'
+      ? /^-[A-Za-z]*[oO]$/
+      : /^-[A-Za-z]*o$/;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
     if (arg === '--') break;
     const long = /^(--[a-z-]+)(?:=(.*))?$/s.exec(arg);
     if (long && OUTPUT_OPTIONS.test(long[1] ?? '')) values.push(long[2] ?? args[++i] ?? '');
-    else if ((shortOutput?.test(arg) || (program === 'openssl' && arg === '-out')) && args[i + 1] !== undefined) values.push(args[++i] ?? '');
-    else if (shortOutput && /^-o./.test(arg) && !/^-o[A-Z][a-z]+=/.test(arg) && program !== 'wget') values.push(arg.slice(2));
+    else if ((shortOutput?.test(arg) || (program === 'openssl' && arg === '-out')) && args[i + 1] !== undefined)
+      values.push(args[++i] ?? '');
+    else if (shortOutput && /^-o./.test(arg) && !/^-o[A-Z][a-z]+=/.test(arg) && program !== 'wget')
+      values.push(arg.slice(2));
   }
   return values.filter((value) => value !== '' && !value.startsWith('-'));
 }
@@ -69,8 +93,10 @@ function outputOptionValues(program: string, args: readonly string[]): string[] 
 /** sed's `w file` command and the `w file` flag of `s///`: the file name runs to the end of the line. */
 function sedWrittenFiles(script: string): string[] {
   const files: string[] = [];
-  for (const match of script.matchAll(/(?:^|[;\n{}]|[0-9$]|\/)\s*[wW]\s+([^\n]+)/g)) files.push((match[1] ?? '').trim());
-  for (const match of script.matchAll(/s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[a-zA-Z0-9]*w\s*([^\n]+)/g)) files.push((match[2] ?? '').trim());
+  for (const match of script.matchAll(/(?:^|[;\n{}]|[0-9$]|\/)\s*[wW]\s+([^\n]+)/g))
+    files.push((match[1] ?? '').trim());
+  for (const match of script.matchAll(/s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[a-zA-Z0-9]*w\s*([^\n]+)/g))
+    files.push((match[2] ?? '').trim());
   return files;
 }
 
@@ -92,7 +118,11 @@ export function writesTo(site: CommandSite, path: (target: string) => boolean): 
 }
 
 /** The value of `-x value`, `-xvalue`, `--long value` or `--long=value`, if given. */
-export function optionValue(args: readonly string[], short: string | undefined, long: string | undefined): string | undefined {
+export function optionValue(
+  args: readonly string[],
+  short: string | undefined,
+  long: string | undefined,
+): string | undefined {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] ?? '';
     if (arg === '--') return undefined;

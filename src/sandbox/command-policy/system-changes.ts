@@ -11,17 +11,37 @@ export function writesAuthorizedKeys(site: CommandSite): boolean {
   return writesTo(site, isAuthorizedKeys);
 }
 
-const ACCOUNT_TOOLS = new Set(['passwd', 'chpasswd', 'useradd', 'usermod', 'userdel', 'adduser', 'deluser', 'groupadd', 'groupmod', 'gpasswd', 'visudo', 'vipw', 'vigr', 'pwconv', 'chage', 'dscl', 'sysadminctl']);
+const ACCOUNT_TOOLS = new Set([
+  'passwd',
+  'chpasswd',
+  'useradd',
+  'usermod',
+  'userdel',
+  'adduser',
+  'deluser',
+  'groupadd',
+  'groupmod',
+  'gpasswd',
+  'visudo',
+  'vipw',
+  'vigr',
+  'pwconv',
+  'chage',
+  'dscl',
+  'sysadminctl',
+]);
 
 /** Writes to credential, sudoers, scheduler, boot or kernel files, or account and crontab tools that change them. */
 export function writesSystemFiles(site: CommandSite): boolean {
   if (writesTo(site, (path) => isSystemFile(path, site.cwdIsRoot))) return true;
   return someView(site, (program, args) => {
-    if (ACCOUNT_TOOLS.has(program)) return !(program === 'passwd' && args.some((arg) => arg === '-S' || arg === '--status'));
+    if (ACCOUNT_TOOLS.has(program))
+      return !(program === 'passwd' && args.some((arg) => arg === '-S' || arg === '--status'));
     if (program === 'crontab') return !args.some((arg) => /^-[a-zA-Z]*l/.test(arg)) || args.includes('-r');
     if (program === 'at' || program === 'batch') return true;
     if (program === 'launchctl') return ['load', 'bootstrap', 'submit', 'enable'].includes(args[0] ?? '');
-    if (program === 'systemctl') return ['enable', 'link', 'edit', 'set-default', 'mask'].includes(operands(args)[0] ?? '');
+    if (program === 'systemctl')
+      return ['enable', 'link', 'edit', 'set-default', 'mask'].includes(operands(args)[0] ?? '');
     if (program === 'sysctl') return args.some((arg) => arg === '-w' || /^[a-z0-9_.]+=/.test(arg));
     return false;
   });
@@ -34,7 +54,29 @@ const SETUID_MODE = /^(?:0?[2-7][0-7]{3}|[ugoa]*[+=][rwxXt]*s[rwxXt]*(?:,.*)?|.*
 /** Programs that create a file with a mode given as an option: `install -m 4755`, `mkdir -m u+s`. */
 const MODE_SETTERS = new Set(['install', 'mkdir', 'mknod', 'mkfifo']);
 /** Programs installed setuid root: a copy that keeps its mode keeps the bit. */
-const SETUID_PROGRAMS = new Set(['sudo', 'sudoedit', 'su', 'passwd', 'pkexec', 'mount', 'umount', 'chsh', 'chfn', 'newgrp', 'gpasswd', 'doas', 'fusermount', 'fusermount3', 'newuidmap', 'newgidmap', 'unix_chkpwd', 'ping', 'chage', 'expiry', 'pppd']);
+const SETUID_PROGRAMS = new Set([
+  'sudo',
+  'sudoedit',
+  'su',
+  'passwd',
+  'pkexec',
+  'mount',
+  'umount',
+  'chsh',
+  'chfn',
+  'newgrp',
+  'gpasswd',
+  'doas',
+  'fusermount',
+  'fusermount3',
+  'newuidmap',
+  'newgidmap',
+  'unix_chkpwd',
+  'ping',
+  'chage',
+  'expiry',
+  'pppd',
+]);
 
 /**
  * `chmod 777 /etc/…`, `chown -R me /usr`, a setuid bit set anywhere (`chmod u+s`, `install -m 4755`),
@@ -61,15 +103,33 @@ export function changesSystemPermissions(site: CommandSite): boolean {
 
 /** `777`, `0666`, `o+w`, `a+rwx`, `+w`: group or others may write. */
 function letsOthersWrite(mode: string): boolean {
-  if (/^[0-7]{3,4}$/.test(mode)) return mode.slice(-2).split('').some((digit) => (Number(digit) & 2) !== 0);
-  return mode.split(',').some((clause) => /^[ugoa]*[+=]/.test(clause) && /^(?:[ugo]*[go][ugo]*|a|)[+=][^,]*w/.test(clause.replace(/^u+(?=[go])/, '')));
+  if (/^[0-7]{3,4}$/.test(mode))
+    return mode
+      .slice(-2)
+      .split('')
+      .some((digit) => (Number(digit) & 2) !== 0);
+  return mode
+    .split(',')
+    .some(
+      (clause) =>
+        /^[ugoa]*[+=]/.test(clause) && /^(?:[ugo]*[go][ugo]*|a|)[+=][^,]*w/.test(clause.replace(/^u+(?=[go])/, '')),
+    );
 }
 
 /** `cp -p /usr/bin/sudo x`, `cp --preserve=mode …`, `rsync -a …`: a setuid program copied with its mode. */
 function copiesSetuidProgram(args: readonly string[]): boolean {
-  const keepsMode = args.some((arg) => /^-[A-Za-z]*[pa]/.test(arg) || /^--(?:archive|perms|preserve(?:=.*(?:mode|all).*)?)$/.test(arg));
+  const keepsMode = args.some(
+    (arg) => /^-[A-Za-z]*[pa]/.test(arg) || /^--(?:archive|perms|preserve(?:=.*(?:mode|all).*)?)$/.test(arg),
+  );
   const sources = operands(args).slice(0, -1);
-  return keepsMode && sources.some((source) => /^\/(?:usr\/)?(?:local\/)?s?bin\//.test(source) && SETUID_PROGRAMS.has(source.slice(source.lastIndexOf('/') + 1)));
+  return (
+    keepsMode &&
+    sources.some(
+      (source) =>
+        /^\/(?:usr\/)?(?:local\/)?s?bin\//.test(source) &&
+        SETUID_PROGRAMS.has(source.slice(source.lastIndexOf('/') + 1)),
+    )
+  );
 }
 
 /** `kill -9 -1`, `kill -1`, `kill 1`, `killall5`: every process, or init. */
@@ -96,7 +156,8 @@ function killTargets(args: readonly string[]): string[] {
       i++;
       signalGiven = true;
     } else if (arg === '-l' || arg === '-L') return [];
-    else if (!signalGiven && pids.length === 0 && /^-(?:[A-Za-z][A-Za-z0-9+-]*|\d+)$/.test(arg) && i === 0) signalGiven = true;
+    else if (!signalGiven && pids.length === 0 && /^-(?:[A-Za-z][A-Za-z0-9+-]*|\d+)$/.test(arg) && i === 0)
+      signalGiven = true;
     else pids.push(arg);
   }
   return pids;

@@ -25,7 +25,9 @@ export function resolvePath(raw: string, cwdIsRoot = false): ResolvedPath {
     else if (anchor === 'relative') parts.push('..');
   }
   if (!home) return { anchor, parts };
-  return parts[0] === 'home' && parts[1] === '~' ? { anchor: 'home', parts: parts.slice(2) } : { anchor: 'root', parts };
+  return parts[0] === 'home' && parts[1] === '~'
+    ? { anchor: 'home', parts: parts.slice(2) }
+    : { anchor: 'root', parts };
 }
 
 /** `*`, `?*`, `**`: a component that matches every name. */
@@ -48,8 +50,24 @@ export function isRootTarget(raw: string, cwdIsRoot = false): boolean {
  * `lib32`, `lib64`, `libx32`; the macOS names are here for operators on macOS.
  */
 const SYSTEM_DIRECTORIES = new Set([
-  'bin', 'boot', 'dev', 'etc', 'home', 'opt', 'proc', 'root', 'sbin', 'srv', 'sys', 'usr', 'var',
-  'Applications', 'Library', 'System', 'Users', 'private',
+  'bin',
+  'boot',
+  'dev',
+  'etc',
+  'home',
+  'opt',
+  'proc',
+  'root',
+  'sbin',
+  'srv',
+  'sys',
+  'usr',
+  'var',
+  'Applications',
+  'Library',
+  'System',
+  'Users',
+  'private',
 ]);
 
 /**
@@ -118,7 +136,8 @@ export function isSystemFile(raw: string, cwdIsRoot = false): boolean {
 /** The root, or anything at any depth under a system directory, or the home directory and its dot-directories. */
 export function isUnderSystemPath(raw: string, cwdIsRoot = false): boolean {
   const path = resolvePath(raw, cwdIsRoot);
-  if (path.anchor === 'home') return path.parts.length === 0 || (path.parts.length <= 2 && (path.parts[0] ?? '').startsWith('.'));
+  if (path.anchor === 'home')
+    return path.parts.length === 0 || (path.parts.length <= 2 && (path.parts[0] ?? '').startsWith('.'));
   if (path.anchor !== 'root') return false;
   const top = path.parts[0];
   return top === undefined || SYSTEM_DIRECTORIES.has(top) || top.startsWith('lib') || hasGlob(top);

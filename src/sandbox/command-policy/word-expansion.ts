@@ -81,7 +81,8 @@ export function expandWord(word: Word, variables: ShellVariables): ExpandedWord 
         }
         break;
       case 'parameter': {
-        if (/@P\}$/.test(part.raw)) prompts.push(parameterValue({ ...part, raw: part.raw.replace(/@P\}$/, '}') }, variables));
+        if (/@P\}$/.test(part.raw))
+          prompts.push(parameterValue({ ...part, raw: part.raw.replace(/@P\}$/, '}') }, variables));
         const value = parameterValue(part, variables);
         if (value === undefined) {
           dynamic ||= !isEnvironmentParameter(part.raw);
@@ -209,8 +210,10 @@ function parameterValue(part: Extract<WordPart, { kind: 'parameter' }>, variable
 function baseValue(name: string, variables: ShellVariables): string | undefined {
   const known = variables.values.get(name);
   if (known !== undefined) return known;
-  if (/^[1-9][0-9]*$/.test(name)) return variables.positional === undefined ? undefined : (variables.positional[Number(name) - 1] ?? '');
-  if (name === '@' || name === '*') return variables.positional === undefined ? undefined : variables.positional.join(' ');
+  if (/^[1-9][0-9]*$/.test(name))
+    return variables.positional === undefined ? undefined : (variables.positional[Number(name) - 1] ?? '');
+  if (name === '@' || name === '*')
+    return variables.positional === undefined ? undefined : variables.positional.join(' ');
   if (name === '#') return variables.positional === undefined ? undefined : String(variables.positional.length);
   return undefined;
 }
@@ -233,7 +236,10 @@ export function globToRegExp(pattern: string, greedy: boolean): string {
       const close = pattern.indexOf(']', i + 2);
       if (close < 0) source += '\\[';
       else {
-        source += `[${pattern.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        source += `[${pattern
+          .slice(i + 1, close)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         i = close;
       }
     } else if (c === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern.charAt(++i));

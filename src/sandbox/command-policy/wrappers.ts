@@ -30,7 +30,19 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
     'sudo',
     {
       shortWithValue: 'CDghpRrTtUu',
-      longWithValue: ['chdir', 'chroot', 'close-from', 'command-timeout', 'group', 'host', 'other-user', 'prompt', 'role', 'type', 'user'],
+      longWithValue: [
+        'chdir',
+        'chroot',
+        'close-from',
+        'command-timeout',
+        'group',
+        'host',
+        'other-user',
+        'prompt',
+        'role',
+        'type',
+        'user',
+      ],
       assignments: true,
       notRunning: ['e', 'l', 'v', 'V', 'edit', 'list', 'validate', 'version'],
       viaShell: ['i', 's', 'login', 'shell'],
@@ -38,11 +50,40 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
   ],
   ['doas', { shortWithValue: 'Cu', viaShell: ['s'] }],
   ['pkexec', { longWithValue: ['user'] }],
-  ['run0', { shortWithValue: 'uDg', longWithValue: ['user', 'group', 'chdir', 'setenv', 'unit', 'property', 'description', 'slice', 'nice'] }],
-  ['env', { shortWithValue: 'uCP', longWithValue: ['unset', 'chdir', 'default-signal', 'ignore-signal', 'block-signal'], assignments: true, splitString: true }],
+  [
+    'run0',
+    {
+      shortWithValue: 'uDg',
+      longWithValue: ['user', 'group', 'chdir', 'setenv', 'unit', 'property', 'description', 'slice', 'nice'],
+    },
+  ],
+  [
+    'env',
+    {
+      shortWithValue: 'uCP',
+      longWithValue: ['unset', 'chdir', 'default-signal', 'ignore-signal', 'block-signal'],
+      assignments: true,
+      splitString: true,
+    },
+  ],
   ['nice', { shortWithValue: 'n', longWithValue: ['adjustment'] }],
-  ['ionice', { shortWithValue: 'cnpPu', longWithValue: ['class', 'classdata', 'pid', 'pgid', 'uid'], notRunning: ['p', 'P', 'u', 'pid', 'pgid', 'uid'] }],
-  ['chrt', { shortWithValue: 'T', longWithValue: ['sched-runtime', 'sched-period', 'sched-deadline'], operands: 1, notRunning: ['p', 'pid', 'm', 'max'] }],
+  [
+    'ionice',
+    {
+      shortWithValue: 'cnpPu',
+      longWithValue: ['class', 'classdata', 'pid', 'pgid', 'uid'],
+      notRunning: ['p', 'P', 'u', 'pid', 'pgid', 'uid'],
+    },
+  ],
+  [
+    'chrt',
+    {
+      shortWithValue: 'T',
+      longWithValue: ['sched-runtime', 'sched-period', 'sched-deadline'],
+      operands: 1,
+      notRunning: ['p', 'pid', 'm', 'max'],
+    },
+  ],
   ['nohup', {}],
   ['setsid', {}],
   ['time', { shortWithValue: 'fo', longWithValue: ['format', 'output'] }],
@@ -55,14 +96,37 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
     'xargs',
     {
       shortWithValue: 'aEdILnPs',
-      longWithValue: ['arg-file', 'delimiter', 'eof', 'max-lines', 'max-args', 'max-procs', 'max-chars', 'process-slot-var'],
+      longWithValue: [
+        'arg-file',
+        'delimiter',
+        'eof',
+        'max-lines',
+        'max-args',
+        'max-procs',
+        'max-chars',
+        'process-slot-var',
+      ],
     },
   ],
   ['timeout', { shortWithValue: 'ks', longWithValue: ['kill-after', 'signal'], operands: 1 }],
   ['chroot', { longWithValue: ['userspec', 'groups'], operands: 1 }],
   ['stdbuf', { shortWithValue: 'ioe', longWithValue: ['input', 'output', 'error'] }],
   ['taskset', { operands: 1, notRunning: ['p', 'pid'] }],
-  ['numactl', { shortWithValue: 'CmNipP', longWithValue: ['physcpubind', 'membind', 'cpunodebind', 'interleave', 'preferred', 'preferred-many', 'weighted-interleave'] }],
+  [
+    'numactl',
+    {
+      shortWithValue: 'CmNipP',
+      longWithValue: [
+        'physcpubind',
+        'membind',
+        'cpunodebind',
+        'interleave',
+        'preferred',
+        'preferred-many',
+        'weighted-interleave',
+      ],
+    },
+  ],
   ['setarch', { shortWithValue: 'B', operands: 1 }],
   // macOS `arch -x86_64 cmd`: the architecture options take no value.
   ['arch', {}],
@@ -77,14 +141,59 @@ const PREFIX_WRAPPERS: ReadonlyMap<string, WrapperSpec> = new Map<string, Wrappe
   ['fakeroot', { shortWithValue: 'is', longWithValue: ['lib', 'faked'] }],
   ['faketime', { shortWithValue: 'm', operands: 1 }],
   ['prlimit', { shortWithValue: 'p', longWithValue: ['pid', 'output'] }],
-  ['unshare', { shortWithValue: 'SGR', longWithValue: ['setuid', 'setgid', 'root', 'wd', 'propagation', 'setgroups', 'map-user', 'map-group', 'kill-child'] }],
+  [
+    'unshare',
+    {
+      shortWithValue: 'SGR',
+      longWithValue: [
+        'setuid',
+        'setgid',
+        'root',
+        'wd',
+        'propagation',
+        'setgroups',
+        'map-user',
+        'map-group',
+        'kill-child',
+      ],
+    },
+  ],
   ['nsenter', { shortWithValue: 'tSGrw', longWithValue: ['target', 'setuid', 'setgid', 'root', 'wd'] }],
   ['firejail', {}],
-  ['systemd-run', { shortWithValue: 'pMuEHd', longWithValue: ['unit', 'property', 'description', 'slice', 'uid', 'gid', 'nice', 'working-directory', 'setenv', 'machine', 'host', 'on-active', 'on-calendar'] }],
-  ['strace', { shortWithValue: 'abeEIoOpPsSuUX', longWithValue: ['output', 'trace', 'signal', 'attach', 'user', 'env', 'string-limit'] }],
+  [
+    'systemd-run',
+    {
+      shortWithValue: 'pMuEHd',
+      longWithValue: [
+        'unit',
+        'property',
+        'description',
+        'slice',
+        'uid',
+        'gid',
+        'nice',
+        'working-directory',
+        'setenv',
+        'machine',
+        'host',
+        'on-active',
+        'on-calendar',
+      ],
+    },
+  ],
+  [
+    'strace',
+    {
+      shortWithValue: 'abeEIoOpPsSuUX',
+      longWithValue: ['output', 'trace', 'signal', 'attach', 'user', 'env', 'string-limit'],
+    },
+  ],
   ['ltrace', { shortWithValue: 'aAeEFlnopsSuwxX', longWithValue: ['output', 'library'] }],
   ['valgrind', {}],
-  ['xcrun', { longWithValue: ['sdk', 'toolchain'], notRunning: ['find', 'show-sdk-path', 'show-sdk-version', 'version'] }],
+  [
+    'xcrun',
+    { longWithValue: ['sdk', 'toolchain'], notRunning: ['find', 'show-sdk-path', 'show-sdk-version', 'version'] },
+  ],
   ['sg', { operands: 1, viaShellOption: ['c'] }],
 ]);
 
@@ -93,13 +202,40 @@ export function isWrapper(program: string): boolean {
   return PREFIX_WRAPPERS.has(program) || SHELLS.has(program) || PEELED_BY_SHAPE.has(program);
 }
 
-const PEELED_BY_SHAPE = new Set(['eval', 'alias', 'trap', 'su', 'runuser', 'script', 'flock', 'gdb', 'watch', 'ssh', 'find', 'start-stop-daemon', 'git']);
+const PEELED_BY_SHAPE = new Set([
+  'eval',
+  'alias',
+  'trap',
+  'su',
+  'runuser',
+  'script',
+  'flock',
+  'gdb',
+  'watch',
+  'ssh',
+  'find',
+  'start-stop-daemon',
+  'git',
+]);
 
 /** Every program peelWrapper knows by name. */
 export const WRAPPER_NAMES: readonly string[] = [...PREFIX_WRAPPERS.keys(), ...PEELED_BY_SHAPE];
 
 /** Programs whose `-c` operand is shell text. */
-export const SHELLS: ReadonlySet<string> = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash', 'fish', 'csh', 'tcsh', 'rbash']);
+export const SHELLS: ReadonlySet<string> = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'ash',
+  'yash',
+  'fish',
+  'csh',
+  'tcsh',
+  'rbash',
+]);
 
 /** What one wrapper layer runs: a command (argv), shell text, or both. */
 export interface WrapperLayer {
@@ -220,7 +356,11 @@ function scanOptions(argv: readonly string[], spec: WrapperSpec): ScannedOptions
  * Reads `-abc` / `-uroot`: how many words it used (2 when the value is the next word), and
  * the option that took a value, with the value when attached.
  */
-function scanShortCluster(word: string, withValue: string, flags: Set<string>): { used: number; flag?: string; attached: string } {
+function scanShortCluster(
+  word: string,
+  withValue: string,
+  flags: Set<string>,
+): { used: number; flag?: string; attached: string } {
   for (let j = 1; j < word.length; j++) {
     const flag = word.charAt(j);
     flags.add(flag);
@@ -255,7 +395,9 @@ const SHELL_SYNTAX = /[\s'"\\$`;&|<>(){}*?#~=!]/;
  * that text reads back as the same words, so the command view alone says it all.
  */
 function commandAndShellText(words: readonly string[]): WrapperLayer {
-  return words.some((word) => SHELL_SYNTAX.test(word)) ? { command: words, shellText: words.join(' ') } : { command: words };
+  return words.some((word) => SHELL_SYNTAX.test(word))
+    ? { command: words, shellText: words.join(' ') }
+    : { command: words };
 }
 
 /** `bash -c 'text'`, `sh -ec 'text'`, `bash -o pipefail -c 'text'`. */
@@ -296,7 +438,10 @@ function suCommand(argv: readonly string[]): WrapperLayer | undefined {
 
 /** `runuser -u user [--] cmd …`. */
 function runuserCommand(argv: readonly string[]): WrapperLayer | undefined {
-  const { next } = scanOptions(argv, { shortWithValue: 'ugGw', longWithValue: ['user', 'group', 'supp-group', 'whitelist-environment'] });
+  const { next } = scanOptions(argv, {
+    shortWithValue: 'ugGw',
+    longWithValue: ['user', 'group', 'supp-group', 'whitelist-environment'],
+  });
   const command = argv.slice(next);
   return command.length === 0 ? undefined : { command };
 }
@@ -306,7 +451,10 @@ function runuserCommand(argv: readonly string[]): WrapperLayer | undefined {
  * run the command after the file.
  */
 function scriptCommand(argv: readonly string[]): WrapperLayer | undefined {
-  const { values, next } = scanOptions(argv, { shortWithValue: 'cEIOBTtmF', longWithValue: ['command', 'echo', 'log-in', 'log-out', 'log-io', 'log-timing', 'logging-format', 'output-limit'] });
+  const { values, next } = scanOptions(argv, {
+    shortWithValue: 'cEIOBTtmF',
+    longWithValue: ['command', 'echo', 'log-in', 'log-out', 'log-io', 'log-timing', 'logging-format', 'output-limit'],
+  });
   const text = values.get('c') ?? values.get('command');
   if (text !== undefined) return { shellText: text };
   const command = argv.slice(next + 1);
@@ -318,7 +466,11 @@ function flockCommand(argv: readonly string[]): WrapperLayer | undefined {
   const spec: WrapperSpec = { shortWithValue: 'wEc', longWithValue: ['timeout', 'conflict-exit-code', 'command'] };
   const before = scanOptions(argv, spec);
   const afterFile = scanOptions(['flock', ...argv.slice(before.next + 1)], spec);
-  const text = before.values.get('c') ?? before.values.get('command') ?? afterFile.values.get('c') ?? afterFile.values.get('command');
+  const text =
+    before.values.get('c') ??
+    before.values.get('command') ??
+    afterFile.values.get('c') ??
+    afterFile.values.get('command');
   if (text !== undefined) return { shellText: text };
   const command = argv.slice(before.next + afterFile.next);
   return command.length === 0 ? undefined : { command };
@@ -365,7 +517,28 @@ function findExec(argv: readonly string[]): WrapperLayer | undefined {
 
 /** `start-stop-daemon -S -x /bin/prog -- args…`: the program is an option's value, its arguments follow `--`. */
 function startStopDaemonCommand(argv: readonly string[]): WrapperLayer | undefined {
-  const { values, next } = scanOptions(argv, { shortWithValue: 'xaunpgcdrRNPkIs', longWithValue: ['exec', 'startas', 'name', 'pidfile', 'user', 'group', 'chuid', 'chdir', 'chroot', 'retry', 'nicelevel', 'procsched', 'iosched', 'umask', 'signal', 'output', 'remove-pidfile'] });
+  const { values, next } = scanOptions(argv, {
+    shortWithValue: 'xaunpgcdrRNPkIs',
+    longWithValue: [
+      'exec',
+      'startas',
+      'name',
+      'pidfile',
+      'user',
+      'group',
+      'chuid',
+      'chdir',
+      'chroot',
+      'retry',
+      'nicelevel',
+      'procsched',
+      'iosched',
+      'umask',
+      'signal',
+      'output',
+      'remove-pidfile',
+    ],
+  });
   const program = values.get('exec') ?? values.get('x') ?? values.get('startas') ?? values.get('a');
   if (program === undefined) return undefined;
   return { command: [program, ...argv.slice(next)] };
@@ -374,16 +547,27 @@ function startStopDaemonCommand(argv: readonly string[]): WrapperLayer | undefin
 /** Git's own ways of running a command: `submodule foreach 'text'`, `bisect run cmd…`, `rebase -x 'text'`. */
 function gitRunsCommand(argv: readonly string[]): WrapperLayer | undefined {
   let i = 1;
-  while (i < argv.length && (argv[i] ?? '').startsWith('-')) i += /^(?:-C|-c|--git-dir|--work-tree|--namespace|--config-env)$/.test(argv[i] ?? '') ? 2 : 1;
+  while (i < argv.length && (argv[i] ?? '').startsWith('-'))
+    i += /^(?:-C|-c|--git-dir|--work-tree|--namespace|--config-env)$/.test(argv[i] ?? '') ? 2 : 1;
   const subcommand = argv[i];
   const rest = argv.slice(i + 1);
   if (subcommand === 'submodule' && rest.includes('foreach')) {
-    const text = rest.slice(rest.indexOf('foreach') + 1).filter((arg) => arg !== '--recursive' && arg !== '-q' && arg !== '--quiet');
+    const text = rest
+      .slice(rest.indexOf('foreach') + 1)
+      .filter((arg) => arg !== '--recursive' && arg !== '-q' && arg !== '--quiet');
     return text.length === 0 ? undefined : { shellText: text.join(' ') };
   }
   if (subcommand === 'bisect' && rest[0] === 'run' && rest.length > 1) return { command: rest.slice(1) };
   if (subcommand === 'rebase') {
-    const texts = rest.flatMap((arg, j) => (arg === '-x' || arg === '--exec' ? [rest[j + 1] ?? ''] : arg.startsWith('--exec=') ? [arg.slice(7)] : /^-x./.test(arg) ? [arg.slice(2)] : []));
+    const texts = rest.flatMap((arg, j) =>
+      arg === '-x' || arg === '--exec'
+        ? [rest[j + 1] ?? '']
+        : arg.startsWith('--exec=')
+          ? [arg.slice(7)]
+          : /^-x./.test(arg)
+            ? [arg.slice(2)]
+            : [],
+    );
     return texts.length === 0 ? undefined : { shellText: texts.join('\n') };
   }
   return undefined;

@@ -79,13 +79,20 @@ function patchFailed(message: string): ToolError {
   return new ToolError('patch_failed', `${message}; no file was changed`);
 }
 
-async function planOp(workspace: WorkspaceDir, op: PatchOp, plan: Plan, placement: Placement, ctx: ToolContext): Promise<PatchedFile> {
+async function planOp(
+  workspace: WorkspaceDir,
+  op: PatchOp,
+  plan: Plan,
+  placement: Placement,
+  ctx: ToolContext,
+): Promise<PatchedFile> {
   const shown = workspaceRelative(ctx.workspace, op.path);
   const real = placed(placement, op.path);
   const current = await currentText(workspace, plan, real, shown);
   switch (op.kind) {
     case 'add':
-      if (current !== null) throw patchFailed(`Add File ${shown}: the file already exists; use "*** Update File:" to change it`);
+      if (current !== null)
+        throw patchFailed(`Add File ${shown}: the file already exists; use "*** Update File:" to change it`);
       plan.set(real, { text: op.content, shown });
       return { action: 'add', path: shown };
     case 'delete':
@@ -93,7 +100,8 @@ async function planOp(workspace: WorkspaceDir, op: PatchOp, plan: Plan, placemen
       plan.set(real, { text: null, shown });
       return { action: 'delete', path: shown };
     case 'update': {
-      if (current === null) throw patchFailed(`Update File ${shown}: the file does not exist; use "*** Add File:" to create it`);
+      if (current === null)
+        throw patchFailed(`Update File ${shown}: the file does not exist; use "*** Add File:" to create it`);
       const applied = applyHunks(current, op.hunks);
       if (!applied.ok) throw patchFailed(`Update File ${shown}: ${applied.error}`);
       if (op.moveTo === undefined) {
@@ -168,7 +176,8 @@ export const applyPatchTool = defineTool<ApplyPatchInput>({
         }
       }
       for (const [real, { text, shown }] of plan) {
-        if (text === null) await deleteFile(workspace, real).catch((error: unknown) => Promise.reject(fileSystemError(error, shown)));
+        if (text === null)
+          await deleteFile(workspace, real).catch((error: unknown) => Promise.reject(fileSystemError(error, shown)));
       }
       return { files };
     });

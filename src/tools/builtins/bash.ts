@@ -77,7 +77,10 @@ function workspaceCwd(workspace: string, cwd: string | undefined): string {
 }
 
 /** The smallest of the call's own, the [sandbox] per-command and the tool-call timeouts. */
-export function bashTimeoutMs(input: Pick<BashInput, 'timeoutMs'>, ctx: Pick<ToolContext, 'sandbox' | 'timeoutMs'>): number {
+export function bashTimeoutMs(
+  input: Pick<BashInput, 'timeoutMs'>,
+  ctx: Pick<ToolContext, 'sandbox' | 'timeoutMs'>,
+): number {
   const limits = [input.timeoutMs, ctx.sandbox?.commandTimeoutMs, ctx.timeoutMs].filter(
     (limit): limit is number => limit !== undefined,
   );

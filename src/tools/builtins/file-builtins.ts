@@ -6,4 +6,10 @@ import { fileOpsTool } from './file-ops.js';
 import { fileReadTool } from './file-read.js';
 import { fileWriteTool } from './file-write.js';
 
-export const fileBuiltins: readonly AnyTool[] = [fileReadTool, fileWriteTool, fileEditTool, applyPatchTool, fileOpsTool];
+export const fileBuiltins: readonly AnyTool[] = [
+  fileReadTool,
+  fileWriteTool,
+  fileEditTool,
+  applyPatchTool,
+  fileOpsTool,
+];

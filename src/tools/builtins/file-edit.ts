@@ -12,7 +12,10 @@ export const fileEditInput = z
     path: z.string().min(1).describe('File path, relative to the workspace (or absolute inside it).'),
     old: z.string().min(1).describe('Exact text to replace, including whitespace and indentation.'),
     new: z.string().describe('Replacement text.'),
-    replaceAll: z.boolean().optional().describe('Replace every occurrence of old. Default: false (old must occur exactly once).'),
+    replaceAll: z
+      .boolean()
+      .optional()
+      .describe('Replace every occurrence of old. Default: false (old must occur exactly once).'),
   })
   .strict();
 
@@ -39,7 +42,8 @@ export const fileEditTool = defineTool<FileEditInput>({
   concurrencyClaim: (input, ctx) => Claims.paths([workspaceClaimPath(ctx, input.path)]),
   async execute(input, ctx): Promise<FileEditOutput> {
     const shown = workspaceRelative(ctx.workspace, input.path);
-    if (input.old === input.new) throw new ToolError('edit_failed', `old and new are identical; ${shown} would not change`);
+    if (input.old === input.new)
+      throw new ToolError('edit_failed', `old and new are identical; ${shown} would not change`);
     try {
       return await WorkspaceDir.with(ctx.workspace, ctx.sandbox, async (workspace) => {
         // One descriptor for the read and the write: the file edited is the file read.
@@ -48,7 +52,10 @@ export const fileEditTool = defineTool<FileEditInput>({
           const text = (await file.handle.readFile({ signal: ctx.signal })).toString('utf8');
           const found = countOccurrences(text, input.old);
           if (found === 0) {
-            throw new ToolError('edit_failed', `old text not found in ${shown}; read the file and copy the exact text, whitespace included`);
+            throw new ToolError(
+              'edit_failed',
+              `old text not found in ${shown}; read the file and copy the exact text, whitespace included`,
+            );
           }
           if (found > 1 && !input.replaceAll) {
             throw new ToolError(
@@ -60,7 +67,9 @@ export const fileEditTool = defineTool<FileEditInput>({
           // split/join and slicing avoid String.replace's `$&`-style patterns in the new text.
           const updated = input.replaceAll
             ? text.split(input.old).join(input.new)
-            : text.slice(0, text.indexOf(input.old)) + input.new + text.slice(text.indexOf(input.old) + input.old.length);
+            : text.slice(0, text.indexOf(input.old)) +
+              input.new +
+              text.slice(text.indexOf(input.old) + input.old.length);
           ctx.signal.throwIfAborted();
           await replaceContent(file.handle, Buffer.from(updated, 'utf8'));
           return { path: shown, replacements };

@@ -33,7 +33,10 @@ export type FileOperation = (typeof OPERATIONS)[number];
 export const fileOpsInput = z
   .object({
     operation: z.enum(OPERATIONS).describe('What to do; see the tool description.'),
-    path: z.string().min(1).describe('Path the operation applies to, relative to the workspace (or absolute inside it).'),
+    path: z
+      .string()
+      .min(1)
+      .describe('Path the operation applies to, relative to the workspace (or absolute inside it).'),
     destination: z.string().min(1).optional().describe('New path, for move and copy.'),
     pattern: z
       .string()
@@ -43,7 +46,9 @@ export const fileOpsInput = z
     recursive: z
       .boolean()
       .optional()
-      .describe('list: include subdirectories (default false). search: descend into subdirectories (default true). delete: required to delete a non-empty directory.'),
+      .describe(
+        'list: include subdirectories (default false). search: descend into subdirectories (default true). delete: required to delete a non-empty directory.',
+      ),
   })
   .strict()
   .superRefine((input, issues) => {
@@ -75,12 +80,20 @@ function fileOpsClaim(input: FileOpsInput, ctx: ClaimContext): Claim {
   const path = workspaceClaimPath(ctx, input.path);
   if (READ_OPERATIONS.has(input.operation)) return Claims.shared([path]);
   if (input.operation === 'move' || input.operation === 'copy') {
-    return Claims.paths([path, input.destination === undefined ? undefined : workspaceClaimPath(ctx, input.destination)]);
+    return Claims.paths([
+      path,
+      input.destination === undefined ? undefined : workspaceClaimPath(ctx, input.destination),
+    ]);
   }
   return Claims.paths([path]);
 }
 
-async function list(workspace: WorkspaceDir, input: FileOpsInput, shown: string, signal: AbortSignal): Promise<{ entries: ListedEntry[]; truncated?: true }> {
+async function list(
+  workspace: WorkspaceDir,
+  input: FileOpsInput,
+  shown: string,
+  signal: AbortSignal,
+): Promise<{ entries: ListedEntry[]; truncated?: true }> {
   const entries: ListedEntry[] = [];
   const pending = [{ dir: await openDirectory(workspace, input.path, shown), prefix: '' }];
   try {
@@ -108,31 +121,49 @@ async function list(workspace: WorkspaceDir, input: FileOpsInput, shown: string,
   }
 }
 
-async function search(workspace: WorkspaceDir, input: FileOpsInput, shown: string, signal: AbortSignal): Promise<SearchResult & { pattern: string }> {
+async function search(
+  workspace: WorkspaceDir,
+  input: FileOpsInput,
+  shown: string,
+  signal: AbortSignal,
+): Promise<SearchResult & { pattern: string }> {
   const pattern = input.pattern ?? '';
   const matcher = searchMatcher(pattern);
   if (typeof matcher === 'string') throw new ToolError('invalid_pattern', matcher);
   return { pattern, ...(await searchFiles(workspace, input.path, shown, matcher, input.recursive ?? true, signal)) };
 }
 
-async function stats(workspace: WorkspaceDir, path: string, shown: string): Promise<{ type: EntryType; size: number; modified: string; mode: string }> {
+async function stats(
+  workspace: WorkspaceDir,
+  path: string,
+  shown: string,
+): Promise<{ type: EntryType; size: number; modified: string; mode: string }> {
   return withLocated(workspace, path, { follow: true }, async (located) => {
     const info = await statLocated(workspace, located);
     if (info === undefined) throw Object.assign(new Error(`${shown} does not exist`), { code: 'ENOENT' });
-    return { type: entryType(info), size: info.size, modified: info.mtime.toISOString(), mode: (info.mode & 0o7777).toString(8) };
+    return {
+      type: entryType(info),
+      size: info.size,
+      modified: info.mtime.toISOString(),
+      mode: (info.mode & 0o7777).toString(8),
+    };
   });
 }
 
 /** The entry itself (a symlink is not followed); refuses the workspace root. */
 function entryName(located: Located, operation: FileOperation): string {
   if (located.name === undefined) {
-    throw new ToolError('invalid_operation', `${operation} cannot apply to the workspace itself; name an entry inside it`);
+    throw new ToolError(
+      'invalid_operation',
+      `${operation} cannot apply to the workspace itself; name an entry inside it`,
+    );
   }
   return located.name;
 }
 
 async function existing(workspace: WorkspaceDir, located: Located, shown: string): Promise<void> {
-  if ((await statLocated(workspace, located)) === undefined) throw Object.assign(new Error(`${shown} does not exist`), { code: 'ENOENT' });
+  if ((await statLocated(workspace, located)) === undefined)
+    throw Object.assign(new Error(`${shown} does not exist`), { code: 'ENOENT' });
 }
 
 /** Runs `use` with the destination's free entry (its missing parents created), refused when something is there already. */
@@ -154,7 +185,12 @@ async function withFreeDestination<T>(
   });
 }
 
-async function move(workspace: WorkspaceDir, ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; destination: string }> {
+async function move(
+  workspace: WorkspaceDir,
+  ctx: ToolContext,
+  input: FileOpsInput,
+  shown: string,
+): Promise<{ path: string; destination: string }> {
   return withLocated(workspace, input.path, { follow: false }, async (source) => {
     const name = entryName(source, 'move');
     await existing(workspace, source, shown);
@@ -165,7 +201,12 @@ async function move(workspace: WorkspaceDir, ctx: ToolContext, input: FileOpsInp
   });
 }
 
-async function copy(workspace: WorkspaceDir, ctx: ToolContext, input: FileOpsInput, shown: string): Promise<{ path: string; destination: string }> {
+async function copy(
+  workspace: WorkspaceDir,
+  ctx: ToolContext,
+  input: FileOpsInput,
+  shown: string,
+): Promise<{ path: string; destination: string }> {
   return withLocated(workspace, input.path, { follow: true }, async (source) => {
     await existing(workspace, source, shown);
     return withFreeDestination(workspace, ctx, input.destination, 'copy', async (target, targetName, targetShown) => {
@@ -178,7 +219,11 @@ async function copy(workspace: WorkspaceDir, ctx: ToolContext, input: FileOpsInp
   });
 }
 
-async function remove(workspace: WorkspaceDir, input: FileOpsInput, shown: string): Promise<{ path: string; deleted: EntryType }> {
+async function remove(
+  workspace: WorkspaceDir,
+  input: FileOpsInput,
+  shown: string,
+): Promise<{ path: string; deleted: EntryType }> {
   return withLocated(workspace, input.path, { follow: false }, async (located) => {
     const name = entryName(located, 'delete');
     await existing(workspace, located, shown);

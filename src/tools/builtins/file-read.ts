@@ -17,7 +17,12 @@ export const fileReadInput = z
   .object({
     path: z.string().min(1).describe('File path, relative to the workspace (or absolute inside it).'),
     offset: z.number().int().min(1).optional().describe('First line to return, 1-based. Default: 1.'),
-    limit: z.number().int().min(1).optional().describe('Maximum number of lines to return. Default: to the end of the file.'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Maximum number of lines to return. Default: to the end of the file.'),
   })
   .strict();
 
@@ -74,7 +79,10 @@ export const fileReadTool = defineTool<FileReadInput>({
         }
       });
       if (looksBinary(bytes)) {
-        throw new ToolError('binary_file', `${shown} looks binary (it contains NUL bytes); file_read returns text only`);
+        throw new ToolError(
+          'binary_file',
+          `${shown} looks binary (it contains NUL bytes); file_read returns text only`,
+        );
       }
       const offset = input.offset ?? 1;
       const { content, totalLines } = selectLines(bytes.toString('utf8'), offset, input.limit);

@@ -1,7 +1,14 @@
 /** Content search for file_ops "search": a substring or a /regex/, line by line, over a tree. */
 import type { FileHandle } from 'node:fs/promises';
 import type { OpenDir, WorkspaceDir } from '../../sandbox/workspace-dir.js';
-import { entriesOf, openDirectory, openFileIn, openSubdirectory, statLocated, withLocated } from '../../sandbox/workspace-tree.js';
+import {
+  entriesOf,
+  openDirectory,
+  openFileIn,
+  openSubdirectory,
+  statLocated,
+  withLocated,
+} from '../../sandbox/workspace-tree.js';
 import { looksBinary, truncateUtf8 } from './text-content.js';
 
 export const SEARCH_MAX_MATCHES = 200;
@@ -46,17 +53,31 @@ interface FoundFile {
 }
 
 /** Files under `path` (or `path` itself when it is a file), in name order; symlinks are not followed. */
-async function* walkFiles(workspace: WorkspaceDir, path: string, rootShown: string, recursive: boolean, signal: AbortSignal): AsyncGenerator<FoundFile> {
+async function* walkFiles(
+  workspace: WorkspaceDir,
+  path: string,
+  rootShown: string,
+  recursive: boolean,
+  signal: AbortSignal,
+): AsyncGenerator<FoundFile> {
   const isDirectory = await withLocated(workspace, path, { follow: true }, async (located) => {
     const info = await statLocated(workspace, located);
     if (info === undefined) throw Object.assign(new Error(`${rootShown} does not exist`), { code: 'ENOENT' });
     return info.isDirectory();
   });
   if (!isDirectory) {
-    yield { shown: rootShown, open: () => withLocated(workspace, path, { follow: true }, async (located) => (located.name === undefined ? undefined : openFileIn(located.dir, located.name))) };
+    yield {
+      shown: rootShown,
+      open: () =>
+        withLocated(workspace, path, { follow: true }, async (located) =>
+          located.name === undefined ? undefined : openFileIn(located.dir, located.name),
+        ),
+    };
     return;
   }
-  const pending: { dir: OpenDir; shown: string }[] = [{ dir: await openDirectory(workspace, path, rootShown), shown: rootShown }];
+  const pending: { dir: OpenDir; shown: string }[] = [
+    { dir: await openDirectory(workspace, path, rootShown), shown: rootShown },
+  ];
   try {
     for (let directory = pending.pop(); directory !== undefined; directory = pending.pop()) {
       try {

@@ -6,7 +6,10 @@ const MESSAGES: Record<string, [code: string, explain: (path: string) => string]
   EISDIR: ['is_directory', (path) => `${path} is a directory; use file_ops with operation "list" to see its entries`],
   ENOTDIR: ['not_a_directory', (path) => `a component of ${path} is a file, not a directory`],
   EEXIST: ['already_exists', (path) => `${path} already exists`],
-  ENOTEMPTY: ['not_empty', (path) => `${path} is a directory that is not empty; pass recursive: true to delete it with its contents`],
+  ENOTEMPTY: [
+    'not_empty',
+    (path) => `${path} is a directory that is not empty; pass recursive: true to delete it with its contents`,
+  ],
   EACCES: ['permission_denied', (path) => `permission denied on ${path}`],
   EPERM: ['permission_denied', (path) => `operation not permitted on ${path}`],
 };

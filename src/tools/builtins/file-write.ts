@@ -32,7 +32,9 @@ export const fileWriteTool = defineTool<FileWriteInput>({
   async execute(input, ctx): Promise<FileWriteOutput> {
     const shown = workspaceRelative(ctx.workspace, input.path);
     try {
-      await WorkspaceDir.with(ctx.workspace, ctx.sandbox, (workspace) => writeWorkspaceFile(workspace, input.path, input.content, shown));
+      await WorkspaceDir.with(ctx.workspace, ctx.sandbox, (workspace) =>
+        writeWorkspaceFile(workspace, input.path, input.content, shown),
+      );
     } catch (error) {
       throw fileSystemError(error, shown);
     }

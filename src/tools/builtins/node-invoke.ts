@@ -53,6 +53,15 @@ export const nodeInvokeTool = defineTool<NodeInvokeInput>({
       );
     }
     const { exitCode, signal, output, truncated, timedOut, durationMs, sandbox } = result;
-    return { node: input.node, exitCode, signal, output, truncated, timedOut, durationMs, ...(sandbox ? { sandbox } : {}) };
+    return {
+      node: input.node,
+      exitCode,
+      signal,
+      output,
+      truncated,
+      timedOut,
+      durationMs,
+      ...(sandbox ? { sandbox } : {}),
+    };
   },
 });

@@ -69,7 +69,10 @@ export function applyHunks(text: string, hunks: readonly Hunk[]): ApplyHunksResu
     if (hunk.anchor !== undefined) {
       const at = findSequence(lines, [hunk.anchor], cursor, false, ANCHOR_MATCHERS);
       if (at < 0) {
-        return { ok: false, error: `the "@@ ${hunk.anchor}" line of the hunk at patch line ${hunk.line} matches no line after line ${cursor} of the file` };
+        return {
+          ok: false,
+          error: `the "@@ ${hunk.anchor}" line of the hunk at patch line ${hunk.line} matches no line after line ${cursor} of the file`,
+        };
       }
       from = at + 1;
     }

@@ -134,7 +134,8 @@ function parseUpdate(lines: Lines, path: string, headerLine: number): PatchOp {
     }
     hunks.push(parseHunk(lines, path));
   }
-  if (hunks.length === 0 && moveTo === undefined) fail(headerLine, `Update File ${path} has no hunks and no "*** Move to:"`);
+  if (hunks.length === 0 && moveTo === undefined)
+    fail(headerLine, `Update File ${path} has no hunks and no "*** Move to:"`);
   return { kind: 'update', path, ...(moveTo === undefined ? {} : { moveTo }), hunks };
 }
 
@@ -148,8 +149,13 @@ function parseBody(lines: Lines): PatchOp[] {
     else if (line.startsWith(UPDATE)) ops.push(parseUpdate(lines, pathAfter(UPDATE, line, number), number));
     else if (line.trim() === END) fail(number, `"${END}" must be the last line of the patch`);
     else if (line.startsWith(MOVE)) fail(number, '"*** Move to:" must directly follow an "*** Update File:" line');
-    else if (isDirective(line)) fail(number, `unknown directive ${quote(line)}; expected Add File, Update File or Delete File`);
-    else fail(number, `expected a file directive ("*** Add File:", "*** Update File:" or "*** Delete File:"), got ${quote(line)}`);
+    else if (isDirective(line))
+      fail(number, `unknown directive ${quote(line)}; expected Add File, Update File or Delete File`);
+    else
+      fail(
+        number,
+        `expected a file directive ("*** Add File:", "*** Update File:" or "*** Delete File:"), got ${quote(line)}`,
+      );
   }
   if (ops.length === 0) fail(lines.number, 'the patch changes no files');
   return ops;
@@ -162,9 +168,13 @@ export function parsePatch(text: string): ParsePatchResult {
   while (first < lines.length && (lines[first] ?? '').trim() === '') first += 1;
   let last = lines.length - 1;
   while (last >= first && (lines[last] ?? '').trim() === '') last -= 1;
-  if (first > last) return { ok: false, error: `the patch is empty; it must start with "${BEGIN}" and end with "${END}"` };
+  if (first > last)
+    return { ok: false, error: `the patch is empty; it must start with "${BEGIN}" and end with "${END}"` };
   if ((lines[first] ?? '').trim() !== BEGIN) {
-    return { ok: false, error: `line ${first + 1}: the patch must start with "${BEGIN}", got ${quote(lines[first] ?? '')}` };
+    return {
+      ok: false,
+      error: `line ${first + 1}: the patch must start with "${BEGIN}", got ${quote(lines[first] ?? '')}`,
+    };
   }
   if (first === last || (lines[last] ?? '').trim() !== END) {
     return { ok: false, error: `line ${last + 1}: the patch must end with "${END}", got ${quote(lines[last] ?? '')}` };

@@ -68,9 +68,13 @@ export async function connectMcpServer(id: string, cfg: McpServerConfig): Promis
 function openTransport(id: string, cfg: McpServerConfig): { transport: Transport; stderrTail: () => string } {
   const { command, url } = cfg;
   if ((command === undefined) === (url === undefined)) {
-    throw new McpConnectionError(id, `[mcp.${id}] needs exactly one of "command" (a local server) and "url" (a remote server)`);
+    throw new McpConnectionError(
+      id,
+      `[mcp.${id}] needs exactly one of "command" (a local server) and "url" (a remote server)`,
+    );
   }
-  if (command === undefined) return { transport: new StreamableHTTPClientTransport(parseUrl(id, url)), stderrTail: () => '' };
+  if (command === undefined)
+    return { transport: new StreamableHTTPClientTransport(parseUrl(id, url)), stderrTail: () => '' };
   const transport = new StdioClientTransport({
     command,
     args: cfg.args ?? [],

@@ -3,7 +3,12 @@
  * claim, and an `execute` that turns MCP results and failures into outputs and ToolErrors.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, type ContentBlock, type Tool as McpToolDescriptor } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type ContentBlock,
+  type Tool as McpToolDescriptor,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { defineTool, ToolError, type Tool, type ToolContext } from '../tool.js';
 import { mcpClaimFunction, type McpArgs } from './tool-claim.js';
@@ -64,7 +69,10 @@ async function callMcpTool(
   }
   if (outcome.isError) {
     const text = joinedText(outcome.content);
-    throw new ToolError('mcp_error', text ?? `${toolName} on MCP server "${serverId}" reported an error without a message`);
+    throw new ToolError(
+      'mcp_error',
+      text ?? `${toolName} on MCP server "${serverId}" reported an error without a message`,
+    );
   }
   return outputOf(outcome);
 }
@@ -97,11 +105,15 @@ function callFailure(serverId: string, toolName: string, error: unknown, signal:
   if (error instanceof McpError) {
     if (error.code === ErrorCode.RequestTimeout) return new ToolError('timeout', `${where} timed out: ${detail}`);
     if (error.code === ErrorCode.ConnectionClosed) {
-      return new ToolError('mcp_unavailable', `${where}: the connection closed (${detail}); restart the server or check its logs`);
+      return new ToolError(
+        'mcp_unavailable',
+        `${where}: the connection closed (${detail}); restart the server or check its logs`,
+      );
     }
     return new ToolError('mcp_error', `${where} failed: ${detail}`);
   }
   // Checked by name: the SDK may carry its own copy of zod.
-  if (error instanceof Error && error.name === 'ZodError') return new ToolError('mcp_error', `${where} returned a malformed result: ${detail}`);
+  if (error instanceof Error && error.name === 'ZodError')
+    return new ToolError('mcp_error', `${where} returned a malformed result: ${detail}`);
   return new ToolError('mcp_unavailable', `${where} is unreachable: ${detail}; restart the server or check its logs`);
 }

@@ -54,7 +54,15 @@
   function ensureRun(runId) {
     let run = state.runs.get(runId);
     if (!run) {
-      run = { runId, sessionId: undefined, events: new Map(), order: state.nextOrder++, startedOrder: 0, terminal: false, historyLoaded: false };
+      run = {
+        runId,
+        sessionId: undefined,
+        events: new Map(),
+        order: state.nextOrder++,
+        startedOrder: 0,
+        terminal: false,
+        historyLoaded: false,
+      };
       state.runs.set(runId, run);
     }
     return run;
@@ -63,7 +71,15 @@
   function ensureActor(actorId, fields) {
     let actor = state.actors.get(actorId);
     if (!actor) {
-      actor = { id: actorId, parentId: undefined, machineId: undefined, value: undefined, status: 'active', context: undefined, order: state.nextOrder++ };
+      actor = {
+        id: actorId,
+        parentId: undefined,
+        machineId: undefined,
+        value: undefined,
+        status: 'active',
+        context: undefined,
+        order: state.nextOrder++,
+      };
       state.actors.set(actorId, actor);
     }
     Object.assign(actor, fields);
@@ -122,7 +138,8 @@
     run.sessionId = event.sessionId;
     run.events.set(event.seq, event);
     if (run.events.size > EVENTS_KEPT_PER_RUN) run.events.delete(run.events.keys().next().value);
-    if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled') run.terminal = true;
+    if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.cancelled')
+      run.terminal = true;
     runsList.onRunEvent(event);
     sessionView.onRunEvent(event);
     changed();
@@ -142,7 +159,8 @@
     const held = new Set(state.snapshot.sessions.map((s) => `session:${s.sessionId}`));
     for (const run of state.runs.values()) if (run.sessionId) held.add(`session:${run.sessionId}`);
     for (const actor of [...state.actors.values()]) {
-      if (actor.machineId === 'session' && !held.has(actor.id) && actor.seenAt < state.snapshotAt) state.actors.delete(actor.id);
+      if (actor.machineId === 'session' && !held.has(actor.id) && actor.seenAt < state.snapshotAt)
+        state.actors.delete(actor.id);
     }
   }
 
@@ -277,7 +295,8 @@
       state.snapshotAt = requestedAt;
       for (const session of state.snapshot.sessions) {
         const id = `session:${session.sessionId}`;
-        if (!state.actors.has(id)) ensureActor(id, { machineId: 'session', value: session.activeRunId ? 'busy' : 'idle' });
+        if (!state.actors.has(id))
+          ensureActor(id, { machineId: 'session', value: session.activeRunId ? 'busy' : 'idle' });
       }
       // Until someone picks a tab: a page opened while nothing runs shows what ran before; once
       // something runs, the live actors (and they stay, so a run that ends is still in view).
@@ -381,7 +400,8 @@
     }
     for (const actor of state.actors.values()) {
       const parent = logicalParent(actor);
-      if (parent && !state.actors.has(parent) && parent.startsWith('session:')) ensureActor(parent, { machineId: 'session' });
+      if (parent && !state.actors.has(parent) && parent.startsWith('session:'))
+        ensureActor(parent, { machineId: 'session' });
     }
     if (!state.actors.has('limiter')) ensureActor('limiter', { machineId: 'limiter', value: 'limiting' });
     for (const actor of state.actors.values()) {
@@ -399,16 +419,20 @@
     const rows = [];
     const walk = (actor, depth) => {
       const label = actorLabel(actor);
-      const selected = actor.id === state.selectedActorId || (!state.selectedActorId && actor.id === `run:${latestRunId()}`);
+      const selected =
+        actor.id === state.selectedActorId || (!state.selectedActorId && actor.id === `run:${latestRunId()}`);
       rows.push({ actor, depth, selected, label, text: stateText(actor) });
       for (const child of sort(children.get(actor.id) || [])) walk(child, depth + 1);
     };
     for (const root of sort(roots)) walk(root, 0);
     // Rebuilt only when something shown changed, so a click or the keyboard focus is not lost.
-    const signature = JSON.stringify(rows.map((r) => [r.actor.id, r.depth, r.selected, r.actor.status, r.text, r.label.name, r.label.kind]));
+    const signature = JSON.stringify(
+      rows.map((r) => [r.actor.id, r.depth, r.selected, r.actor.status, r.text, r.label.name, r.label.kind]),
+    );
     if (signature === renderedTree) return;
     renderedTree = signature;
-    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.actorId : undefined;
+    const focused =
+      document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.actorId : undefined;
     list.replaceChildren(
       ...rows.map(({ actor, depth, selected, label, text }) =>
         h(
@@ -421,7 +445,13 @@
             tabindex: 0,
             'aria-selected': String(selected),
             'aria-level': depth + 1,
-            dataset: { testid: 'actor-item', actorId: actor.id, machine: actor.machineId || '', state: text, status: actor.status },
+            dataset: {
+              testid: 'actor-item',
+              actorId: actor.id,
+              machine: actor.machineId || '',
+              state: text,
+              status: actor.status,
+            },
           },
           h('span', { class: 'dot', 'aria-hidden': 'true' }),
           h('span', { class: 'actor-kind' }, label.kind),
@@ -454,7 +484,9 @@
     if (!actor || !machine) {
       box.dataset.machine = '';
       state.shownMachine = undefined;
-      box.replaceChildren(h('p', { class: 'empty' }, state.machines.size ? 'Waiting for actors…' : 'Loading statecharts…'));
+      box.replaceChildren(
+        h('p', { class: 'empty' }, state.machines.size ? 'Waiting for actors…' : 'Loading statecharts…'),
+      );
       meta.replaceChildren();
       return;
     }
@@ -478,7 +510,10 @@
       node.classList.toggle('sc-current', currentIds.has(id));
     }
     for (const node of box.querySelectorAll('[data-heading-of]')) {
-      node.classList.toggle('sc-active', activeIds.has(node.getAttribute('data-heading-of')) && !node.classList.contains('sc-machine'));
+      node.classList.toggle(
+        'sc-active',
+        activeIds.has(node.getAttribute('data-heading-of')) && !node.classList.contains('sc-machine'),
+      );
     }
     box.dataset.current = [...currentIds].join(' ');
     const current = box.querySelector('.sc-current');
@@ -584,7 +619,10 @@
     const rows = events.map((event) =>
       h(
         'div',
-        { class: `event kind-${EVENT_KIND(event.type)} type-${event.type.replace('.', '-')}`, dataset: { testid: 'event-row', type: event.type, seq: event.seq } },
+        {
+          class: `event kind-${EVENT_KIND(event.type)} type-${event.type.replace('.', '-')}`,
+          dataset: { testid: 'event-row', type: event.type, seq: event.seq },
+        },
         h('span', { class: 'seq' }, event.seq),
         h('span', { class: 'at', title: event.at }, `+${Date.parse(event.at) - t0} ms`),
         h('span', { class: 'type' }, event.type),
@@ -618,9 +656,14 @@
     for (const event of events) {
       if (event.type === 'tool.scheduled') {
         current = { schedule: event, calls: new Map() };
-        event.claims.forEach((claim, index) => current.calls.set(claim.callId, { ...claim, index, start: undefined, end: undefined, finished: undefined }));
+        event.claims.forEach((claim, index) =>
+          current.calls.set(claim.callId, { ...claim, index, start: undefined, end: undefined, finished: undefined }),
+        );
         batches.push(current);
-      } else if (current && (event.type === 'tool.waiting' || event.type === 'tool.started' || event.type === 'tool.finished')) {
+      } else if (
+        current &&
+        (event.type === 'tool.waiting' || event.type === 'tool.started' || event.type === 'tool.finished')
+      ) {
         const call = current.calls.get(event.callId);
         if (!call) continue;
         // A wait for another run's claim: drawn before the call's own bar.
@@ -655,7 +698,9 @@
     const scheduledAt = Date.parse(batch.schedule.at);
     const starts = calls.map((c) => (c.waitStart !== undefined ? c.waitStart : c.start)).filter((t) => t !== undefined);
     const t0 = Math.min(scheduledAt, ...starts);
-    const ends = calls.map((c) => (c.end !== undefined ? c.end : c.start !== undefined || c.waitStart !== undefined ? now : t0));
+    const ends = calls.map((c) =>
+      c.end !== undefined ? c.end : c.start !== undefined || c.waitStart !== undefined ? now : t0,
+    );
     const t1 = Math.max(t0 + 1, ...ends);
     const span = t1 - t0;
     const pct = (t) => `${(((t - t0) / span) * 100).toFixed(3)}%`;
@@ -670,7 +715,11 @@
           body.push(
             h(
               'div',
-              { class: 'boundary', title: tip, dataset: { testid: 'timeline-boundary', reason: boundary.reason, index: boundary.index } },
+              {
+                class: 'boundary',
+                title: tip,
+                dataset: { testid: 'timeline-boundary', reason: boundary.reason, index: boundary.index },
+              },
               h('span', { class: 'boundary-line', 'aria-hidden': 'true' }),
               h('span', { class: 'boundary-text' }, `waits: ${boundary.reason}`),
               h('span', { class: 'boundary-line', 'aria-hidden': 'true' }),
@@ -680,13 +729,21 @@
       }
       const members = calls.slice(start, end);
       const gStarts = members.map((c) => c.start).filter((t) => t !== undefined);
-      const gEnds = members.map((c) => (c.end !== undefined ? c.end : c.start !== undefined ? now : undefined)).filter((t) => t !== undefined);
-      const band = gStarts.length ? h('div', { class: 'band', style: `left:${pct(Math.min(...gStarts))};width:${width(Math.min(...gStarts), Math.max(...gEnds))}` }) : null;
+      const gEnds = members
+        .map((c) => (c.end !== undefined ? c.end : c.start !== undefined ? now : undefined))
+        .filter((t) => t !== undefined);
+      const band = gStarts.length
+        ? h('div', {
+            class: 'band',
+            style: `left:${pct(Math.min(...gStarts))};width:${width(Math.min(...gStarts), Math.max(...gEnds))}`,
+          })
+        : null;
       const rows = members.map((call) => {
         const outcome = outcomeOf(call);
         const callEnd = call.end !== undefined ? call.end : now;
         const duration = call.start !== undefined ? callEnd - call.start : 0;
-        const error = call.finished && call.finished.error ? ` · ${call.finished.error.code}: ${call.finished.error.message}` : '';
+        const error =
+          call.finished && call.finished.error ? ` · ${call.finished.error.code}: ${call.finished.error.message}` : '';
         const waitEnd = call.start !== undefined ? call.start : call.end !== undefined ? call.end : now;
         const wait =
           call.waitStart === undefined
@@ -695,7 +752,12 @@
                 class: 'bar waiting',
                 style: `left:${pct(call.waitStart)};width:${width(call.waitStart, waitEnd)}`,
                 title: `${call.tool} (${call.callId}) waited ${formatMs(waitEnd - call.waitStart)} for ${call.waiting.blockedBy.tool} (${call.waiting.blockedBy.callId}) of run ${call.waiting.blockedBy.runId}: ${call.waiting.resource}`,
-                dataset: { testid: 'timeline-wait', callId: call.callId, blockedBy: call.waiting.blockedBy.runId, resource: call.waiting.resource },
+                dataset: {
+                  testid: 'timeline-wait',
+                  callId: call.callId,
+                  blockedBy: call.waiting.blockedBy.runId,
+                  resource: call.waiting.resource,
+                },
               });
         const bar =
           call.start === undefined
@@ -706,14 +768,27 @@
                   class: `bar ${outcome}`,
                   style: `left:${pct(call.start)};width:${width(call.start, callEnd)}`,
                   title: `${call.tool} (${call.callId}) · ${outcome} · ${formatMs(duration)} · claim ${call.label}${error}`,
-                  dataset: { testid: 'timeline-bar', callId: call.callId, tool: call.tool, group: g, outcome, start: call.start, end: call.end !== undefined ? call.end : '' },
+                  dataset: {
+                    testid: 'timeline-bar',
+                    callId: call.callId,
+                    tool: call.tool,
+                    group: g,
+                    outcome,
+                    start: call.start,
+                    end: call.end !== undefined ? call.end : '',
+                  },
                 },
                 h('span', { class: 'bar-text' }, formatMs(duration)),
               );
         return h(
           'div',
           { class: 'row' },
-          h('div', { class: 'row-label', title: `${call.tool} · ${call.callId} · claim ${call.label}` }, h('span', { class: 'tool' }, call.tool), h('span', { class: 'claim' }, call.label)),
+          h(
+            'div',
+            { class: 'row-label', title: `${call.tool} · ${call.callId} · claim ${call.label}` },
+            h('span', { class: 'tool' }, call.tool),
+            h('span', { class: 'claim' }, call.label),
+          ),
           h('div', { class: 'track' }, wait, bar),
         );
       });
@@ -721,7 +796,12 @@
         h(
           'div',
           { class: 'group', dataset: { testid: 'timeline-group', group: g, size: members.length } },
-          h('div', { class: 'group-label' }, `group ${g + 1}`, h('span', null, members.length > 1 ? ` · ${members.length} in parallel` : ' · serial')),
+          h(
+            'div',
+            { class: 'group-label' },
+            `group ${g + 1}`,
+            h('span', null, members.length > 1 ? ` · ${members.length} in parallel` : ' · serial'),
+          ),
           h('div', { class: 'group-rows' }, h('div', { class: 'band-layer' }, band), ...rows),
         ),
       );
@@ -735,7 +815,11 @@
         'div',
         { class: 'batch-head' },
         h('strong', null, `Turn ${turn + 1}`),
-        h('span', null, `${calls.length} call${calls.length === 1 ? '' : 's'} · ${groups.length} group${groups.length === 1 ? '' : 's'} · ${mode}`),
+        h(
+          'span',
+          null,
+          `${calls.length} call${calls.length === 1 ? '' : 's'} · ${groups.length} group${groups.length === 1 ? '' : 's'} · ${mode}`,
+        ),
         h('span', { class: 'batch-time' }, finished ? formatMs(span) : 'running…'),
       ),
       ...body,
@@ -750,7 +834,11 @@
     const run = runId && state.runs.get(runId);
     const batches = run ? batchesOf(run) : [];
     const replayAt = state.view === 'run' ? replay.time() : undefined;
-    const running = replayAt === undefined && batches.some((b) => [...b.calls.values()].some((c) => (c.start !== undefined || c.waitStart !== undefined) && !c.finished));
+    const running =
+      replayAt === undefined &&
+      batches.some((b) =>
+        [...b.calls.values()].some((c) => (c.start !== undefined || c.waitStart !== undefined) && !c.finished),
+      );
     // Redrawn only when it changed (or while a bar grows), so a tooltip under the mouse stays put.
     const signature = `${runId}:${run ? run.events.size : 0}:${batches.length}:${state.view === 'run' ? replay.index : ''}`;
     if (!running && signature === renderedTimeline) return;
@@ -799,34 +887,69 @@
     const lanes = snap.sessions;
     box.replaceChildren(
       ...[
-      h('div', { class: 'gauge' }, h('div', { class: 'gauge-head' }, h('span', null, 'global permits'), h('b', null, `${snap.global.inUse} / ${snap.global.max}`)), meter(snap.global.inUse, snap.global.max, 'gauge-global')),
-      h(
-        'div',
-        { class: 'gauge-row' },
-        h('div', { class: 'stat', dataset: { testid: 'gauge-waiting', value: snap.waiting } }, h('b', null, snap.waiting), h('span', null, 'runs waiting')),
-        h('div', { class: 'stat', dataset: { testid: 'gauge-running', value: snap.running.length } }, h('b', null, snap.running.length), h('span', null, 'running')),
-      ),
-      h('div', { class: 'gauge-title' }, 'per agent'),
-      agents.length
-        ? agents.map(([agentId, a]) =>
-            h('div', { class: 'gauge small' }, h('div', { class: 'gauge-head' }, h('span', null, agentId), h('b', null, `${a.inUse} / ${a.max}`)), meter(a.inUse, a.max, 'gauge-agent', { agent: agentId })),
-          )
-        : h('p', { class: 'muted' }, 'no agent holds a permit'),
-      h('div', { class: 'gauge-title' }, 'wait lanes'),
-      lanes.length
-        ? lanes.map((s) =>
-            h(
-              'div',
-              { class: 'lane', dataset: { testid: 'gauge-lane', session: s.sessionId, depth: s.laneDepth } },
-              h('span', { class: 'lane-name', title: s.sessionId }, s.sessionId),
-              h('span', { class: `lane-active${s.activeRunId ? ' busy' : ''}`, title: s.activeRunId || 'idle' }, s.activeRunId ? 'busy' : 'idle'),
-              h('span', { class: 'lane-depth' }, ...Array.from({ length: Math.min(s.laneDepth, 12) }, () => h('i')), h('b', null, s.laneDepth)),
-            ),
-          )
-        : h('p', { class: 'muted' }, 'no session'),
+        h(
+          'div',
+          { class: 'gauge' },
+          h(
+            'div',
+            { class: 'gauge-head' },
+            h('span', null, 'global permits'),
+            h('b', null, `${snap.global.inUse} / ${snap.global.max}`),
+          ),
+          meter(snap.global.inUse, snap.global.max, 'gauge-global'),
+        ),
+        h(
+          'div',
+          { class: 'gauge-row' },
+          h(
+            'div',
+            { class: 'stat', dataset: { testid: 'gauge-waiting', value: snap.waiting } },
+            h('b', null, snap.waiting),
+            h('span', null, 'runs waiting'),
+          ),
+          h(
+            'div',
+            { class: 'stat', dataset: { testid: 'gauge-running', value: snap.running.length } },
+            h('b', null, snap.running.length),
+            h('span', null, 'running'),
+          ),
+        ),
+        h('div', { class: 'gauge-title' }, 'per agent'),
+        agents.length
+          ? agents.map(([agentId, a]) =>
+              h(
+                'div',
+                { class: 'gauge small' },
+                h('div', { class: 'gauge-head' }, h('span', null, agentId), h('b', null, `${a.inUse} / ${a.max}`)),
+                meter(a.inUse, a.max, 'gauge-agent', { agent: agentId }),
+              ),
+            )
+          : h('p', { class: 'muted' }, 'no agent holds a permit'),
+        h('div', { class: 'gauge-title' }, 'wait lanes'),
+        lanes.length
+          ? lanes.map((s) =>
+              h(
+                'div',
+                { class: 'lane', dataset: { testid: 'gauge-lane', session: s.sessionId, depth: s.laneDepth } },
+                h('span', { class: 'lane-name', title: s.sessionId }, s.sessionId),
+                h(
+                  'span',
+                  { class: `lane-active${s.activeRunId ? ' busy' : ''}`, title: s.activeRunId || 'idle' },
+                  s.activeRunId ? 'busy' : 'idle',
+                ),
+                h(
+                  'span',
+                  { class: 'lane-depth' },
+                  ...Array.from({ length: Math.min(s.laneDepth, 12) }, () => h('i')),
+                  h('b', null, s.laneDepth),
+                ),
+              ),
+            )
+          : h('p', { class: 'muted' }, 'no session'),
       ].flat(),
     );
-    $('[data-testid="summary"]').textContent = `${snap.running.length} running · ${snap.waiting} waiting · ${lanes.length} session${lanes.length === 1 ? '' : 's'}`;
+    $('[data-testid="summary"]').textContent =
+      `${snap.running.length} running · ${snap.waiting} waiting · ${lanes.length} session${lanes.length === 1 ? '' : 's'}`;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -884,7 +1007,11 @@
     box.dataset.signature = signature;
     const crumbs =
       state.view === 'run'
-        ? [h('a', { href: links.live() }, 'live'), ' › replay of run ', h('b', { title: replay.runId }, shortId(replay.runId))]
+        ? [
+            h('a', { href: links.live() }, 'live'),
+            ' › replay of run ',
+            h('b', { title: replay.runId }, shortId(replay.runId)),
+          ]
         : state.view === 'session'
           ? [h('a', { href: links.live() }, 'live'), ' › session ', h('b', null, sessionView.sessionId)]
           : ['live'];
@@ -912,7 +1039,16 @@
   document.addEventListener('click', (event) => {
     // Links to the page's own views navigate inside it.
     const link = event.target.closest('a[href^="/inspect"]');
-    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      !link ||
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     event.preventDefault();
     navigate(link.getAttribute('href'));
   });

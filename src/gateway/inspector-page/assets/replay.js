@@ -71,7 +71,9 @@
         if (!replay || replay.index >= replay.events.length) return stop();
         const previous = replay.events[replay.index - 1];
         const next = replay.events[replay.index];
-        const pause = previous ? Math.min(MAX_PAUSE_MS, Math.max(MIN_PAUSE_MS, Date.parse(next.at) - Date.parse(previous.at))) : MIN_PAUSE_MS;
+        const pause = previous
+          ? Math.min(MAX_PAUSE_MS, Math.max(MIN_PAUSE_MS, Date.parse(next.at) - Date.parse(previous.at)))
+          : MIN_PAUSE_MS;
         replay.playing = setTimeout(() => {
           seek(replay.index + 1, true);
           step();
@@ -97,7 +99,13 @@
     function actor() {
       const path = statePath();
       const ended = path === 'completed' || path === 'cancelled' || path === 'failed';
-      return { id: `run:${replay.runId}`, machineId: 'run', value: stateValueOf(path), status: ended ? 'done' : 'active', context: undefined };
+      return {
+        id: `run:${replay.runId}`,
+        machineId: 'run',
+        value: stateValueOf(path),
+        status: ended ? 'done' : 'active',
+        context: undefined,
+      };
     }
 
     /** The time the scrubber stands at (the current event's). */
@@ -120,7 +128,8 @@
       at.textContent = current
         ? `event ${index} of ${events.length} · ${current.type} · +${formatDuration(Date.parse(current.at) - t0)}`
         : `before the first of ${events.length} events`;
-      const outcome = status && status.state ? (status.error ? status.error.code : status.reason || status.state) : undefined;
+      const outcome =
+        status && status.state ? (status.error ? status.error.code : status.reason || status.state) : undefined;
       const signature = JSON.stringify([replay.runId, status]);
       if (head.dataset.signature === signature) return;
       head.dataset.signature = signature;
@@ -128,14 +137,32 @@
         h('span', { class: 'replay-title' }, 'Replay'),
         h('span', { class: 'chart-actor', title: replay.runId }, shortId(replay.runId)),
         status && status.sessionId
-          ? h('a', { class: 'session-chip', href: links.session(status.sessionId), dataset: { testid: 'replay-session' } }, `session ${status.sessionId}`)
+          ? h(
+              'a',
+              { class: 'session-chip', href: links.session(status.sessionId), dataset: { testid: 'replay-session' } },
+              `session ${status.sessionId}`,
+            )
           : null,
         outcome ? h('span', { class: `pill outcome outcome-${status.state}` }, outcome) : null,
-        status && status.startedAt ? h('span', { class: 'replay-fact' }, `started ${formatTime(status.startedAt)}`) : null,
-        status && status.startedAt && status.endedAt ? h('span', { class: 'replay-fact' }, formatDuration(Date.parse(status.endedAt) - Date.parse(status.startedAt))) : null,
-        status && status.turns !== undefined ? h('span', { class: 'replay-fact' }, `${status.turns} turn${status.turns === 1 ? '' : 's'}`) : null,
-        status && status.toolCalls !== undefined ? h('span', { class: 'replay-fact' }, `${status.toolCalls} tool call${status.toolCalls === 1 ? '' : 's'}`) : null,
-        status && status.error && !status.state ? h('span', { class: 'replay-fact error' }, `could not load the run: ${status.error}`) : null,
+        status && status.startedAt
+          ? h('span', { class: 'replay-fact' }, `started ${formatTime(status.startedAt)}`)
+          : null,
+        status && status.startedAt && status.endedAt
+          ? h(
+              'span',
+              { class: 'replay-fact' },
+              formatDuration(Date.parse(status.endedAt) - Date.parse(status.startedAt)),
+            )
+          : null,
+        status && status.turns !== undefined
+          ? h('span', { class: 'replay-fact' }, `${status.turns} turn${status.turns === 1 ? '' : 's'}`)
+          : null,
+        status && status.toolCalls !== undefined
+          ? h('span', { class: 'replay-fact' }, `${status.toolCalls} tool call${status.toolCalls === 1 ? '' : 's'}`)
+          : null,
+        status && status.error && !status.state
+          ? h('span', { class: 'replay-fact error' }, `could not load the run: ${status.error}`)
+          : null,
       ];
       head.replaceChildren(...facts.filter(Boolean));
     }
@@ -173,7 +200,13 @@
       /** Keys of the replay: ← →, Home, End, space. */
       key(event) {
         if (!replay) return false;
-        const keys = { ArrowLeft: () => seek(replay.index - 1), ArrowRight: () => seek(replay.index + 1), Home: () => seek(0), End: () => seek(replay.events.length), ' ': () => (replay.playing === undefined ? start() : stop()) };
+        const keys = {
+          ArrowLeft: () => seek(replay.index - 1),
+          ArrowRight: () => seek(replay.index + 1),
+          Home: () => seek(0),
+          End: () => seek(replay.events.length),
+          ' ': () => (replay.playing === undefined ? start() : stop()),
+        };
         const act = keys[event.key];
         if (!act) return false;
         act();

@@ -14,7 +14,19 @@
   /** Runs of other processes of a cluster send this page no events: the pages shown are read again this often. */
   const REFRESH_EVERY_MS = 5000;
   const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-  const KNOWN_OUTCOMES = ['completed', 'interrupted', 'superseded', 'stopped', 'purged', 'cancelled', 'timeout', 'max_iterations', 'model_error', 'lane_timeout', 'internal'];
+  const KNOWN_OUTCOMES = [
+    'completed',
+    'interrupted',
+    'superseded',
+    'stopped',
+    'purged',
+    'cancelled',
+    'timeout',
+    'max_iterations',
+    'model_error',
+    'lane_timeout',
+    'internal',
+  ];
 
   /** How long a run took (or has taken so far): from its start, or for one that never started, from its message. */
   function durationOf(run, now) {
@@ -34,7 +46,15 @@
     const more = root.querySelector('[data-testid="runs-more"]');
     const sessionsBox = root.querySelector('[data-testid="recent-sessions"]');
     const form = root.querySelector('[data-testid="run-filters"]');
-    const state = { runs: [], cursor: undefined, loading: false, error: undefined, selected: undefined, filters: {}, generation: 0 };
+    const state = {
+      runs: [],
+      cursor: undefined,
+      loading: false,
+      error: undefined,
+      selected: undefined,
+      filters: {},
+      generation: 0,
+    };
     let refreshTimer;
 
     function filters() {
@@ -102,7 +122,13 @@
             class: 'run-link',
             href: links.run(run.runId),
             title: `${run.runId} · ${run.state}${run.outcome ? ` (${run.outcome})` : ''}`,
-            dataset: { testid: 'run-item', runId: run.runId, session: run.sessionId, state: run.state, outcome: run.outcome || '' },
+            dataset: {
+              testid: 'run-item',
+              runId: run.runId,
+              session: run.sessionId,
+              state: run.state,
+              outcome: run.outcome || '',
+            },
           },
           h(
             'span',
@@ -125,7 +151,16 @@
       sessionsBox.replaceChildren(
         ...(sessions.length ? [h('span', { class: 'sessions-title' }, 'sessions')] : []),
         ...sessions.slice(0, 12).map((sessionId) =>
-          h('a', { class: 'session-chip', href: links.session(sessionId), title: `the story of session ${sessionId}`, dataset: { testid: 'session-link', session: sessionId } }, sessionId),
+          h(
+            'a',
+            {
+              class: 'session-chip',
+              href: links.session(sessionId),
+              title: `the story of session ${sessionId}`,
+              dataset: { testid: 'session-link', session: sessionId },
+            },
+            sessionId,
+          ),
         ),
       );
       const known = root.querySelector('#known-sessions');
@@ -141,7 +176,13 @@
       list.replaceChildren(
         ...(state.runs.length
           ? state.runs.map((run) => runItem(run, now))
-          : [h('li', { class: 'empty' }, state.loading ? 'Loading…' : state.error ? `Could not list runs: ${state.error}` : 'No run matches.')]),
+          : [
+              h(
+                'li',
+                { class: 'empty' },
+                state.loading ? 'Loading…' : state.error ? `Could not list runs: ${state.error}` : 'No run matches.',
+              ),
+            ]),
       );
       list.scrollTop = scroll;
       const filtered = Object.keys(state.filters).length > 0;

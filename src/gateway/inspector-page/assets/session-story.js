@@ -90,7 +90,12 @@
         case 'run.cancelled': {
           run.endedAt = at;
           run.state = event.type.slice(4);
-          run.outcome = event.type === 'run.completed' ? 'completed' : event.type === 'run.failed' ? event.error.code : event.reason;
+          run.outcome =
+            event.type === 'run.completed'
+              ? 'completed'
+              : event.type === 'run.failed'
+                ? event.error.code
+                : event.reason;
           if (event.type === 'run.cancelled' && (event.reason === 'interrupted' || event.reason === 'superseded')) {
             const by = cancelledBy(event, run, bySeq);
             if (by !== undefined) {

@@ -21,7 +21,15 @@
 
     async function show(sessionId) {
       if (session && session.sessionId === sessionId) return;
-      session = { sessionId, events: new Map(), summaries: new Map(), steerArrivals: new Map(), cursor: undefined, loading: true, error: undefined };
+      session = {
+        sessionId,
+        events: new Map(),
+        summaries: new Map(),
+        steerArrivals: new Map(),
+        cursor: undefined,
+        loading: true,
+        error: undefined,
+      };
       drawn = '';
       render();
       await loadPage();
@@ -37,7 +45,11 @@
       if (!current) return;
       current.loading = true;
       try {
-        const page = await call('runs.query', { sessionId: current.sessionId, limit: RUNS_PER_PAGE, ...(current.cursor ? { before: current.cursor } : {}) });
+        const page = await call('runs.query', {
+          sessionId: current.sessionId,
+          limit: RUNS_PER_PAGE,
+          ...(current.cursor ? { before: current.cursor } : {}),
+        });
         const logs = await Promise.all(page.runs.map((run) => call('run.history', { runId: run.runId })));
         if (session !== current) return;
         page.runs.forEach((run, i) => {
@@ -59,7 +71,9 @@
 
     /** When each steered message arrived: its steer record (run.get by the steer's id) has it. */
     async function loadSteerArrivals(current, events) {
-      const steerIds = events.filter((e) => e.type === 'run.steered' && !current.steerArrivals.has(e.steerId)).map((e) => e.steerId);
+      const steerIds = events
+        .filter((e) => e.type === 'run.steered' && !current.steerArrivals.has(e.steerId))
+        .map((e) => e.steerId);
       const statuses = await Promise.all(steerIds.map((runId) => call('run.get', { runId }).catch(() => undefined)));
       statuses.forEach((status, i) => {
         if (status && status.steer) current.steerArrivals.set(steerIds[i], Date.parse(status.steer.createdAt));
@@ -72,7 +86,10 @@
       const current = session;
       if (!current) return;
       try {
-        const page = await call('runs.query', { sessionId: current.sessionId, limit: Math.min(500, Math.max(RUNS_PER_PAGE, current.events.size)) });
+        const page = await call('runs.query', {
+          sessionId: current.sessionId,
+          limit: Math.min(500, Math.max(RUNS_PER_PAGE, current.events.size)),
+        });
         if (session !== current) return;
         for (const run of page.runs) current.summaries.set(run.runId, run);
         render();
@@ -97,12 +114,17 @@
     function render() {
       if (!session) return;
       const story = sessionStory([...session.events.values()].flat());
-      for (const run of story.runs) for (const steer of run.steers) steer.arrivedAt = session.steerArrivals.get(steer.steerId);
+      for (const run of story.runs)
+        for (const steer of run.steers) steer.arrivedAt = session.steerArrivals.get(steer.steerId);
       const steers = story.runs.reduce((n, run) => n + run.steers.length, 0);
       const count = (kind) => story.links.filter((link) => link.kind === kind).length;
       meta.replaceChildren(
         h('span', { class: 'session-name', dataset: { testid: 'session-name' } }, session.sessionId),
-        h('span', null, `${story.runs.length} run${story.runs.length === 1 ? '' : 's'}${session.cursor ? ' shown' : ''}`),
+        h(
+          'span',
+          null,
+          `${story.runs.length} run${story.runs.length === 1 ? '' : 's'}${session.cursor ? ' shown' : ''}`,
+        ),
         h('span', null, `${steers} steer${steers === 1 ? '' : 's'}`),
         h('span', null, `${count('interrupt')} interrupted`),
         h('span', null, `${count('supersede')} superseded`),
@@ -111,11 +133,26 @@
       more.disabled = session.loading;
       const open = story.runs.some((run) => run.endedAt === undefined);
       // Redrawn when the story or the width changed, and every second while a run goes on.
-      const signature = JSON.stringify([story, [...session.summaries.keys()], box.clientWidth, open ? Math.floor(Date.now() / 1000) : 0]);
+      const signature = JSON.stringify([
+        story,
+        [...session.summaries.keys()],
+        box.clientWidth,
+        open ? Math.floor(Date.now() / 1000) : 0,
+      ]);
       if (signature === drawn) return;
       drawn = signature;
       if (story.runs.length === 0) {
-        box.replaceChildren(h('p', { class: 'empty' }, session.loading ? 'Loading the session…' : session.error ? `Could not load the session: ${session.error}` : 'No run of this session is stored.'));
+        box.replaceChildren(
+          h(
+            'p',
+            { class: 'empty' },
+            session.loading
+              ? 'Loading the session…'
+              : session.error
+                ? `Could not load the session: ${session.error}`
+                : 'No run of this session is stored.',
+          ),
+        );
         return;
       }
       renderSwimlane(box, story, { summaries: session.summaries, links, now: Date.now() });

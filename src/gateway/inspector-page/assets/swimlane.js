@@ -77,11 +77,22 @@
       if (x - last < 80 || x > width - 40) continue;
       last = x;
       nodes.push(svg('line', { class: 'axis-mark', x1: x, x2: x, y1: AXIS - 9, y2: AXIS - 3 }));
-      nodes.push(svg('text', { class: 'axis-tick', x, y: AXIS - 12, 'text-anchor': x === PAD ? 'start' : 'middle' }, `+${formatDuration(t - story.t0)}`));
+      nodes.push(
+        svg(
+          'text',
+          { class: 'axis-tick', x, y: AXIS - 12, 'text-anchor': x === PAD ? 'start' : 'middle' },
+          `+${formatDuration(t - story.t0)}`,
+        ),
+      );
     }
     for (const cut of scale.breaks) {
       nodes.push(
-        svg('g', { class: 'axis-break' }, svg('title', null, `${formatDuration(cut.to - cut.from)} with nothing in this session`), svg('text', { x: cut.x + BREAK / 2, y: AXIS - 2, 'text-anchor': 'middle' }, '≈')),
+        svg(
+          'g',
+          { class: 'axis-break' },
+          svg('title', null, `${formatDuration(cut.to - cut.from)} with nothing in this session`),
+          svg('text', { x: cut.x + BREAK / 2, y: AXIS - 2, 'text-anchor': 'middle' }, '≈'),
+        ),
       );
     }
     return nodes;
@@ -96,14 +107,31 @@
     const mid = y + ROW / 2 + 4;
     const parts = [svg('rect', { class: `lane-bg${row % 2 ? ' odd' : ''}`, x: 0, y, width: '100%', height: ROW })];
     const waitedFrom = run.queuedAt ?? (run.startedAt === undefined ? run.arrivedAt : undefined);
-    parts.push(svg('circle', { class: 'lane-arrival', cx: scale.at(run.arrivedAt), cy: mid, r: 3 }, svg('title', null, 'the message arrived')));
+    parts.push(
+      svg(
+        'circle',
+        { class: 'lane-arrival', cx: scale.at(run.arrivedAt), cy: mid, r: 3 },
+        svg('title', null, 'the message arrived'),
+      ),
+    );
     if (waitedFrom !== undefined) {
       const until = run.startedAt ?? run.endedAt ?? t1;
       parts.push(
         svg(
           'line',
-          { class: 'lane-wait', x1: scale.at(waitedFrom), x2: Math.max(scale.at(until), scale.at(waitedFrom) + 1), y1: mid, y2: mid, 'data-testid': 'lane-wait' },
-          svg('title', null, `waited ${formatDuration(until - waitedFrom)}${run.queuedFor ? ` (${run.queuedFor === 'limits' ? 'for permits' : 'in the lane'})` : ''}`),
+          {
+            class: 'lane-wait',
+            x1: scale.at(waitedFrom),
+            x2: Math.max(scale.at(until), scale.at(waitedFrom) + 1),
+            y1: mid,
+            y2: mid,
+            'data-testid': 'lane-wait',
+          },
+          svg(
+            'title',
+            null,
+            `waited ${formatDuration(until - waitedFrom)}${run.queuedFor ? ` (${run.queuedFor === 'limits' ? 'for permits' : 'in the lane'})` : ''}`,
+          ),
         ),
       );
     }
@@ -113,8 +141,19 @@
       parts.push(
         svg(
           'rect',
-          { class: `lane-bar state-${run.state ?? 'running'}`, x, y: mid - 8, width: Math.max(3, scale.at(end) - x), height: 16, rx: 4 },
-          svg('title', null, `ran ${formatDuration(end - run.startedAt)}${run.outcome ? `, ended ${run.outcome}` : ', still running'}`),
+          {
+            class: `lane-bar state-${run.state ?? 'running'}`,
+            x,
+            y: mid - 8,
+            width: Math.max(3, scale.at(end) - x),
+            height: 16,
+            rx: 4,
+          },
+          svg(
+            'title',
+            null,
+            `ran ${formatDuration(end - run.startedAt)}${run.outcome ? `, ended ${run.outcome}` : ', still running'}`,
+          ),
         ),
       );
       run.turns.forEach((turn, i) => {
@@ -122,7 +161,14 @@
         const to = i + 1 < run.turns.length ? scale.at(run.turns[i + 1].startedAt) : scale.at(end);
         if (i > 0) parts.push(svg('line', { class: 'lane-turn', x1: from, x2: from, y1: mid - 8, y2: mid + 8 }));
         parts.push(
-          svg('g', { class: 'lane-turn-label' }, svg('title', null, `turn ${turn.turn + 1}`), to - from >= 16 ? svg('text', { x: (from + to) / 2, y: mid + 4, 'text-anchor': 'middle' }, String(turn.turn + 1)) : null),
+          svg(
+            'g',
+            { class: 'lane-turn-label' },
+            svg('title', null, `turn ${turn.turn + 1}`),
+            to - from >= 16
+              ? svg('text', { x: (from + to) / 2, y: mid + 4, 'text-anchor': 'middle' }, String(turn.turn + 1))
+              : null,
+          ),
         );
       });
     }
@@ -134,10 +180,24 @@
       parts.push(
         svg(
           'g',
-          { class: 'lane-steer', 'data-testid': 'lane-steer', 'data-steer-id': steer.steerId, 'data-into': run.runId, 'data-turn': steer.turn ?? '' },
-          svg('title', null, `a message steered into this run${steer.arrivedAt === undefined ? '' : ` (it arrived ${formatDuration(steer.at - steer.arrivedAt)} before)`}, read at ${turn}: ${JSON.stringify(steer.text)}`),
-          arrived === undefined ? null : svg('path', { class: 'lane-steer-arrival', d: `M ${arrived} ${top - 5} l 5 5 l -5 5 l -5 -5 z` }),
-          arrived === undefined ? null : svg('line', { class: 'lane-steer-wait', x1: arrived + 5, x2: x - 6, y1: top, y2: top }),
+          {
+            class: 'lane-steer',
+            'data-testid': 'lane-steer',
+            'data-steer-id': steer.steerId,
+            'data-into': run.runId,
+            'data-turn': steer.turn ?? '',
+          },
+          svg(
+            'title',
+            null,
+            `a message steered into this run${steer.arrivedAt === undefined ? '' : ` (it arrived ${formatDuration(steer.at - steer.arrivedAt)} before)`}, read at ${turn}: ${JSON.stringify(steer.text)}`,
+          ),
+          arrived === undefined
+            ? null
+            : svg('path', { class: 'lane-steer-arrival', d: `M ${arrived} ${top - 5} l 5 5 l -5 5 l -5 -5 z` }),
+          arrived === undefined
+            ? null
+            : svg('line', { class: 'lane-steer-wait', x1: arrived + 5, x2: x - 6, y1: top, y2: top }),
           svg('path', { d: `M ${x} ${top - 6} l 6 6 l -6 6 l -6 -6 z` }),
           svg('text', { x: x + 9, y: top + 4 }, `${quoted(steer.text)} → ${turn}`),
         ),
@@ -180,9 +240,18 @@
     const words = link.kind === 'interrupt' ? 'interrupted' : 'superseded';
     return svg(
       'g',
-      { class: `lane-link ${link.kind}`, 'data-testid': 'lane-link', 'data-kind': link.kind, 'data-by': link.by, 'data-run': link.run },
+      {
+        class: `lane-link ${link.kind}`,
+        'data-testid': 'lane-link',
+        'data-kind': link.kind,
+        'data-by': link.by,
+        'data-run': link.run,
+      },
       svg('title', null, `${shortId(link.by)}'s message ${words} ${shortId(link.run)}`),
-      svg('path', { d: `M ${x1} ${y1} C ${x1} ${(y1 + y2) / 2} ${x2} ${(y1 + y2) / 2} ${x2} ${y2}`, 'marker-end': `url(#arrow-${link.kind})` }),
+      svg('path', {
+        d: `M ${x1} ${y1} C ${x1} ${(y1 + y2) / 2} ${x2} ${(y1 + y2) / 2} ${x2} ${y2}`,
+        'marker-end': `url(#arrow-${link.kind})`,
+      }),
     );
   }
 
@@ -191,7 +260,19 @@
       'defs',
       null,
       ...['interrupt', 'supersede'].map((kind) =>
-        svg('marker', { id: `arrow-${kind}`, viewBox: '0 0 8 8', refX: 7, refY: 4, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, svg('path', { class: `arrow-${kind}`, d: 'M 0 0 L 8 4 L 0 8 z' })),
+        svg(
+          'marker',
+          {
+            id: `arrow-${kind}`,
+            viewBox: '0 0 8 8',
+            refX: 7,
+            refY: 4,
+            markerWidth: 7,
+            markerHeight: 7,
+            orient: 'auto-start-reverse',
+          },
+          svg('path', { class: `arrow-${kind}`, d: 'M 0 0 L 8 4 L 0 8 z' }),
+        ),
       ),
     );
   }
@@ -219,21 +300,44 @@
       const outcome = run.outcome ?? (run.startedAt ? 'running' : 'waiting');
       return h(
         'a',
-        { class: 'lane-label', href: links.run(run.runId), style: `height:${ROW}px`, title: `replay run ${run.runId}`, dataset: { testid: 'lane-label', runId: run.runId } },
-        h('span', { class: 'lane-label-line' }, h('span', { class: 'run-id' }, shortId(run.runId)), h('span', { class: `pill outcome outcome-${run.state ?? 'running'}` }, outcome)),
+        {
+          class: 'lane-label',
+          href: links.run(run.runId),
+          style: `height:${ROW}px`,
+          title: `replay run ${run.runId}`,
+          dataset: { testid: 'lane-label', runId: run.runId },
+        },
+        h(
+          'span',
+          { class: 'lane-label-line' },
+          h('span', { class: 'run-id' }, shortId(run.runId)),
+          h('span', { class: `pill outcome outcome-${run.state ?? 'running'}` }, outcome),
+        ),
         h('span', { class: 'lane-label-input' }, summary ? summary.input : ''),
       );
     });
     const chart = svg(
       'svg',
-      { class: 'lane-svg', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'the session over time' },
+      {
+        class: 'lane-svg',
+        width,
+        height,
+        viewBox: `0 0 ${width} ${height}`,
+        role: 'img',
+        'aria-label': 'the session over time',
+      },
       arrowHeads(),
       ...axis(scale, story, width),
       ...story.runs.map((run, i) => runRow(run, i, scale, t1)),
       ...story.links.filter((l) => rows.has(l.by) && rows.has(l.run)).map((l) => link(l, rows, byId, scale)),
     );
     box.replaceChildren(
-      h('div', { class: 'lane-grid', style: `grid-template-columns:${labelWidth}px minmax(0,1fr)` }, h('div', { class: 'lane-labels', style: `padding-top:${AXIS}px` }, ...labels), h('div', { class: 'lane-track' }, chart)),
+      h(
+        'div',
+        { class: 'lane-grid', style: `grid-template-columns:${labelWidth}px minmax(0,1fr)` },
+        h('div', { class: 'lane-labels', style: `padding-top:${AXIS}px` }, ...labels),
+        h('div', { class: 'lane-track' }, chart),
+      ),
     );
   }
 

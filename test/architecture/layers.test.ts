@@ -161,8 +161,10 @@ describe('layers', () => {
 
   it('the engine stays a facade over small parts', () => {
     const lines = (f: string) => readFileSync(join(root, f), 'utf8').split('\n').length;
+    // Counted after Prettier (120 columns), which wraps what used to be one long line: the
+    // limits were 400 / 300 before the formatter, for the same amount of code.
     const large = files.filter(
-      (f) => f.startsWith('src/engine/') && lines(f) > (f === 'src/engine/engine.ts' ? 400 : 300),
+      (f) => f.startsWith('src/engine/') && lines(f) > (f === 'src/engine/engine.ts' ? 460 : 330),
     );
     expect(large.map((f) => `${f}: ${lines(f)} lines`)).toEqual([]);
   });

@@ -176,14 +176,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   guard.ownOrigins = ownOriginsOf(host, port);
   const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
-  const approvals = engine.events({});
-  void forwardApprovals(approvals, registry, logger);
+  const stopApprovals = forwardApprovals(engine, registry);
   const stopHeartbeat = startHeartbeat(options.heartbeatMs ?? DEFAULTS.heartbeatMs, () => registry.peers());
 
   async function shutdown(): Promise<void> {
     admitting = false;
     stopHeartbeat();
-    approvals.close();
+    stopApprovals();
     server.close();
     await registry.closeAll(GatewayCloseCode.GoingAway, SHUTTING_DOWN);
     inspect.close();

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
+import { describeIssue, describeValue } from '../config/issue-text.js';
 import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
 import type { BusyPolicy } from '../../machines/session.machine.js';
@@ -105,8 +106,9 @@ export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>,
 export function admitRequest(raw: unknown, config: Config, now = Date.now()): AdmittedRequest {
   const { startWithinMs, ...req } = validRequest(raw);
   if (req.workspace !== undefined && !req.workspace.startsWith('/')) {
-    throw new EngineError('invalid_request', 'invalid run request: workspace: must be an absolute path', {
-      issues: [{ path: 'workspace', message: 'must be an absolute path' }],
+    const message = `must be an absolute path, got ${describeValue(req.workspace)}`;
+    throw new EngineError('invalid_request', `invalid run request: workspace: ${message}`, {
+      issues: [{ path: 'workspace', message }],
     });
   }
   const exec = config.execution;
@@ -133,9 +135,9 @@ export function admitRequest(raw: unknown, config: Config, now = Date.now()): Ad
 /** The request as RunRequestSchema gives it: parsed here unless the gateway's schema already did. */
 function validRequest(raw: unknown): z.output<typeof RunRequestSchema> {
   if (typeof raw === 'object' && raw !== null && validated.has(raw)) return raw as z.output<typeof RunRequestSchema>;
-  const parsed = RunRequestSchema.safeParse(raw);
+  const parsed = RunRequestSchema.safeParse(raw, { reportInput: true });
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: describeIssue(issue) }));
   const summary = issues.map((i) => `${i.path || '(request)'}: ${i.message}`).join('; ');
   throw new EngineError('invalid_request', `invalid run request: ${summary}`, { issues });
 }

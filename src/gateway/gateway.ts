@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { describeValue } from '../config/issue-text.js';
 import { forwardApprovals } from './approval-notifications.js';
 import { ensureToken } from './auth-token.js';
 import { GatewayCloseCode } from './close-codes.js';
@@ -259,10 +260,15 @@ function connectionLimitsOf(options: GatewayOptions) {
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
     drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
   };
+  const got = (value: unknown) => `got ${describeValue(value)}`;
   if (!(limits.sendBufferLimitBytes > 0))
-    throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
-  if (!(limits.maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
-  if (!(limits.maxBatchRequests >= 1)) throw new RangeError('maxBatchRequests must be at least 1');
+    throw new RangeError(
+      `sendBufferLimitBytes must be a positive number of bytes, ${got(limits.sendBufferLimitBytes)}`,
+    );
+  if (!(limits.maxPayloadBytes > 0))
+    throw new RangeError(`maxPayloadBytes must be a positive number of bytes, ${got(limits.maxPayloadBytes)}`);
+  if (!(limits.maxBatchRequests >= 1))
+    throw new RangeError(`maxBatchRequests must be at least 1, ${got(limits.maxBatchRequests)}`);
   return limits;
 }
 

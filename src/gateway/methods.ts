@@ -47,7 +47,7 @@ export const RunsQueryParamsSchema = z
     outcome: z.string().min(1).max(500).optional(),
     before: z
       .string()
-      .regex(/^[1-9]\d{0,15}$/, 'the cursor of a previous page')
+      .regex(/^[1-9]\d{0,15}$/, 'must be the cursor of a previous page (its `cursor`)')
       .optional(),
     limit: z.number().int().min(1).max(RUN_QUERY_MAX_LIMIT).default(50),
   })

@@ -182,7 +182,10 @@ const benchmark: Benchmark = async () => {
     for (const processes of [1, 2, 3]) byProcesses.push(await measureCluster(redis, root, processes));
     const append = await appendCost(redis.url, root);
     const one = byProcesses[0]!;
-    const note = `${RUNS} runs over ${SESSIONS} sessions on an instant scripted model, ${IN_FLIGHT} submits in flight, spread over the processes; max_runs_global 8; one machine, all processes and Redis sharing its cores`;
+    const note =
+      `${RUNS} runs over ${SESSIONS} sessions on an instant scripted model, ${IN_FLIGHT} submits in ` +
+      `flight, spread over the processes; max_runs_global 8; one machine, all processes and Redis ` +
+      `sharing its cores`;
     return [
       ...byProcesses.map((f, i): BenchFigure => ({
         figure: `cluster: admission, ${i + 1} process${i === 0 ? '' : 'es'} on one Redis (baseline: 1)`,

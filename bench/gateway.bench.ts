@@ -172,7 +172,10 @@ const benchmark: Benchmark = async () => {
       baseline: rawRate,
       ratio: gatewayRate / rawRate,
       target: '>= 0.5',
-      note: `${gatewayBest!.events} events × ${CLIENTS} clients in ${gatewayBest!.ms.toFixed(0)} ms; raw ws broadcast of the same frames: ${rawBest!.events} × ${CLIENTS} in ${rawBest!.ms.toFixed(0)} ms (best of ${ROUNDS})`,
+      note:
+        `${gatewayBest!.events} events × ${CLIENTS} clients in ${gatewayBest!.ms.toFixed(0)} ms; raw ws ` +
+        `broadcast of the same frames: ${rawBest!.events} × ${CLIENTS} in ${rawBest!.ms.toFixed(0)} ms ` +
+        `(best of ${ROUNDS})`,
     },
   ];
   return figures;

@@ -77,7 +77,9 @@ const benchmark: Benchmark = async () => {
       baseline: off,
       ratio: on / off,
       target: '>= 0.7',
-      note: `${Math.round(events / RUNS)} inspection events per run serialized, ${(chars / RUNS / 1024).toFixed(1)} KiB of frames; with no subscriber XState builds none`,
+      note:
+        `${Math.round(events / RUNS)} inspection events per run serialized, ` +
+        `${(chars / RUNS / 1024).toFixed(1)} KiB of frames; with no subscriber XState builds none`,
     },
   ];
   return figures;

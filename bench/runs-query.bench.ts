@@ -153,7 +153,10 @@ const benchmark: Benchmark = async () => {
         figure: `listRuns(failed) full scan, ${LARGE.toLocaleString('en')} stored (what the page never does)`,
         value: performance.now() - started,
         unit: 'ms',
-        note: `${failed.length} runs found, ${store.stats().fileReads - reads} files read; per page with ${LARGE.toLocaleString('en')} stored, opened afresh: ${readsNote.join('; ')}; the store was filled in ${(large.fillMs / 1000).toFixed(1)} s`,
+        note:
+          `${failed.length} runs found, ${store.stats().fileReads - reads} files read; per page with ` +
+          `${LARGE.toLocaleString('en')} stored, opened afresh: ${readsNote.join('; ')}; the store was ` +
+          `filled in ${(large.fillMs / 1000).toFixed(1)} s`,
       });
     } finally {
       await store.close();

@@ -282,7 +282,10 @@ const benchmark: Benchmark = async () => {
       unit: 'runs/s',
       baseline: baselineRate,
       ratio: floorRate / baselineRate,
-      note: "a session actor per session, one limiter actor, an actor per run, each the smallest machine that plays its part; none of the engine's work. Baseline: the hand-rolled engine of the admission figure, which does that work",
+      note:
+        'a session actor per session, one limiter actor, an actor per run, each the smallest machine ' +
+        "that plays its part; none of the engine's work. Baseline: the hand-rolled engine of the " +
+        'admission figure, which does that work',
     },
     {
       figure: 'floor: dispatch per no-op call on bare XState machines (1,000 calls, 8 at once)',
@@ -290,7 +293,9 @@ const benchmark: Benchmark = async () => {
       unit: 'µs',
       baseline: promiseBest,
       ratio: callBest / promiseBest,
-      note: 'a batch actor spawning an actor per call, each told its result by an event and stopped when it reports; baseline: Promise.all over the same no-op executions',
+      note:
+        'a batch actor spawning an actor per call, each told its result by an event and stopped when it ' +
+        'reports; baseline: Promise.all over the same no-op executions',
     },
   ];
   return figures;

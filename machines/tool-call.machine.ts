@@ -264,7 +264,10 @@ export const toolCallMachine = setup({
                   synthetic: true,
                   error: {
                     code: 'timeout',
-                    message: `tool call waited its whole timeout of ${context.timeoutMs} ms for ${context.wait?.resource ?? 'its claim'}, held by ${context.wait?.blockedBy.tool ?? 'a call'} of run ${context.wait?.blockedBy.runId ?? '?'}; it was not run`,
+                    message:
+                      `tool call waited its whole timeout of ${context.timeoutMs} ms for ` +
+                      `${context.wait?.resource ?? 'its claim'}, held by ${context.wait?.blockedBy.tool ?? 'a call'} ` +
+                      `of run ${context.wait?.blockedBy.runId ?? '?'}; it was not run`,
                   },
                 }),
               },

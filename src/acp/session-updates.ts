@@ -165,7 +165,10 @@ export class SessionUpdates {
   private planUpdate(): SessionUpdate {
     const groups = this.plan?.groups ?? [];
     const entries: PlanEntry[] = groups.map((group, index) => ({
-      content: `${groups.length > 1 ? `Step ${index + 1} of ${groups.length}: ` : ''}${group.titles.length > 1 ? 'in parallel, ' : ''}${group.titles.join(' · ')}`,
+      content:
+        (groups.length > 1 ? `Step ${index + 1} of ${groups.length}: ` : '') +
+        (group.titles.length > 1 ? 'in parallel, ' : '') +
+        group.titles.join(' · '),
       priority: 'medium',
       status: groupStatus(group),
     }));

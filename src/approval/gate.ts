@@ -28,6 +28,12 @@ export interface ApprovalRequest {
   reason: string;
 }
 
+/**
+ * What is said of a waiting call to whoever may answer it: the fields of the `approval.requested`
+ * event (and of the gateway's notification), so a process that only reads the log can say it too.
+ */
+export type ApprovalNotice = Pick<ApprovalRequest, 'approvalId' | 'runId' | 'sessionId' | 'callId' | 'action'>;
+
 export type ApprovalResolvedBy = 'approver' | 'respond' | 'timeout' | 'grant' | 'cancelled';
 
 export interface ApprovalResolution {

@@ -18,6 +18,7 @@ export type {
   ApprovalDecision,
   ApprovalGateOptions,
   ApprovalGateRequest,
+  ApprovalNotice,
   ApprovalRequest,
   ApprovalResolution,
   ApprovalResolvedBy,

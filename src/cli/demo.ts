@@ -81,6 +81,7 @@ export async function runDemo(out: (line: string) => void = console.log, color =
   await printing;
   await engine.close();
   out(
-    `\n# done: carol's run ended ${result.state}${result.error ? ` (${result.error.code})` : ''}; alice's first run logged ${history.length} events, seq 1..${history.at(-1)?.seq}`,
+    `\n# done: carol's run ended ${result.state}${result.error ? ` (${result.error.code})` : ''}; ` +
+      `alice's first run logged ${history.length} events, seq 1..${history.at(-1)?.seq}`,
   );
 }

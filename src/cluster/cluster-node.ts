@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Config, PartialConfig } from '../config/index.js';
-import type { ApprovalDecision } from '../approval/index.js';
+import type { ApprovalDecision, ApprovalNotice, ActionSummary } from '../approval/index.js';
 import {
   createEngine,
   EngineError,
@@ -22,6 +22,7 @@ import {
   type EventStream,
   type EventStreamFilter,
   type RunEvent,
+  type RunEventOf,
   type RunRequest,
   type RunResult,
   type RunStatus,
@@ -282,6 +283,27 @@ export class ClusterNode {
     await this.parts.clusterConfig.publish(this.engine.currentConfig());
     for (const node of await this.otherNodes()) this.parts.inbox.tell(node, 'config', {});
     return result;
+  }
+
+  /**
+   * Calls `listener` for each approval raised on any process (read off the cluster's all-runs
+   * feed, as events.subscribe does); returns the unsubscribe function.
+   */
+  onApprovalRequested(listener: (request: ApprovalNotice) => void): () => void {
+    const stream = this.events({});
+    const forward = async () => {
+      for await (const event of stream) {
+        if (event.type !== 'approval.requested') continue;
+        const { approvalId, runId, sessionId, callId, action } = event as RunEventOf<'approval.requested'>;
+        try {
+          listener({ approvalId, runId, sessionId, callId, action: action as ActionSummary });
+        } catch (error) {
+          this.parts.onError(error);
+        }
+      }
+    };
+    forward().catch(this.parts.onError);
+    return () => stream.close();
   }
 
   /** Answers an approval raised on any process: here when it is this one's, otherwise where it is. */

@@ -1,11 +1,10 @@
 /*
  * Turns zod's issues into ConfigIssues that speak TOML: a dotted key path and a sentence that
- * says what was found and what is allowed.
+ * says what was found and what is allowed (issue-text.ts, in TOML's words).
  */
 import { z } from 'zod';
 import type { ConfigIssue } from './errors.js';
-
-type ZodIssue = z.core.$ZodIssue;
+import { describeIssue, TOML_WORDS } from './issue-text.js';
 
 const BARE_KEY = /^[A-Za-z0-9_-]+$/;
 
@@ -22,36 +21,6 @@ function formatKeyPath(path: readonly PropertyKey[]): string {
     out += out === '' ? shown : `.${shown}`;
   }
   return out === '' ? '<root>' : out;
-}
-
-const EXPECTED_NAMES: Record<string, string> = {
-  int: 'an integer',
-  number: 'a number',
-  string: 'a string',
-  boolean: 'true or false',
-  object: 'a table',
-  record: 'a table',
-  array: 'an array',
-};
-
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (value instanceof Date) return 'a date';
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'object') return 'a table';
-  return String(value);
-}
-
-function withInput(expectation: string, issue: ZodIssue): string {
-  if (issue.input === undefined) return `missing; ${expectation}`;
-  return `${expectation}, got ${describeValue(issue.input)}`;
-}
-
-// Only numbers carry bounds in this schema (strings only have "non-empty", handled apart).
-function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig): string {
-  if (issue.code === 'too_small') return `expected ${issue.inclusive ? '>=' : '>'} ${issue.minimum}`;
-  return `expected ${issue.inclusive ? '<=' : '<'} ${issue.maximum}`;
 }
 
 function unwrapTable(schema: z.core.$ZodType): z.core.$ZodType {
@@ -82,29 +51,11 @@ function allowedKeys(root: z.core.$ZodType, path: readonly PropertyKey[]): strin
   return table instanceof z.ZodObject ? Object.keys(table.shape) : [];
 }
 
-function describeIssue(issue: ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      return withInput(`expected ${EXPECTED_NAMES[issue.expected] ?? issue.expected}`, issue);
-    case 'too_small':
-      if (issue.origin === 'string' && Number(issue.minimum) === 1) return 'must not be empty';
-      return withInput(describeBound(issue), issue);
-    case 'too_big':
-      return withInput(describeBound(issue), issue);
-    case 'invalid_value':
-      return withInput(`expected one of ${issue.values.map((v) => JSON.stringify(v)).join(' | ')}`, issue);
-    case 'invalid_key':
-      return `invalid key: ${issue.issues.map(describeIssue).join('; ')}`;
-    default:
-      return issue.message;
-  }
-}
-
 /** One ConfigIssue per problem; an unknown key becomes its own issue at its own path. */
 export function configIssuesFromZod(error: z.ZodError, root: z.core.$ZodType): ConfigIssue[] {
   return error.issues.flatMap((issue): ConfigIssue[] => {
     if (issue.code !== 'unrecognized_keys') {
-      return [{ path: formatKeyPath(issue.path), message: describeIssue(issue) }];
+      return [{ path: formatKeyPath(issue.path), message: describeIssue(issue, TOML_WORDS) }];
     }
     const allowed = allowedKeys(root, issue.path);
     const hint = allowed.length > 0 ? ` (allowed here: ${allowed.join(', ')})` : '';

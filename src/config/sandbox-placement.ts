@@ -43,7 +43,9 @@ export function sandboxPlacementIssues(sandbox: SandboxPlacement, storeDir: stri
   if (pathsNest(dataDir, workspaceRoot)) {
     issues.push({
       path: ['sandbox', 'workspace_root'],
-      message: `${workspaceRoot} overlaps the data directory [store] dir = ${dataDir}, which holds the store and the gateway token; put the workspaces beside it, not inside it`,
+      message:
+        `${workspaceRoot} overlaps the data directory [store] dir = ${dataDir}, which holds the store ` +
+        `and the gateway token; put the workspaces beside it, not inside it`,
     });
   }
   sandbox.read_only_paths.forEach((path, index) => {

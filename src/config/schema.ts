@@ -35,13 +35,17 @@ const ExecutionSchema = z
     max_runs_per_agent: positiveInt
       .default(3)
       .describe(
-        'Runs of one agent (`RunRequest.agentId`) that may hold a permit at once. Waiters are granted in arrival order, skipping one whose agent is at this cap.',
+        'Runs of one agent (`RunRequest.agentId`) that may hold a permit at once. Waiters are granted in ' +
+          'arrival order, skipping one whose agent is at this cap.',
       ),
     busy_policy: z
       .enum(['steer', 'interrupt', 'queue', 'collect', 'reject', 'rollback'])
       .default('steer')
       .describe(
-        'What a message for a busy session does when its request names no `busyPolicy`: join the running run at its next turn, cancel it and run next, wait in the lane, wait and merge with the compatible messages waiting behind it into one run, be refused with `session_busy`, or cancel the running run (`rolled_back`) and run next.',
+        'What a message for a busy session does when its request names no `busyPolicy`: join the running ' +
+          'run at its next turn, cancel it and run next, wait in the lane, wait and merge with the ' +
+          'compatible messages waiting behind it into one run, be refused with `session_busy`, or cancel ' +
+          'the running run (`rolled_back`) and run next.',
       ),
     wait_lane_capacity: positiveInt
       .default(32)
@@ -50,7 +54,9 @@ const ExecutionSchema = z
       .enum(['reject_newest', 'drop_oldest', 'summarize_oldest'])
       .default('reject_newest')
       .describe(
-        'What a full lane does with one more message: reject it with `lane_full`; drop the oldest waiting message (it ends `cancelled`, reason `dropped_overflow`); or drop the oldest and tell the next run that starts what was dropped (the first words of each).',
+        'What a full lane does with one more message: reject it with `lane_full`; drop the oldest ' +
+          'waiting message (it ends `cancelled`, reason `dropped_overflow`); or drop the oldest and tell ' +
+          'the next run that starts what was dropped (the first words of each).',
       ),
     collect_quiet_ms: nonNegativeInt
       .default(500)
@@ -79,7 +85,9 @@ const ExecutionSchema = z
     steer_deadline_seconds: positiveSeconds
       .optional()
       .describe(
-        "Seconds a steer may wait for the running run's next turn boundary when its request sets no `steerDeadlineMs`; then it escalates (`steerEscalation`). Unset: a steer waits as long as the run takes.",
+        "Seconds a steer may wait for the running run's next turn boundary when its request sets no " +
+          '`steerDeadlineMs`; then it escalates (`steerEscalation`). Unset: a steer waits as long as the ' +
+          'run takes.',
       ),
     priority_weights: PriorityWeightsSchema.prefault({}).describe(
       "The shares of the limiter's grants the priority classes get while runs of several classes wait (weighted fair queueing).",
@@ -101,18 +109,22 @@ const ToolServiceSchema = z
       .enum(['groups', 'dag'])
       .default('groups')
       .describe(
-        'How a batch is ordered: contiguous groups of non-conflicting calls, one group after another, or `dag`, where a call waits only for the earlier calls it conflicts with.',
+        'How a batch is ordered: contiguous groups of non-conflicting calls, one group after another, or ' +
+          '`dag`, where a call waits only for the earlier calls it conflicts with.',
       ),
     default_timeout_seconds: positiveSeconds
       .default(60)
       .describe(
-        "Seconds one tool call may take, clipped to the run's remaining deadline; then it is an error result with code `timeout`. Waiting for another run's claim is bounded by it too.",
+        "Seconds one tool call may take, clipped to the run's remaining deadline; then it is an error " +
+          "result with code `timeout`. Waiting for another run's claim is bounded by it too.",
       ),
     cross_run_claims: z
       .boolean()
       .default(true)
       .describe(
-        'Whether every tool call holds its claim against the calls of other runs working in the same workspace (a conflicting call waits, `tool.waiting`). `false`: only the calls of one batch are ordered.',
+        'Whether every tool call holds its claim against the calls of other runs working in the same ' +
+          'workspace (a conflicting call waits, `tool.waiting`). `false`: only the calls of one batch are ' +
+          'ordered.',
       ),
   })
   .strict();
@@ -123,7 +135,10 @@ const ApprovalSchema = z
       .enum(['plan', 'ask', 'auto', 'full'])
       .default('auto')
       .describe(
-        "The execution tier, strictest first: `plan` denies every tool that is not read-only, `ask` asks before every one that is not, `auto` asks before destructive ones and commands the policy marks `warn`, `full` asks nothing. No tier lifts a command-policy block or a tool's own `requiresConfirmation`.",
+        'The execution tier, strictest first: `plan` denies every tool that is not read-only, `ask` asks ' +
+          'before every one that is not, `auto` asks before destructive ones and commands the policy marks ' +
+          "`warn`, `full` asks nothing. No tier lifts a command-policy block or a tool's own " +
+          '`requiresConfirmation`.',
       ),
     timeout_seconds: positiveSeconds
       .default(120)
@@ -132,7 +147,8 @@ const ApprovalSchema = z
       .record(recordKey, z.enum(['allow', 'ask', 'deny']))
       .default({})
       .describe(
-        'Per-tool overrides of the tier: a tool name or glob, mapped to `allow`, `ask` or `deny`. The exact name wins over the longest matching glob; floors still apply.',
+        'Per-tool overrides of the tier: a tool name or glob, mapped to `allow`, `ask` or `deny`. The ' +
+          'exact name wins over the longest matching glob; floors still apply.',
       ),
   })
   .strict();
@@ -285,7 +301,8 @@ const GatewaySchema = z
       .boolean()
       .default(false)
       .describe(
-        'Whether `GET /metrics` answers without the gateway token, for a Prometheus scraper on a private network. Otherwise the scraper sends `Authorization: Bearer <token>`.',
+        'Whether `GET /metrics` answers without the gateway token, for a Prometheus scraper on a private ' +
+          'network. Otherwise the scraper sends `Authorization: Bearer <token>`.',
       ),
   })
   .strict();
@@ -302,7 +319,9 @@ const TelemetrySchema = z
       .url({ protocol: /^https?$/ })
       .optional()
       .describe(
-        "Where spans go: an OpenTelemetry collector's OTLP/HTTP address (`http://localhost:4318`; `/v1/traces` is added unless the path already ends with it). Set, it turns tracing on: a span per run, model turn and tool call. Unset, no tracing code is loaded.",
+        "Where spans go: an OpenTelemetry collector's OTLP/HTTP address (`http://localhost:4318`; " +
+          '`/v1/traces` is added unless the path already ends with it). Set, it turns tracing on: a span ' +
+          'per run, model turn and tool call. Unset, no tracing code is loaded.',
       ),
     service_name: nonEmpty.default('switchyard').describe('The `service.name` the spans are reported under.'),
     log_level: z
@@ -320,7 +339,9 @@ const InspectorSchema = z
       .url({ protocol: /^wss?$/ })
       .optional()
       .describe(
-        "An inspector server of `@statelyai/inspect` (`createInspectorServer()`, e.g. `ws://127.0.0.1:8080`) to send the engine's actors to, for Stately's Inspector in a browser (`switchyard serve --stately-inspector`). Unset, the optional package is not loaded.",
+        'An inspector server of `@statelyai/inspect` (`createInspectorServer()`, e.g. ' +
+          "`ws://127.0.0.1:8080`) to send the engine's actors to, for Stately's Inspector in a browser " +
+          '(`switchyard serve --stately-inspector`). Unset, the optional package is not loaded.',
       ),
     stately_session: nonEmpty
       .optional()
@@ -348,18 +369,23 @@ const StoreSchema = z
       .enum(['lowdb', 'memory', 'redis'])
       .default('lowdb')
       .describe(
-        'Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, memory (nothing survives a restart), or a Redis server at `url`, which several gateway processes can share (README, "Several gateway processes").',
+        'Where runs, event logs, sessions, lanes and grants are kept: JSON files under `dir`, memory ' +
+          '(nothing survives a restart), or a Redis server at `url`, which several gateway processes can ' +
+          'share (README, "Several gateway processes").',
       ),
     dir: nonEmpty
       .default('.switchyard')
       .describe(
-        'The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its token file here too. With `kind = "redis"` it holds only the token file.',
+        'The data directory of the file store (`switchyard serve --data-dir`); the gateway keeps its ' +
+          'token file here too. With `kind = "redis"` it holds only the token file.',
       ),
     fsync: z
       .boolean()
       .default(false)
       .describe(
-        'File store: fsync each file and its directory before a write counts as done. Off, an acknowledged message survives a crash of the process; on, a power loss too, at the cost of a disk flush per group commit.',
+        'File store: fsync each file and its directory before a write counts as done. Off, an ' +
+          'acknowledged message survives a crash of the process; on, a power loss too, at the cost of a ' +
+          'disk flush per group commit.',
       ),
     url: z
       .string()
@@ -370,7 +396,8 @@ const StoreSchema = z
       .string()
       .default('switchyard:')
       .describe(
-        '`kind = "redis"` only: the prefix of every key the store and the cluster write, so several clusters (or other applications) can share one Redis database.',
+        '`kind = "redis"` only: the prefix of every key the store and the cluster write, so several ' +
+          'clusters (or other applications) can share one Redis database.',
       ),
   })
   .strict();
@@ -380,12 +407,15 @@ const ClusterSchema = z
     lease_seconds: positiveSeconds
       .default(10)
       .describe(
-        "Seconds a process owns a session (and holds its runs' permits) without renewing; it renews every third of it. A process that dies or stalls longer loses its sessions to the others, whose takeover ends its running runs `failed` / `interrupted`.",
+        "Seconds a process owns a session (and holds its runs' permits) without renewing; it renews " +
+          'every third of it. A process that dies or stalls longer loses its sessions to the others, whose ' +
+          'takeover ends its running runs `failed` / `interrupted`.',
       ),
     node_id: nonEmpty
       .optional()
       .describe(
-        "This process's name in the cluster, carried by `run.started` as `node`; unset, it is the host name and the process id joined by a colon. Must be unique among the processes on one Redis.",
+        "This process's name in the cluster, carried by `run.started` as `node`; unset, it is the host " +
+          'name and the process id joined by a colon. Must be unique among the processes on one Redis.',
       ),
   })
   .strict();

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
+import { describeIssue, describeValue } from '../config/issue-text.js';
 import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
 import type { BusyPolicy } from '../../machines/session.machine.js';
@@ -69,6 +70,20 @@ export const RunRequestSchema = z
 
 export type RunRequest = z.input<typeof RunRequestSchema>;
 
+/** Requests the gateway's run.submit schema accepted, by identity: admission takes them without parsing again. */
+const validated = new WeakSet<object>();
+
+/**
+ * The params schema of the gateway's run.submit: RunRequestSchema, and its result is marked so
+ * that the engine's admission uses it as it is — a request through the gateway is validated
+ * once, there, and a library call once, in admitRequest. The parsed object is the gateway's
+ * own copy (zod builds it), so nothing changes it between the two.
+ */
+export const SubmitParamsSchema = RunRequestSchema.transform((request) => {
+  validated.add(request);
+  return request;
+});
+
 export type RunPriority = NonNullable<z.output<typeof RunRequestSchema>['priority']>;
 
 /** A request after validation, with the defaults of the config in force at submit time. */
@@ -89,16 +104,11 @@ export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>,
 
 /** `now` (the engine clock, ms) turns `startWithinMs` into the `startBy` the admitted request carries. */
 export function admitRequest(raw: unknown, config: Config, now = Date.now()): AdmittedRequest {
-  const parsed = RunRequestSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-    const summary = issues.map((i) => `${i.path || '(request)'}: ${i.message}`).join('; ');
-    throw new EngineError('invalid_request', `invalid run request: ${summary}`, { issues });
-  }
-  const { startWithinMs, ...req } = parsed.data;
+  const { startWithinMs, ...req } = validRequest(raw);
   if (req.workspace !== undefined && !req.workspace.startsWith('/')) {
-    throw new EngineError('invalid_request', 'invalid run request: workspace: must be an absolute path', {
-      issues: [{ path: 'workspace', message: 'must be an absolute path' }],
+    const message = `must be an absolute path, got ${describeValue(req.workspace)}`;
+    throw new EngineError('invalid_request', `invalid run request: workspace: ${message}`, {
+      issues: [{ path: 'workspace', message }],
     });
   }
   const exec = config.execution;
@@ -120,6 +130,16 @@ export function admitRequest(raw: unknown, config: Config, now = Date.now()): Ad
     modelOverride: req.model,
     plainText: isPlainText(req),
   };
+}
+
+/** The request as RunRequestSchema gives it: parsed here unless the gateway's schema already did. */
+function validRequest(raw: unknown): z.output<typeof RunRequestSchema> {
+  if (typeof raw === 'object' && raw !== null && validated.has(raw)) return raw as z.output<typeof RunRequestSchema>;
+  const parsed = RunRequestSchema.safeParse(raw, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: describeIssue(issue) }));
+  const summary = issues.map((i) => `${i.path || '(request)'}: ${i.message}`).join('; ');
+  throw new EngineError('invalid_request', `invalid run request: ${summary}`, { issues });
 }
 
 /** Only plain text may steer a running run (docs/runs.md, "Busy sessions"). */

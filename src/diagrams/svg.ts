@@ -137,16 +137,20 @@ export function renderStatechartSvg(layout: StatechartLayout): string {
   const width = Math.ceil(layout.width);
   const height = Math.ceil(layout.height);
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="sc-root" data-machine="${escapeXml(layout.machineId)}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="sc-root" data-machine="${escapeXml(layout.machineId)}" ` +
+      `width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
     `<style>${STYLE}</style>`,
-    `<defs><marker id="${markerId}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path class="sc-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>`,
+    `<defs><marker id="${markerId}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" ` +
+      `orient="auto-start-reverse"><path class="sc-arrow" d="M0,0 L10,5 L0,10 z"/></marker></defs>`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     ...states.map((state) => renderState(state, state === root)),
     ...layout.edges.map((edge) => renderEdge(edge, markerId)),
     ...states.filter(isContainer).map((state) => renderHeading(state, state === root)),
     ...layout.initials.map(
       (marker) =>
-        `<g class="sc-initial" data-initial-of="${escapeXml(marker.target)}"><circle cx="${n(marker.center.x)}" cy="${n(marker.center.y)}" r="${METRICS.initialSize / 2}"/><path d="${roundedPath(marker.points)}" marker-end="url(#${markerId})"/></g>`,
+        `<g class="sc-initial" data-initial-of="${escapeXml(marker.target)}">` +
+        `<circle cx="${n(marker.center.x)}" cy="${n(marker.center.y)}" r="${METRICS.initialSize / 2}"/>` +
+        `<path d="${roundedPath(marker.points)}" marker-end="url(#${markerId})"/></g>`,
     ),
     `</svg>`,
   ].join('\n');

@@ -45,7 +45,8 @@ export class BusyMessages {
         rejection.activeRunId !== undefined ? `run "${rejection.activeRunId}" is active` : 'messages are waiting';
       return new EngineError(
         'session_busy',
-        `session "${sessionId}" is busy (${running}) and the message's busyPolicy is "reject": nothing was stored; send it again once the run ended, or choose another busyPolicy`,
+        `session "${sessionId}" is busy (${running}) and the message's busyPolicy is "reject": nothing ` +
+          `was stored; send it again once the run ended, or choose another busyPolicy`,
         {
           sessionId,
           ...(rejection.activeRunId !== undefined ? { activeRunId: rejection.activeRunId } : {}),

@@ -53,10 +53,16 @@ export function firstWords(text: string, words = 8): string {
 /** What the next run is told about messages `summarize_oldest` dropped. */
 export function overflowNotice(dropped: readonly { runId: string; input: string }[]): string {
   const lines = dropped.map((m, i) => `${i + 1}. "${firstWords(m.input)}" (id ${m.runId})`);
-  return `[${dropped.length} earlier message${dropped.length === 1 ? ' was' : 's were'} dropped unanswered because too many were waiting:]\n${lines.join('\n')}`;
+  return (
+    `[${dropped.length} earlier message${dropped.length === 1 ? ' was' : 's were'} dropped ` +
+    `unanswered because too many were waiting:]\n${lines.join('\n')}`
+  );
 }
 
 /** What a rollback's run is told about the run it replaced (its messages are in the conversation still). */
 export function rollbackNotice(rolledBack: { runId: string; input: string }): string {
-  return `[The previous request ("${firstWords(rolledBack.input)}", id ${rolledBack.runId}) was rolled back by the user: disregard it and anything done for it, and answer the next message instead.]`;
+  return (
+    `[The previous request ("${firstWords(rolledBack.input)}", id ${rolledBack.runId}) was rolled ` +
+    `back by the user: disregard it and anything done for it, and answer the next message instead.]`
+  );
 }

@@ -26,60 +26,85 @@ import { connectMcpServer, type McpConnection } from '../tools/mcp/index.js';
 import { EngineError } from '../core/errors.js';
 
 export interface EngineOptions {
-  /** A config object in the TOML vocabulary, or the path of a TOML file. */
+  /**
+   * A config object in the TOML vocabulary, or the path of a TOML file.
+   * @default the built-in defaults (defaultConfig(); README, "Configuration")
+   */
   config?: PartialConfig | string;
   /**
    * Where runs, events, conversations, lanes and grants are kept: a Store, 'memory', or
-   * `{ dir }` for the file store (lowdb) in that directory. Default: 'memory', unless the
-   * config object sets `store` (then its `kind` decides: `dir` for lowdb, `url` and
-   * `key_prefix` for Redis).
+   * `{ dir }` for the file store (lowdb) in that directory.
+   * @default 'memory', unless the config object sets `store` (then its `kind` decides: `dir`
+   * for lowdb, `url` and `key_prefix` for Redis)
    */
   store?: Store | 'memory' | { dir: string };
-  /** Model providers by id, merged over the built-in "scripted". */
+  /**
+   * Model providers by id, merged over the built-in "scripted" and the config's [models.<id>].
+   * @default {} (the built-in "scripted" and the configured ones)
+   */
   models?: Record<string, ModelProvider>;
-  /** Tools added to the builtins. */
+  /**
+   * Tools added to the builtins; one of them replaces a builtin of the same name.
+   * @default [] (the builtins, and the tools of the config's [mcp.<id>] servers)
+   */
   tools?: AnyTool[];
   /**
    * Tools only the runs of one session see (an editor's own MCP servers, for instance), asked
    * for at each model turn and tool batch of that session's runs; one of them replaces a tool
    * of the same name for those runs. Must not throw.
+   * @default none: every session sees the engine's tools
    */
   sessionTools?: (sessionId: string) => readonly AnyTool[];
-  /** The clock for deadlines, lane expiry and model latency; e.g. new SimulatedClock(). */
+  /**
+   * The clock for deadlines, lane expiry and model latency; e.g. new SimulatedClock().
+   * @default systemClock
+   */
   clock?: Clock;
   /**
-   * Answers approval requests programmatically (README, "Approval, command policy and the sandbox"); it races with respondApproval().
-   * Without it, a gated call waits for respondApproval() (e.g. from the gateway) until
-   * [approval] timeout_seconds, then is denied.
+   * Answers approval requests programmatically (README, "Approval, command policy and the
+   * sandbox"); it races with respondApproval().
+   * @default none: a gated call waits for respondApproval() (e.g. from the gateway) until
+   * [approval] timeout_seconds, then is denied
    */
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
-  /** Receives XState inspection events of every actor (limiter, sessions, runs). */
+  /**
+   * Receives XState inspection events of every actor (limiter, sessions, runs).
+   * @default none (engine.inspect() subscribes later)
+   */
   inspect?: (event: InspectionEvent) => void;
-  /** Where unexpected errors go (default: console.error). */
+  /**
+   * Where unexpected errors go.
+   * @default console.error
+   */
   onError?: (error: unknown) => void;
   /**
    * A hook that may rewrite a tool call's arguments after its claim was computed (return the
    * new arguments, or undefined to keep them). A group holding a rewritten call runs serially.
+   * @default none: arguments run as the model gave them
    */
   rewriteArguments?: ToolServiceOptions['rewriteArguments'];
   /**
    * Where tool calls hold their claims against the calls of other runs (docs/claims.md, "Claims
-   * across runs"). Default: a registry in this process.
+   * across runs").
+   * @default a registry in this process (InProcessClaimRegistry)
    */
   claims?: ClaimRegistry;
   /**
    * Connected node clients for the node_invoke tool: a NodeRegistry, also handed to
-   * startGateway so nodes can register. Without it node_invoke fails with `unavailable`.
+   * startGateway so nodes can register.
+   * @default none: node_invoke fails with `unavailable`
    */
   nodes?: NodeInvoker;
   /**
    * Shares sessions and permits with other processes on one Redis (src/cluster/, docs/cluster.md).
    * Then nothing is recovered at start: each session is recovered by the process that takes it over.
+   * @default none: the engine is alone, and recovers its store when it starts
    */
   ownership?: SessionOwnership;
   /**
    * What an observer learns beyond the event log: a run's start (its trace id goes into
-   * `run.started`) and command-policy verdicts. src/telemetry provides one. Default: none.
+   * `run.started`) and command-policy verdicts. src/telemetry provides one.
+   * @default none
    */
   observer?: Partial<EngineObserver>;
 }

@@ -28,7 +28,7 @@ import type { AnyTool } from '../tools/tool.js';
 import type { ToolServiceOptions } from '../tools/tool-service.js';
 import { Admission } from './admission.js';
 import { BusyMessages } from './busy-messages.js';
-import { approvalGateFor } from './approvals.js';
+import { ApprovalListeners, approvalGateFor, type ApprovalRequestListener } from './approvals.js';
 import { NO_OBSERVER, type EngineObserver } from './engine-observer.js';
 import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
@@ -77,6 +77,7 @@ export class Engine {
   private readonly inspection: InspectionHub;
   private readonly grants: SessionGrants;
   private readonly approvals: ApprovalGate;
+  private readonly approvalListeners: ApprovalListeners;
   private readonly table: RunTable;
   private readonly ledger: RunLedger;
   private readonly limiter: Limiter;
@@ -111,12 +112,14 @@ export class Engine {
       onChange: (sessionId, fingerprints) => settleInBackground(this.store.saveGrants?.(sessionId, fingerprints)),
     });
     const ledger = () => this.ledger;
+    this.approvalListeners = new ApprovalListeners(this.onError);
     this.approvals = approvalGateFor({
       clock: this.clock,
       config,
       grants: this.grants,
       table: this.table,
       ledger,
+      listeners: this.approvalListeners,
       ...(deps.approver ? { approver: deps.approver } : {}),
     });
     this.ledger = new RunLedger({
@@ -349,6 +352,11 @@ export class Engine {
       );
     }
     return this.approvals.respond(approvalId, parsed.data);
+  }
+
+  /** Calls `listener` each time a tool call starts waiting for approval; returns the unsubscribe function. */
+  onApprovalRequested(listener: ApprovalRequestListener): () => void {
+    return this.approvalListeners.add(listener);
   }
 
   /** Approvals waiting for an answer, oldest first. */

@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import { describeValue } from '../config/issue-text.js';
 import { forwardApprovals } from './approval-notifications.js';
 import { ensureToken } from './auth-token.js';
 import { GatewayCloseCode } from './close-codes.js';
@@ -25,50 +26,91 @@ export type { HttpRouteHandler } from './http-routes.js';
 
 export interface GatewayOptions {
   engine: GatewayEngine;
-  /** Interface to bind; loopback by default. */
+  /**
+   * Interface to bind.
+   * @default '127.0.0.1' (loopback)
+   */
   host?: string;
-  /** TCP port; 0 picks a free one (read it from Gateway.port). Default 7420. */
+  /**
+   * TCP port; 0 picks a free one (read it from Gateway.port).
+   * @default 7420
+   */
   port?: number;
-  /** Where the token file lives (created if missing). Default ".switchyard". */
+  /**
+   * Where the token file lives (created if missing).
+   * @default '.switchyard'
+   */
   dataDir?: string;
-  /** Largest frame a client may send; a bigger one closes that connection with 1009. Default 1 MiB. */
+  /**
+   * Largest frame a client may send; a bigger one closes that connection with 1009.
+   * @default 1048576 (1 MiB)
+   */
   maxPayloadBytes?: number;
-  /** Browser origins allowed besides the gateway's own (http://host:port). Default none. */
+  /**
+   * Browser origins allowed besides the gateway's own (http://host:port).
+   * @default [] (none)
+   */
   allowedOrigins?: string[];
-  /** Unread bytes a connection may have waiting before it is closed with 4008. Default 4 MiB. */
+  /**
+   * Unread bytes a connection may have waiting before it is closed with 4008.
+   * @default 4194304 (4 MiB)
+   */
   sendBufferLimitBytes?: number;
   /**
    * A subscription stops sending while its client has more than half of sendBufferLimitBytes
    * unread; a client that takes longer than this to read down to a quarter is closed with
-   * 4008 too. Default 5 s.
+   * 4008 too.
+   * @default 5000 (5 s)
    */
   drainTimeoutMs?: number;
-  /** Subscriptions (events + inspect) one connection may hold. Default 256. */
+  /**
+   * Subscriptions (events + inspect) one connection may hold.
+   * @default 256
+   */
   maxSubscriptionsPerConnection?: number;
   /**
    * Requests (notifications included) one JSON-RPC batch may hold; each request of a longer
-   * batch is answered -32600 with data.code "batch_too_large" and none of them runs. Default 100.
+   * batch is answered -32600 with data.code "batch_too_large" and none of them runs.
+   * @default 100
    */
   maxBatchRequests?: number;
-  /** Ping interval; a connection that misses a pong until the next one is dropped. 0 = off. Default 30 s. */
+  /**
+   * Ping interval; a connection that misses a pong until the next one is dropped. 0 = off.
+   * @default 30000 (30 s)
+   */
   heartbeatMs?: number;
-  /** How long a closing connection gets to finish its close handshake. Default 5 s. */
+  /**
+   * How long a closing connection gets to finish its close handshake.
+   * @default 5000 (5 s)
+   */
   closeTimeoutMs?: number;
   /**
-   * Where node clients (role node, docs/gateway-connections.md) register, and the engine's node_invoke finds them;
-   * the same registry goes to createEngine({ nodes }). Without it node connections are refused.
+   * Where node clients (role node, docs/gateway-connections.md) register, and the engine's
+   * node_invoke finds them; the same registry goes to createEngine({ nodes }).
+   * @default none: node connections are refused
    */
   nodes?: NodeRegistry;
-  /** Extra HTTP GET routes by path (e.g. "/inspect"); each requires the token. */
+  /**
+   * Extra HTTP GET routes by path (e.g. "/inspect"); each requires the token.
+   * @default {} (none)
+   */
   httpRoutes?: Record<string, HttpRouteHandler>;
-  /** Extra HTTP GET routes anyone may call, without the token (e.g. "/metrics" for a scraper on a private network). */
+  /**
+   * Extra HTTP GET routes anyone may call, without the token (e.g. "/metrics" for a scraper on
+   * a private network).
+   * @default {} (none)
+   */
   publicHttpRoutes?: Record<string, HttpRouteHandler>;
   /**
    * What GET /readyz asks besides "not shutting down": whether the server can take runs
-   * (store reachable, config valid). Must not throw. Default: ready while admitting.
+   * (store reachable, config valid). Must not throw.
+   * @default none: ready while admitting
    */
   readiness?: () => Promise<boolean | { ready: boolean; details: string[] }>;
-  /** Default: info is silent, warnings and errors go to the console. */
+  /**
+   * Where the gateway's log lines go; the parts given replace those of the default.
+   * @default info is silent, warnings and errors go to the console
+   */
   logger?: Partial<GatewayLogger>;
 }
 
@@ -176,14 +218,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   guard.ownOrigins = ownOriginsOf(host, port);
   const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
-  const approvals = engine.events({});
-  void forwardApprovals(approvals, registry, logger);
+  const stopApprovals = forwardApprovals(engine, registry);
   const stopHeartbeat = startHeartbeat(options.heartbeatMs ?? DEFAULTS.heartbeatMs, () => registry.peers());
 
   async function shutdown(): Promise<void> {
     admitting = false;
     stopHeartbeat();
-    approvals.close();
+    stopApprovals();
     server.close();
     await registry.closeAll(GatewayCloseCode.GoingAway, SHUTTING_DOWN);
     inspect.close();
@@ -219,10 +260,15 @@ function connectionLimitsOf(options: GatewayOptions) {
     closeTimeoutMs: options.closeTimeoutMs ?? DEFAULTS.closeTimeoutMs,
     drainTimeoutMs: options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs,
   };
+  const got = (value: unknown) => `got ${describeValue(value)}`;
   if (!(limits.sendBufferLimitBytes > 0))
-    throw new RangeError('sendBufferLimitBytes must be a positive number of bytes');
-  if (!(limits.maxPayloadBytes > 0)) throw new RangeError('maxPayloadBytes must be a positive number of bytes');
-  if (!(limits.maxBatchRequests >= 1)) throw new RangeError('maxBatchRequests must be at least 1');
+    throw new RangeError(
+      `sendBufferLimitBytes must be a positive number of bytes, ${got(limits.sendBufferLimitBytes)}`,
+    );
+  if (!(limits.maxPayloadBytes > 0))
+    throw new RangeError(`maxPayloadBytes must be a positive number of bytes, ${got(limits.maxPayloadBytes)}`);
+  if (!(limits.maxBatchRequests >= 1))
+    throw new RangeError(`maxBatchRequests must be at least 1, ${got(limits.maxBatchRequests)}`);
   return limits;
 }
 

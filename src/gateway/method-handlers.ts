@@ -3,6 +3,7 @@
  * method's zod schema (methods.ts); errors thrown here become JSON-RPC errors (rpcErrorOf).
  */
 import type { z } from 'zod';
+import type { ApprovalNotice } from '../approval/index.js';
 import type { PartialConfig } from '../config/index.js';
 import type { Engine } from '../engine/index.js';
 import { EngineError, isEngineError } from '../core/errors.js';
@@ -33,6 +34,8 @@ export type GatewayEngine = Pick<
   reconfigure(partial: PartialConfig): ReturnType<Engine['reconfigure']> | Promise<ReturnType<Engine['reconfigure']>>;
   snapshot(): ReturnType<Engine['snapshot']> | Promise<ReturnType<Engine['snapshot']>>;
   respondApproval(...args: Parameters<Engine['respondApproval']>): boolean | Promise<boolean>;
+  /** Calls `listener` for each call that starts waiting for approval; returns the unsubscribe function. */
+  onApprovalRequested(listener: (request: ApprovalNotice) => void): () => void;
 };
 
 /** What a method may do on the connection it was called on. */

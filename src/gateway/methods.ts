@@ -10,7 +10,7 @@ import type { StreamEvent, RunEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
 import { RUN_QUERY_MAX_LIMIT } from '../store/run-summary.js';
 import type { RunPage } from '../store/types.js';
-import { IdSchema, RunRequestSchema } from '../core/run-request.js';
+import { IdSchema, SubmitParamsSchema } from '../core/run-request.js';
 import type { SerializedInspectionEvent } from './inspection/inspect-serialize.js';
 import type { NodeInfo } from './nodes/node-registry.js';
 
@@ -47,14 +47,15 @@ export const RunsQueryParamsSchema = z
     outcome: z.string().min(1).max(500).optional(),
     before: z
       .string()
-      .regex(/^[1-9]\d{0,15}$/, 'the cursor of a previous page')
+      .regex(/^[1-9]\d{0,15}$/, 'must be the cursor of a previous page (its `cursor`)')
       .optional(),
     limit: z.number().int().min(1).max(RUN_QUERY_MAX_LIMIT).default(50),
   })
   .strict();
 
 export const MethodParamsSchemas = {
-  'run.submit': RunRequestSchema,
+  // RunRequestSchema, whose result the engine takes without validating it again.
+  'run.submit': SubmitParamsSchema,
   'run.wait': z.object({ runId: Id }).strict(),
   'run.get': z.object({ runId: Id }).strict(),
   'run.history': z.object({ runId: Id }).strict(),

@@ -11,6 +11,7 @@
  */
 import type { RawData } from 'ws';
 import { z } from 'zod';
+import { describeIssue } from '../config/issue-text.js';
 import { jsonSafe } from './json-safe.js';
 
 export const RpcErrorCode = {
@@ -72,8 +73,9 @@ export interface ZodIssueSummary {
   message: string;
 }
 
+/** Each issue with the value it is about, when the parse had `reportInput: true` (a frame's params do). */
 export function issuesOf(error: z.ZodError): ZodIssueSummary[] {
-  return error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+  return error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: describeIssue(issue) }));
 }
 
 /**
@@ -144,7 +146,7 @@ export interface FrameShape<T> {
 export type ShapedFrame<T> = { ok: true; frame: T } | { ok: false; answer: string | undefined };
 
 export function readShape<T>(shape: FrameShape<T>, raw: unknown): ShapedFrame<T> {
-  const parsed = shape.schema.safeParse(raw);
+  const parsed = shape.schema.safeParse(raw, { reportInput: true });
   return parsed.success
     ? { ok: true, frame: parsed.data }
     : { ok: false, answer: shape.refuse(raw, issuesOf(parsed.error)) };

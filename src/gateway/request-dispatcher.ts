@@ -122,7 +122,7 @@ export class RequestDispatcher {
         ),
       );
     }
-    const params = MethodParamsSchemas[method].safeParse(shaped.frame.params ?? {});
+    const params = MethodParamsSchemas[method].safeParse(shaped.frame.params ?? {}, { reportInput: true });
     if (!params.success) {
       if (id === undefined) return done(this.ignored(method, 'invalid params'));
       return done(

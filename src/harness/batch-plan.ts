@@ -105,7 +105,9 @@ function admitCall(call: ToolCallRequest, service: ToolService): AdmittedCall {
     rewritten: false,
     invalid: {
       code: 'invalid_arguments',
-      message: `the arguments of ${call.name} are not a JSON object: ${JSON.stringify(truncate(raw))}; call ${call.name} again with one JSON object matching its schema`,
+      message:
+        `the arguments of ${call.name} are not a JSON object: ${JSON.stringify(truncate(raw))}; call ` +
+        `${call.name} again with one JSON object matching its schema`,
     },
   };
 }

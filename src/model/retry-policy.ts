@@ -78,7 +78,9 @@ export function decideRetry(failure: Failure, attempt: number, options: RetryOpt
       retry: false,
       error: new ModelError(
         rateLimited ? 'rate_limited' : 'model_error',
-        `model request to ${where} failed ${attempt === 0 ? 'on its only attempt (retries are off)' : `after ${attempt + 1} attempts`}; last: ${failure.reason}`,
+        `model request to ${where} failed ` +
+          `${attempt === 0 ? 'on its only attempt (retries are off)' : `after ${attempt + 1} attempts`}; ` +
+          `last: ${failure.reason}`,
         failure.status,
       ),
     };

@@ -131,7 +131,10 @@ export const STARTED = 'started';
  * through a wrapper may hold inherited ones, which would reach into the host), and becomes the
  * command. No report means the sandbox never started, which is not the command's failure.
  */
-const START_SCRIPT = `printf ${STARTED} >&${BWRAP_FDS.started}; for fd in /proc/$$/fd/*; do fd=\${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@"`;
+const START_SCRIPT =
+  `printf ${STARTED} >&${BWRAP_FDS.started}; ` +
+  `for fd in /proc/$$/fd/*; do fd=\${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; ` +
+  `exec "$@"`;
 
 /** bwrap, its arguments and its inputs for `argv` under `limits`; throws when prlimit is missing. */
 export function sandboxedProcess(options: SandboxedCommandOptions): SandboxedProcess {

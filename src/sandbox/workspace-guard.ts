@@ -22,10 +22,16 @@ export function workspaceRefusal(workspace: string, guard: WorkspaceGuard): stri
   const path = resolve(workspace);
   if (path === sep) return 'the file-system root cannot be a workspace; name a project directory';
   if (guard.dataDir !== undefined && pathsNest(path, resolve(guard.dataDir))) {
-    return `${path} overlaps the data directory ${resolve(guard.dataDir)} (the store and the gateway token); choose a directory outside it that does not contain it`;
+    return (
+      `${path} overlaps the data directory ${resolve(guard.dataDir)} (the store and the gateway ` +
+      `token); choose a directory outside it that does not contain it`
+    );
   }
   if (guard.workspaceRoot !== undefined && pathWithin(path, resolve(guard.workspaceRoot))) {
-    return `${path} contains the workspace root ${resolve(guard.workspaceRoot)}, every session's workspace; choose a directory inside one session's workspace or elsewhere`;
+    return (
+      `${path} contains the workspace root ${resolve(guard.workspaceRoot)}, every session's workspace; ` +
+      `choose a directory inside one session's workspace or elsewhere`
+    );
   }
   return undefined;
 }

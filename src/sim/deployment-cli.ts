@@ -71,7 +71,8 @@ export async function runDeploymentCommand(argv: string[], io: DeploymentIo): Pr
     if (parsed.saveWorkload !== undefined) {
       writeFileSync(parsed.saveWorkload, `${JSON.stringify(workload, null, 2)}\n`);
       io.out(
-        `workload of ${workload.source.runs} runs (${Object.keys(workload.agents).length} agents, ${Object.keys(workload.tools).length} tools) written to ${parsed.saveWorkload}\n`,
+        `workload of ${workload.source.runs} runs (${Object.keys(workload.agents).length} agents, ` +
+          `${Object.keys(workload.tools).length} tools) written to ${parsed.saveWorkload}\n`,
       );
     }
     if (parsed.configs.length === 0 && parsed.saveWorkload !== undefined) return 0;
@@ -263,7 +264,10 @@ export function formatDeployment(reports: LabelledReport[]): string {
       .trimEnd(),
   );
   const first = reports[0]!.report;
-  const header = `switchyard simulate — seed ${first.seed}, scale ${first.scale}×, ${fmtMs(first.durationMs)} of arrivals from ${first.startHour}:00 UTC, ${first.crashes} crash${first.crashes === 1 ? '' : 'es'}`;
+  const header =
+    `switchyard simulate — seed ${first.seed}, scale ${first.scale}×, ${fmtMs(first.durationMs)} of ` +
+    `arrivals from ${first.startHour}:00 UTC, ${first.crashes} ` +
+    `crash${first.crashes === 1 ? '' : 'es'}`;
   const unknown = Object.entries(first.unknownPolicies);
   const note =
     unknown.length > 0

@@ -37,8 +37,9 @@ th:first-child,td:first-child{text-align:left}.grid{display:flex;flex-wrap:wrap;
 .ok{color:#059669}.bad{color:#dc2626}small{color:#555}
 </style></head><body>
 <h1>${esc(title)}</h1>
-<small>seed ${first.seed} · scale ${first.scale}× · ${fmtDuration(first.durationMs)} of arrivals from ${String(first.startHour).padStart(2, '0')}:00 UTC · virtual time</small>
-<div class="legend" style="margin-top:8px">${reports.map((r, i) => `<span><i class="swatch" style="background:${COLOURS[i % COLOURS.length]}"></i>${esc(r.label)}</span>`).join('')}</div>
+<small>seed ${first.seed} · scale ${first.scale}× · ${fmtDuration(first.durationMs)} of arrivals \
+from ${String(first.startHour).padStart(2, '0')}:00 UTC · virtual time</small>
+<div class="legend" style="margin-top:8px">${reports.map(legendEntry).join('')}</div>
 <h2>Overall</h2>
 ${summaryTable(reports)}
 <h2>Plots</h2>
@@ -101,12 +102,19 @@ function summaryTable(reports: LabelledReport[]): string {
     .join('')}</table>`;
 }
 
+function legendEntry(r: LabelledReport, i: number): string {
+  return `<span><i class="swatch" style="background:${COLOURS[i % COLOURS.length]}"></i>${esc(r.label)}</span>`;
+}
+
 function agentTable(report: DeploymentReport): string {
   const head =
-    '<tr><th>agent</th><th>messages</th><th>lane_full</th><th>lane wait p95</th><th>admission wait p95</th><th>latency p50 / p95 / p99</th><th>utilisation</th></tr>';
+    '<tr><th>agent</th><th>messages</th><th>lane_full</th><th>lane wait p95</th><th>admission wait ' +
+    'p95</th><th>latency p50 / p95 / p99</th><th>utilisation</th></tr>';
   const rows = Object.entries(report.agents).map(
     ([agent, m]) =>
-      `<tr><td>${esc(agent)}</td><td>${m.messages}</td><td>${m.rejected.lane_full}</td><td>${fmtMs(m.laneWaitMs.p95)}</td><td>${fmtMs(m.admissionWaitMs.p95)}</td><td>${pct(m.runLatencyMs)}</td><td>${((report.utilisation.perAgent[agent] ?? 0) * 100).toFixed(1)} %</td></tr>`,
+      `<tr><td>${esc(agent)}</td><td>${m.messages}</td><td>${m.rejected.lane_full}</td>` +
+      `<td>${fmtMs(m.laneWaitMs.p95)}</td><td>${fmtMs(m.admissionWaitMs.p95)}</td><td>${pct(m.runLatencyMs)}</td>` +
+      `<td>${((report.utilisation.perAgent[agent] ?? 0) * 100).toFixed(1)} %</td></tr>`,
   );
   return `<table>${head}${rows.join('')}</table>`;
 }
@@ -140,7 +148,12 @@ function utilisationPlot(reports: LabelledReport[]): string {
       const u = r.report.utilisation.global;
       const bw = (W - PAD.left - PAD.right) / (reports.length * 2);
       const bx = PAD.left + bw * (2 * i + 0.5);
-      return `<rect x="${bx.toFixed(1)}" y="${y(u).toFixed(1)}" width="${bw.toFixed(1)}" height="${(y(0) - y(u)).toFixed(1)}" fill="${COLOURS[i % COLOURS.length]}"/><text x="${(bx + bw / 2).toFixed(1)}" y="${(y(u) - 4).toFixed(1)}" text-anchor="middle" font-size="11">${(u * 100).toFixed(1)} %</text>`;
+      return (
+        `<rect x="${bx.toFixed(1)}" y="${y(u).toFixed(1)}" width="${bw.toFixed(1)}" ` +
+        `height="${(y(0) - y(u)).toFixed(1)}" fill="${COLOURS[i % COLOURS.length]}"/><text ` +
+        `x="${(bx + bw / 2).toFixed(1)}" y="${(y(u) - 4).toFixed(1)}" text-anchor="middle" ` +
+        `font-size="11">${(u * 100).toFixed(1)} %</text>`
+      );
     })
     .join('');
   return frame('Limiter utilisation (time-weighted mean)', bars, '', '100 %', '', 'permits in use / max');

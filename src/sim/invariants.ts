@@ -447,7 +447,9 @@ export class InvariantMonitor {
       if (other.runId === runId || !claimsConflict(call.footprint, other.call.footprint)) continue;
       this.report(
         'cross-run-overlap',
-        `${where}: call ${call.callId} (${call.tool}) started while the conflicting call ${other.call.callId} (${other.call.tool}) of run ${other.runId}, in the same workspace, was running`,
+        `${where}: call ${call.callId} (${call.tool}) started while the conflicting call ` +
+          `${other.call.callId} (${other.call.tool}) of run ${other.runId}, in the same workspace, was ` +
+          `running`,
       );
     }
     open.add({ runId, call });

@@ -37,7 +37,9 @@ export function formatReport(report: SimulationReport, wallMs?: number): string 
   let time = `  time:      ${virtualSeconds.toFixed(1)} s virtual in ${n(report.steps)} steps — ${perVirtual.toFixed(2)} runs/s of virtual execution`;
   if (wallMs !== undefined) {
     const perWall = wallMs > 0 ? (ran * 1000) / wallMs : 0;
-    time += `; ${(wallMs / 1000).toFixed(2)} s wall — ${perWall.toFixed(0)} runs/s simulated, ${(virtualSeconds / Math.max(wallMs / 1000, 1e-9)).toFixed(0)}× real time`;
+    time +=
+      `; ${(wallMs / 1000).toFixed(2)} s wall — ${perWall.toFixed(0)} runs/s simulated, ` +
+      `${(virtualSeconds / Math.max(wallMs / 1000, 1e-9)).toFixed(0)}× real time`;
   }
   lines.push(time);
   lines.push(`  faults:    ${FAULT_KINDS.map((kind) => `${kind} ${n(report.faults[kind])}`).join(', ')}`);

@@ -469,7 +469,7 @@ function describeMessage(m: MessagePlan): string {
   const turns = m.turns.map((t) => {
     switch (t.kind) {
       case 'tools':
-        return `tools(${t.delayMs}ms)[${t.calls.map((c) => `${c.tool.slice(4)} ${c.args.target} ${c.args.ms}ms${c.args.outcome === 'ok' ? '' : ` ${c.args.outcome}`}`).join(', ')}]`;
+        return `tools(${t.delayMs}ms)[${t.calls.map(describeCall).join(', ')}]`;
       case 'text':
         return `text(${t.delayMs}ms)`;
       case 'error':
@@ -479,4 +479,8 @@ function describeMessage(m: MessagePlan): string {
     }
   });
   return `${m.runId} ${m.sessionId}/${m.agentId} ${m.policy}${deadline}: ${turns.join(' -> ')}`;
+}
+
+function describeCall(c: CallPlan): string {
+  return `${c.tool.slice(4)} ${c.args.target} ${c.args.ms}ms${c.args.outcome === 'ok' ? '' : ` ${c.args.outcome}`}`;
 }

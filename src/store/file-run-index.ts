@@ -50,7 +50,10 @@ export interface FileRunIndexOptions {
   onRead: () => void;
   /** A damaged list segment, left out of every page (the index is rebuilt from the run files when the store next opens). */
   onDamaged: (error: unknown) => void;
-  /** Build the index anew from the run files, whatever is there (a damaged one). */
+  /**
+   * Build the index anew from the run files, whatever is there (a damaged one).
+   * @default false: rebuilt only when the index is not complete
+   */
   rebuild?: boolean;
 }
 

@@ -24,7 +24,10 @@ import { makePrivateDir, PRIVATE_FILE_MODE, syncDirectory } from './private-file
 export interface JournalOptions {
   /** fsync each append before it counts as done (survives a power loss). */
   fsync: boolean;
-  /** A segment this large (bytes) is closed and a new one started. Default 8 MiB. */
+  /**
+   * A segment this large (bytes) is closed and a new one started.
+   * @default 8388608 (8 MiB)
+   */
   segmentBytes?: number;
   /**
    * Resolves once the store's files hold every change asked for before the call: then a
@@ -33,7 +36,8 @@ export interface JournalOptions {
   checkpoint: () => Promise<void>;
   /**
    * The write(2) the journal appends with: it may write fewer bytes than asked (returns how
-   * many). Default fs.writeSync; tests pass one that writes short or fails.
+   * many). Tests pass one that writes short or fails.
+   * @default fs.writeSync
    */
   write?: (fd: number, buffer: Buffer, offset: number, length: number) => number;
 }

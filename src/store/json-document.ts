@@ -17,13 +17,25 @@ import { readJsonFile } from './read-json-file.js';
 export const indentedJson = (data: unknown): string => `${JSON.stringify(data, null, 2)}\n`;
 
 export interface PrivateJsonFileOptions<T> {
-  /** What read() accepts; a file that does not fit is a corrupt_file error. */
+  /**
+   * What read() accepts; a file that does not fit is a corrupt_file error.
+   * @default none: read() throws (a file only written)
+   */
   schema?: z.ZodType<T>;
-  /** fsync the file and its directory on each write (`[store] fsync`). */
+  /**
+   * fsync the file and its directory on each write (`[store] fsync`).
+   * @default false
+   */
   sync?: boolean;
-  /** The document as text. Default: indentedJson. */
+  /**
+   * The document as text.
+   * @default indentedJson
+   */
   format?: (data: T) => string;
-  /** Writes the text elsewhere than PrivateTextFile (the checkpoint thread, a coalesced write). */
+  /**
+   * Writes the text elsewhere than PrivateTextFile (the checkpoint thread, a coalesced write).
+   * @default none: written through PrivateTextFile
+   */
   writeText?: (text: string) => Promise<void>;
 }
 

@@ -25,11 +25,12 @@
  * resolves once its journal line is on disk, and concurrent changes share one append (group
  * commit; with fsync, one flush). The files below are then written in the background; after
  * a crash, the journal is replayed over them at open. Reads see every write at once. A file
- * write completes when its file is renamed into place (which survives the process being killed; surviving power loss would also take an
- * fsync, which this writer does not do). Writes are ordered so that a crash at any moment
- * leaves what is on disk consistent: a run's id is in open-runs.json before its record is
- * written, and leaves it only once its terminal event is in its log and the session's log; the run's record (and the lanes) as they were when an event was appended land
- * before the event; a log's segment lands only after the one before it, so every log on disk
+ * write completes when its file is renamed into place (which survives the process being
+ * killed; surviving power loss would also take an fsync, which this writer does not do).
+ * Writes are ordered so that a crash at any moment leaves what is on disk consistent: a run's
+ * id is in open-runs.json before its record is written, and leaves it only once its terminal
+ * event is in its log and the session's log; the run's record (and the lanes) as they were
+ * when an event was appended land before the event; a log's segment lands only after the one before it, so every log on disk
  * is a prefix of what was appended; an event is in its run's log before the session's log
  * points at it.
  *
@@ -80,23 +81,46 @@ import type {
 import { WriteCoalescer } from './write-coalescer.js';
 
 export interface LowdbStoreOptions {
-  /** How long the files wait behind the journal, so more changes fold into each file write. Default 200 ms. */
+  /**
+   * How long the files wait behind the journal, so more changes fold into each file write.
+   * @default 200 (ms)
+   */
   checkpointDelayMs?: number;
-  /** Size of a journal segment before a new one starts. Default 8 MiB. */
+  /**
+   * Size of a journal segment before a new one starts.
+   * @default 8388608 (8 MiB)
+   */
   journalSegmentBytes?: number;
-  /** fsync every file and directory before a write counts as done, so it survives a power loss. Default false. */
+  /**
+   * fsync every file and directory before a write counts as done, so it survives a power loss.
+   * @default false
+   */
   fsync?: boolean;
-  /** Items (events, session log entries, messages) per segment file. Default 256. */
+  /**
+   * Items (events, session log entries, messages) per segment file.
+   * @default 256
+   */
   segmentItems?: number;
-  /** Approximate size cap of a segment file, in characters. Default 1 MiB. */
+  /**
+   * Approximate size cap of a segment file, in characters.
+   * @default 1048576 (1 MiB)
+   */
   segmentBytes?: number;
-  /** Event logs, session logs and conversations of each kind kept in memory (beyond those with writes in flight). Default 256. */
+  /**
+   * Event logs, session logs and conversations of each kind kept in memory (beyond those with
+   * writes in flight).
+   * @default 256
+   */
   openLogs?: number;
-  /** Full segments of each kind kept in memory after they were read back. Default 64. */
+  /**
+   * Full segments of each kind kept in memory after they were read back.
+   * @default 64
+   */
   cachedSegments?: number;
   /**
    * Each piece of damage found and worked around (a skipped journal line, a quarantined file,
    * a run left out of a list), as one line for the log. Must not throw.
+   * @default none: the damage is only kept for health()
    */
   onDamaged?: (report: string) => void;
 }
@@ -199,7 +223,8 @@ export class LowdbStore implements Store {
       } else if (marker.format !== FORMAT.format || marker.version > FORMAT.version) {
         throw new StoreError(
           'unsupported_format',
-          `${root} holds "${marker.format}" version ${marker.version}; this Switchyard reads "${FORMAT.format}" up to version ${FORMAT.version}: use a newer Switchyard or another directory`,
+          `${root} holds "${marker.format}" version ${marker.version}; this Switchyard reads ` +
+            `"${FORMAT.format}" up to version ${FORMAT.version}: use a newer Switchyard or another directory`,
           { path: markerPath },
         );
       }

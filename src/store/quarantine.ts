@@ -64,7 +64,8 @@ export class Quarantine {
     throw new StoreError(
       'corrupt_file',
       `the ${kind} "${id}" is quarantined: its file ${entry.file} was damaged (${entry.reason})` +
-        `${entry.movedTo ? ` and was moved to ${entry.movedTo}` : ''}; restore the file from a backup and remove its entry from quarantine/quarantined.json, or leave it`,
+        `${entry.movedTo ? ` and was moved to ${entry.movedTo}` : ''}; restore the file from a backup ` +
+        `and remove its entry from quarantine/quarantined.json, or leave it`,
       {
         path: join(this.root, entry.file),
         [kind === 'run' ? 'runId' : kind === 'session' ? 'sessionId' : kind === 'steer' ? 'steerId' : 'file']: id,

@@ -29,11 +29,21 @@ export interface RecordFilesOptions<T> {
   /** Ids found in the index when the store was opened. */
   open: string[];
   cached: number;
-  /** Called for each file or directory read from disk (the store counts them). */
+  /**
+   * Called for each file or directory read from disk (the store counts them).
+   * @default none
+   */
   onRead?: () => void;
-  /** Throws the error an id answers with instead of its file (a quarantined record). */
+  /**
+   * Throws the error an id answers with instead of its file (a quarantined record).
+   * @default none: every id is read from its file
+   */
   check?: (id: string) => void;
-  /** A damaged record file (a `corrupt_file` error) openRecords and scan leave out; id undefined when scan found it. */
+  /**
+   * A damaged record file (a `corrupt_file` error) openRecords and scan leave out; id undefined
+   * when scan found it.
+   * @default none: a damaged file's `corrupt_file` error is thrown
+   */
   onDamaged?: (id: string | undefined, error: unknown) => Promise<void>;
 }
 

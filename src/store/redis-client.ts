@@ -10,13 +10,19 @@ import { StoreError } from './store-error.js';
 export type { Redis } from 'ioredis';
 
 export interface RedisClientOptions {
-  /** Shown by `CLIENT LIST`, so an operator can tell the connections of each process apart. */
+  /**
+   * Shown by `CLIENT LIST`, so an operator can tell the connections of each process apart.
+   * @default none: the connection has no name
+   */
   name?: string;
-  /** How long `connectRedis` waits for the first answer before giving up. Default 10 s. */
+  /**
+   * How long `connectRedis` waits for the first answer before giving up.
+   * @default 10000 (10 s)
+   */
   connectTimeoutMs?: number;
   /**
    * Told when the connection is lost (once per outage; commands wait for the reconnect meanwhile).
-   * Default: nothing is said.
+   * @default none: nothing is said
    */
   onConnectionLost?: (error: Error) => void;
 }

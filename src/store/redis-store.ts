@@ -44,14 +44,31 @@ export interface SessionFencing {
 }
 
 export interface RedisStoreOptions {
-  /** A connected client (the store does not close it); or `url` to connect one. */
+  /**
+   * A connected client (the store does not close it); or `url` to connect one. One of the two
+   * must be given.
+   * @default none: the store connects to `url`
+   */
   client?: Redis;
+  /**
+   * The Redis URL the store connects to (and closes at close()) when no `client` is given.
+   * @default none: `client` is used
+   */
   url?: string;
-  /** Prepended to every key. Default "switchyard:". */
+  /**
+   * Prepended to every key.
+   * @default "switchyard:"
+   */
   keyPrefix?: string;
-  /** Fence every session's writes with its owner's token (the cluster does). */
+  /**
+   * Fence every session's writes with its owner's token (the cluster does).
+   * @default none: writes are not fenced
+   */
   fencing?: SessionFencing;
-  /** Entries the all-runs feed keeps (approximately). Default 10,000. */
+  /**
+   * Entries the all-runs feed keeps (approximately).
+   * @default 10000
+   */
   feedLength?: number;
 }
 

@@ -26,17 +26,24 @@ export interface SegmentedLogOptions<T> {
   dir: string;
   /** The shape of one stored item (checked when a segment is read from disk). */
   item: z.ZodType<T>;
-  /** The item's ordering key (e.g. seq); without it, items are keyed by position from 1. */
+  /**
+   * The item's ordering key (e.g. seq).
+   * @default none: items are keyed by position from 1
+   */
   keyOf?: (item: T) => number;
   limits: SegmentLimits;
   writer: WriteCoalescer;
   /** Full segments, by path, shared by the logs of one kind. */
   cache: LruMap<string, Promise<T[]>>;
-  /** Called for each file or directory read from disk (the store counts them). */
+  /**
+   * Called for each file or directory read from disk (the store counts them).
+   * @default none
+   */
   onRead?: () => void;
   /**
    * For a log that can be rebuilt (the runs index): a damaged segment is reported here and read
-   * as empty. Without it, reads of a damaged segment reject with its `corrupt_file` error.
+   * as empty.
+   * @default none: reads of a damaged segment reject with its `corrupt_file` error
    */
   onDamaged?: (error: unknown) => void;
 }

@@ -132,6 +132,7 @@ function watched(inner: Engine): GatewayEngine {
     inspectionSnapshot: () => inner.inspectionSnapshot(),
     queryRuns: (query) => inner.queryRuns(query),
     respondApproval: (approvalId, decision) => inner.respondApproval(approvalId, decision),
+    onApprovalRequested: (listener) => inner.onApprovalRequested(listener),
   };
 }
 

@@ -227,7 +227,10 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     // One script, so every bar is measured in the same frame (the test's tsconfig has no DOM types).
     const boxes = (await page.evaluate(`[...document.querySelectorAll('[data-testid="timeline-bar"]')].map((el) => {
       const rect = el.getBoundingClientRect();
-      return { callId: el.dataset.callId, group: el.dataset.group, start: Number(el.dataset.start), end: Number(el.dataset.end), left: rect.left, right: rect.right };
+      return {
+        callId: el.dataset.callId, group: el.dataset.group, start: Number(el.dataset.start), end: Number(el.dataset.end),
+        left: rect.left, right: rect.right,
+      };
     })`)) as BarBox[];
     const reads = boxes.filter((b) => b.group === '0');
     const globals = boxes.filter((b) => b.group === '1');

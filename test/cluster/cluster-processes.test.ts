@@ -241,7 +241,8 @@ describe.skipIf(missing !== undefined)('three switchyard serve processes on one 
     await restarted;
     const account = await accountFor(load.accepted, node('n1'), layout.redisUrl, layout.keyPrefix, 60_000);
     console.log(
-      `Redis restart under load: ${account.accepted} accepted, ${account.accounted} accounted, ${load.refused.length} refused, ${load.unanswered} unanswered; ` +
+      `Redis restart under load: ${account.accepted} accepted, ${account.accounted} accounted, ` +
+        `${load.refused.length} refused, ${load.unanswered} unanswered; ` +
         `${account.runs} runs (${account.interrupted} interrupted); overlaps ${account.overlaps.length}; most running at once ${account.mostRunning}`,
     );
     expect(load.unanswered).toBe(0);

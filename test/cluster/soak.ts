@@ -90,7 +90,8 @@ try {
     console.log(
       `round ${round}: ${account.accepted} accepted, ${account.accounted} accounted, ${load.refused.length} refused, ${load.unanswered} unanswered; ` +
         `${account.runs} runs (${account.interrupted} interrupted) by node ${JSON.stringify(account.byNode)}; overlaps ${account.overlaps.length}; ` +
-        `gaps ${account.gaps.length}; most running ${account.mostRunning}/${MAX_RUNS_GLOBAL}; ${((Date.now() - started) / 1000).toFixed(1)} s${broken ? '  BROKEN' : ''}`,
+        `gaps ${account.gaps.length}; most running ${account.mostRunning}/${MAX_RUNS_GLOBAL}; ` +
+        `${((Date.now() - started) / 1000).toFixed(1)} s${broken ? '  BROKEN' : ''}`,
     );
     if (broken) {
       console.log([...account.overlaps, ...account.gaps].slice(0, 20).join('\n'));

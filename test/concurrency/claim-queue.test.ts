@@ -267,14 +267,18 @@ async function drive(ops: Op[]) {
 }
 
 describe('the claim registry, properties (fast-check)', () => {
-  it('never lets two runs hold conflicting claims in one workspace, serves conflicting waiters in arrival order, and tells each call held() at most once', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops) => {
-        await drive(ops);
-      }),
-      { numRuns: 400 },
-    );
-  });
+  it(
+    'never lets two runs hold conflicting claims in one workspace, serves conflicting waiters in arrival order, ' +
+      'and tells each call held() at most once',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops) => {
+          await drive(ops);
+        }),
+        { numRuns: 400 },
+      );
+    },
+  );
 
   it('no deadlock: waiters hold nothing, so releasing every holder, one at a time, lets every call hold in the end', async () => {
     await fc.assert(

@@ -313,7 +313,7 @@ describe('bad values name their key path and say what is allowed', () => {
       bad: 'bad regex in a rule',
       toml: '[[sandbox.command_policy.rules]]\nname = "a"\npattern = "rm (-rf"\naction = "block"',
       path: 'sandbox.command_policy.rules[0].pattern',
-      message: /^not a valid regular expression \(.*Unterminated group\)$/,
+      message: /^not a valid regular expression \(.*Unterminated group\), got "rm \(-rf"$/,
     },
     {
       bad: 'rule without an action',
@@ -386,7 +386,7 @@ describe('bad values name their key path and say what is allowed', () => {
       bad: 'a relative read-only path',
       toml: '[sandbox]\nread_only_paths = ["opt"]',
       path: 'sandbox.read_only_paths[0]',
-      message: 'must be an absolute path',
+      message: 'must be an absolute path, got "opt"',
     },
     {
       bad: 'a zero process limit',

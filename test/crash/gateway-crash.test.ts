@@ -17,7 +17,8 @@ it('after SIGKILL at every bad moment, every acknowledged message is accounted f
   }
   const report = await harness.finish();
   console.log(
-    `crash trials: ${report.trials.map((t) => `${t.moment} ${t.acknowledged} acked/${t.refused} refused`).join('; ')}; ${report.acknowledged} acknowledged in all`,
+    `crash trials: ${report.trials.map((t) => `${t.moment} ${t.acknowledged} acked/${t.refused} refused`).join('; ')}; ` +
+      `${report.acknowledged} acknowledged in all`,
   );
   expect(report.violations).toEqual([]);
   expect(report.acknowledged).toBeGreaterThan(100);

@@ -112,81 +112,86 @@ function fill(path: string): void {
   }
 }
 
-it('on a full disk the gateway stays up, refuses with store_failed, answers reads, is not ready, and takes writes again once there is room; nothing acknowledged is lost', async () => {
-  const dataDir = join(disk, 'full');
-  let server = await start(dataDir);
-  let client = await clientOf(server, dataDir);
-  const acked = new Set<string>();
-  const refused = new Set<string>();
-  const submit = async (n: number) => {
-    try {
-      const answer = await client.submit({ sessionId: `s${n % 3}`, input: `message ${n} ${'x'.repeat(200)}` });
-      acked.add(answer.runId);
-    } catch (error) {
-      expect(error).toBeInstanceOf(ClientError);
-      expect((error as ClientError).engineCode, (error as Error).message).toBe('store_failed');
-      refused.add(String(n));
+it(
+  'on a full disk the gateway stays up, refuses with store_failed, answers reads, is not ready, ' +
+    'and takes writes again once there is room; nothing acknowledged is lost',
+  async () => {
+    const dataDir = join(disk, 'full');
+    let server = await start(dataDir);
+    let client = await clientOf(server, dataDir);
+    const acked = new Set<string>();
+    const refused = new Set<string>();
+    const submit = async (n: number) => {
+      try {
+        const answer = await client.submit({ sessionId: `s${n % 3}`, input: `message ${n} ${'x'.repeat(200)}` });
+        acked.add(answer.runId);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ClientError);
+        expect((error as ClientError).engineCode, (error as Error).message).toBe('store_failed');
+        refused.add(String(n));
+      }
+    };
+    for (let n = 0; n < 5; n++) await submit(n);
+    expect(acked.size).toBe(5);
+    const firstRun = [...acked][0]!;
+    await client.wait(firstRun);
+
+    const filler = join(disk, 'filler');
+    fill(filler);
+    for (let n = 5; n < 45; n++) {
+      await submit(n);
+      if (n % 10 === 0) fill(join(disk, `filler-${n}`));
     }
-  };
-  for (let n = 0; n < 5; n++) await submit(n);
-  expect(acked.size).toBe(5);
-  const firstRun = [...acked][0]!;
-  await client.wait(firstRun);
+    expect(refused.size).toBeGreaterThan(0);
+    // Not ready while writes fail; reads still answer; the process is still there.
+    await until(async () => (await readyz(server)).status === 503);
+    expect((await readyz(server)).body.details?.join('\n')).toMatch(/writes fail/);
+    expect((await client.get(firstRun)).state).toBe('completed');
+    expect((await client.history(firstRun)).length).toBeGreaterThan(0);
+    await expect(client.submit({ sessionId: 's9', input: 'still full' })).rejects.toMatchObject({
+      engineCode: 'store_failed',
+    });
+    expect(server.child.exitCode).toBeNull();
 
-  const filler = join(disk, 'filler');
-  fill(filler);
-  for (let n = 5; n < 45; n++) {
-    await submit(n);
-    if (n % 10 === 0) fill(join(disk, `filler-${n}`));
-  }
-  expect(refused.size).toBeGreaterThan(0);
-  // Not ready while writes fail; reads still answer; the process is still there.
-  await until(async () => (await readyz(server)).status === 503);
-  expect((await readyz(server)).body.details?.join('\n')).toMatch(/writes fail/);
-  expect((await client.get(firstRun)).state).toBe('completed');
-  expect((await client.history(firstRun)).length).toBeGreaterThan(0);
-  await expect(client.submit({ sessionId: 's9', input: 'still full' })).rejects.toMatchObject({
-    engineCode: 'store_failed',
-  });
-  expect(server.child.exitCode).toBeNull();
+    // Room again: ready again, and submits are taken, without a restart.
+    for (const name of await readdir(disk)) if (name.startsWith('filler')) await rm(join(disk, name));
+    await until(async () => (await readyz(server)).status === 200);
+    const after = await client.submit({ sessionId: 's0', input: 'room again' });
+    acked.add(after.runId);
+    await client.wait(after.runId);
+    expect(server.child.exitCode).toBeNull();
+    console.log(
+      `full disk: ${acked.size} acknowledged, ${refused.size} refused with store_failed, the process stayed up`,
+    );
 
-  // Room again: ready again, and submits are taken, without a restart.
-  for (const name of await readdir(disk)) if (name.startsWith('filler')) await rm(join(disk, name));
-  await until(async () => (await readyz(server)).status === 200);
-  const after = await client.submit({ sessionId: 's0', input: 'room again' });
-  acked.add(after.runId);
-  await client.wait(after.runId);
-  expect(server.child.exitCode).toBeNull();
-  console.log(
-    `full disk: ${acked.size} acknowledged, ${refused.size} refused with store_failed, the process stayed up`,
-  );
+    // Killed and started again: every acknowledged message is there.
+    await client.close();
+    await kill(server);
+    server = await start(dataDir);
+    client = await clientOf(server, dataDir);
+    for (const runId of acked)
+      expect(await client.get(runId).catch((error: unknown) => error), runId).toMatchObject({ runId });
 
-  // Killed and started again: every acknowledged message is there.
-  await client.close();
-  await kill(server);
-  server = await start(dataDir);
-  client = await clientOf(server, dataDir);
-  for (const runId of acked)
-    expect(await client.get(runId).catch((error: unknown) => error), runId).toMatchObject({ runId });
-
-  // Killed on a full disk, started again on it: it starts, not ready, and answers reads.
-  await client.close();
-  await kill(server);
-  fill(filler);
-  server = await start(dataDir);
-  client = await clientOf(server, dataDir);
-  expect((await client.get(firstRun)).state).toBe('completed');
-  await expect(client.submit({ sessionId: 's1', input: 'full at start' })).rejects.toMatchObject({
-    engineCode: 'store_failed',
-  });
-  await until(async () => (await readyz(server)).status === 503);
-  await rm(filler);
-  await until(async () => (await readyz(server)).status === 200);
-  acked.add((await client.submit({ sessionId: 's1', input: 'room at last' })).runId);
-  for (const runId of acked) expect((await client.get(runId)).runId).toBe(runId);
-  await client.close();
-  await kill(server);
-}, 240_000);
+    // Killed on a full disk, started again on it: it starts, not ready, and answers reads.
+    await client.close();
+    await kill(server);
+    fill(filler);
+    server = await start(dataDir);
+    client = await clientOf(server, dataDir);
+    expect((await client.get(firstRun)).state).toBe('completed');
+    await expect(client.submit({ sessionId: 's1', input: 'full at start' })).rejects.toMatchObject({
+      engineCode: 'store_failed',
+    });
+    await until(async () => (await readyz(server)).status === 503);
+    await rm(filler);
+    await until(async () => (await readyz(server)).status === 200);
+    acked.add((await client.submit({ sessionId: 's1', input: 'room at last' })).runId);
+    for (const runId of acked) expect((await client.get(runId)).runId).toBe(runId);
+    await client.close();
+    await kill(server);
+  },
+  240_000,
+);
 
 it('after a crash, a damaged middle journal line loses only that line, and a damaged run record answers corrupt_file while the others carry on', async () => {
   const dataDir = join(base, 'damaged');

@@ -34,68 +34,72 @@ function strict(replies: Reply[], refusals: string[]) {
 }
 
 describe('a malformed tool call does not poison the session', () => {
-  it('turn 1 writes arguments that are not JSON; the call fails with invalid_arguments quoting them; this run and the next succeed against a strict server', async () => {
-    const execute = vi.fn(async () => 'written');
-    const fileWrite = defineTool({
-      name: 'file_write',
-      description: 'Writes a file.',
-      input: z.object({ path: z.string(), content: z.string() }),
-      execute,
-    });
-    const refusals: string[] = [];
-    const { origin, requests } = await replayServer(
-      strict([replay('openai-length-cut-tool-arguments.sse'), replay('azure-content-filter-results.sse')], refusals),
-    );
-    const engine = await newEngine({
-      models: { qwen: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'qwen-plus', maxRetries: 0 }) },
-      config: { execution: { default_model: 'qwen' } },
-      tools: [fileWrite],
-    });
-
-    const first = await engine.submit({ sessionId: 'notes', input: 'write the café menu' });
-    const firstResult = await engine.wait(first.runId);
-    expect(firstResult).toMatchObject({
-      state: 'completed',
-      output: 'Hello World',
-      usage: { inputTokens: 325, outputTokens: 21, cachedTokens: 256 },
-    });
-    const history = await engine.history(first.runId);
-    expectWellFormedHistory(history);
-    expect(execute).not.toHaveBeenCalled();
-    const failed = history.find((e) => e.type === 'tool.finished');
-    expect(failed).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
-    expect(failed?.type === 'tool.finished' && failed.error?.message).toContain(
-      JSON.stringify('{"path":"notes/café.md","content":"# Menu'),
-    );
-    expect(history.filter((e) => e.type === 'model.message').map((e) => e.finishReason)).toEqual(['length', 'stop']);
-    expect(history.at(-1)).toMatchObject({
-      type: 'run.completed',
-      usage: { turns: 2, inputTokens: 325, outputTokens: 21, cachedTokens: 256 },
-    });
-
-    const second = await engine.submit({ sessionId: 'notes', input: 'and the wine list?' });
-    expect(await engine.wait(second.runId)).toMatchObject({
-      state: 'completed',
-      output: 'Hello World',
-      usage: { inputTokens: 15, outputTokens: 5 },
-    });
-
-    expect(refusals).toEqual([]);
-    expect(requests).toHaveLength(3);
-    for (const { body } of requests.slice(1)) {
-      expect(JSON.stringify(body)).not.toContain('"arguments":"{\\"path\\":\\"notes/caf');
-      expect(body['messages']).toContainEqual({
-        role: 'assistant',
-        content: null,
-        tool_calls: [{ id: 'call_Wq8nK2', type: 'function', function: { name: 'file_write', arguments: '{}' } }],
+  it(
+    'turn 1 writes arguments that are not JSON; the call fails with invalid_arguments quoting them; ' +
+      'this run and the next succeed against a strict server',
+    async () => {
+      const execute = vi.fn(async () => 'written');
+      const fileWrite = defineTool({
+        name: 'file_write',
+        description: 'Writes a file.',
+        input: z.object({ path: z.string(), content: z.string() }),
+        execute,
       });
-      expect(body['messages']).toContainEqual({
-        role: 'tool',
-        tool_call_id: 'call_Wq8nK2',
-        content: expect.stringContaining('invalid_arguments'),
+      const refusals: string[] = [];
+      const { origin, requests } = await replayServer(
+        strict([replay('openai-length-cut-tool-arguments.sse'), replay('azure-content-filter-results.sse')], refusals),
+      );
+      const engine = await newEngine({
+        models: { qwen: openAICompatibleModel({ baseURL: `${origin}/v1`, model: 'qwen-plus', maxRetries: 0 }) },
+        config: { execution: { default_model: 'qwen' } },
+        tools: [fileWrite],
       });
-    }
-  });
+
+      const first = await engine.submit({ sessionId: 'notes', input: 'write the café menu' });
+      const firstResult = await engine.wait(first.runId);
+      expect(firstResult).toMatchObject({
+        state: 'completed',
+        output: 'Hello World',
+        usage: { inputTokens: 325, outputTokens: 21, cachedTokens: 256 },
+      });
+      const history = await engine.history(first.runId);
+      expectWellFormedHistory(history);
+      expect(execute).not.toHaveBeenCalled();
+      const failed = history.find((e) => e.type === 'tool.finished');
+      expect(failed).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+      expect(failed?.type === 'tool.finished' && failed.error?.message).toContain(
+        JSON.stringify('{"path":"notes/café.md","content":"# Menu'),
+      );
+      expect(history.filter((e) => e.type === 'model.message').map((e) => e.finishReason)).toEqual(['length', 'stop']);
+      expect(history.at(-1)).toMatchObject({
+        type: 'run.completed',
+        usage: { turns: 2, inputTokens: 325, outputTokens: 21, cachedTokens: 256 },
+      });
+
+      const second = await engine.submit({ sessionId: 'notes', input: 'and the wine list?' });
+      expect(await engine.wait(second.runId)).toMatchObject({
+        state: 'completed',
+        output: 'Hello World',
+        usage: { inputTokens: 15, outputTokens: 5 },
+      });
+
+      expect(refusals).toEqual([]);
+      expect(requests).toHaveLength(3);
+      for (const { body } of requests.slice(1)) {
+        expect(JSON.stringify(body)).not.toContain('"arguments":"{\\"path\\":\\"notes/caf');
+        expect(body['messages']).toContainEqual({
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_Wq8nK2', type: 'function', function: { name: 'file_write', arguments: '{}' } }],
+        });
+        expect(body['messages']).toContainEqual({
+          role: 'tool',
+          tool_call_id: 'call_Wq8nK2',
+          content: expect.stringContaining('invalid_arguments'),
+        });
+      }
+    },
+  );
 });
 
 describe('the outcome of a turn', () => {

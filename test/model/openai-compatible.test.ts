@@ -69,7 +69,9 @@ describe('streaming', () => {
   });
 
   it('reads events whose bytes arrive split mid-line, inside a character and between CR and LF, with keep-alive comments', async () => {
-    const raw = `: keep-alive\r\n\r\ndata: ${JSON.stringify(chunk({ content: 'héllo ' }))}\r\n\r\ndata: ${JSON.stringify(chunk({ content: 'wörld' }, 'stop'))}\r\n\r\ndata: [DONE]\r\n\r\n`;
+    const raw =
+      `: keep-alive\r\n\r\ndata: ${JSON.stringify(chunk({ content: 'héllo ' }))}\r\n\r\ndata: ` +
+      `${JSON.stringify(chunk({ content: 'wörld' }, 'stop'))}\r\n\r\ndata: [DONE]\r\n\r\n`;
     const bytes = Buffer.from(raw);
     const { model } = await provider({
       headers: { 'content-type': 'text/event-stream' },

@@ -40,7 +40,12 @@ interface Row {
 }
 
 const MISTRAL_THINKING =
-  'Okay, the user is asking for the product of 17 and 23. I need to calculate this multiplication. Let me break it down:\n\nFirst, I recall that 17 multiplied by 20 is 340 (since 17 * 20 = 340).\nThen, I need to add 17 multiplied by 3, which is 51 (since 17 * 3 = 51).\nNow, add these two results together: 340 + 51 = 391.\n\nSo, 17 * 23 = 391.';
+  'Okay, the user is asking for the product of 17 and 23. I need to calculate this multiplication. ' +
+  'Let me break it down:\n\n' +
+  'First, I recall that 17 multiplied by 20 is 340 (since 17 * 20 = 340).\n' +
+  'Then, I need to add 17 multiplied by 3, which is 51 (since 17 * 3 = 51).\n' +
+  'Now, add these two results together: 340 + 51 = 391.\n\n' +
+  'So, 17 * 23 = 391.';
 
 const rows: Row[] = [
   // --- OpenAI-compatible servers -------------------------------------------------------------

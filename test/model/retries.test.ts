@@ -111,7 +111,8 @@ describe('what is retried', () => {
     const { error } = await collectUntilError(provider, modelRequest({ onRetry }));
     expect(error.code).toBe('model_error');
     expect(error.message).toBe(
-      `model request to ${origin}/v1 failed after 2 attempts; last: nothing listens at ${origin}/v1 (connect ECONNREFUSED ${origin.slice('http://'.length)}): ` +
+      `model request to ${origin}/v1 failed after 2 attempts; last: nothing listens at ${origin}/v1 ` +
+        `(connect ECONNREFUSED ${origin.slice('http://'.length)}): ` +
         'start the model server, or check that base_url names the host and port it listens on',
     );
     expect(onRetry).toHaveBeenCalledWith(1, expect.stringMatching(/^nothing listens at .*; retrying in/));

@@ -115,7 +115,12 @@ describe('the packed package installed in an empty project', { timeout: TIMEOUT 
   it('type-checks a program against the declarations that exports names', async () => {
     await writeFile(
       join(project, 'typed.ts'),
-      "import { createEngine, type Engine, type RunRequest } from 'switchyard';\nconst request: RunRequest = { sessionId: 's', input: 'hi' };\nconst engine: Engine = await createEngine({});\nawait engine.submit(request);\n// @ts-expect-error: the declarations are real, so a wrong option is an error\nawait createEngine({ no_such_option: 1 });\n",
+      "import { createEngine, type Engine, type RunRequest } from 'switchyard';\n" +
+        "const request: RunRequest = { sessionId: 's', input: 'hi' };\n" +
+        'const engine: Engine = await createEngine({});\n' +
+        'await engine.submit(request);\n' +
+        '// @ts-expect-error: the declarations are real, so a wrong option is an error\n' +
+        'await createEngine({ no_such_option: 1 });\n',
     );
     await writeFile(
       join(project, 'tsconfig.json'),
@@ -208,7 +213,8 @@ async function slowConfig(dir: string): Promise<string> {
   const workspaces = await tempDir();
   await writeFile(
     config,
-    `[execution]\ndefault_model = "slow"\n[models.slow]\nkind = "scripted"\nscript = ${JSON.stringify(script)}\n[sandbox]\nworkspace_root = ${JSON.stringify(workspaces)}\n`,
+    `[execution]\ndefault_model = "slow"\n[models.slow]\nkind = "scripted"\nscript = ` +
+      `${JSON.stringify(script)}\n[sandbox]\nworkspace_root = ${JSON.stringify(workspaces)}\n`,
   );
   return config;
 }

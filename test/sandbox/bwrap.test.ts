@@ -297,7 +297,9 @@ describe('bubblewrap confinement', () => {
     });
 
     sandboxIt('node, reached at its host path through the read-only root, is confined too', async () => {
-      const script = `require("net").connect(${port}, "127.0.0.1").on("connect", () => { console.log("connected"); process.exit(0); }).on("error", (e) => { console.log(e.code); process.exit(3); })`;
+      const script =
+        `require("net").connect(${port}, "127.0.0.1").on("connect", () => { console.log("connected"); ` +
+        `process.exit(0); }).on("error", (e) => { console.log(e.code); process.exit(3); })`;
       const off = await run(`'${process.execPath}' -e '${script}'`);
       expect(off).toMatchObject({ exitCode: 3, stdout: 'ECONNREFUSED\n' });
       const on = await run(`'${process.execPath}' -e '${script}'`, { network: true });

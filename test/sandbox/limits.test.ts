@@ -155,7 +155,8 @@ describe.skipIf(!probe.available)('sandbox limits: contained and killed, the hos
 
   it('the default limits leave room for ordinary tools: node, a pipeline, a few hundred processes in sequence', async () => {
     const result = await bash(
-      `'${process.execPath}' -e 'console.log(require("os").cpus().length > 0)'; for i in $(seq 1 200); do true & done; wait; seq 1 100000 | sort -n | tail -n 1`,
+      `'${process.execPath}' -e 'console.log(require("os").cpus().length > 0)'; for i in $(seq 1 200); ` +
+        `do true & done; wait; seq 1 100000 | sort -n | tail -n 1`,
     );
     expect(result).toMatchObject({ exitCode: 0, sandbox: 'bwrap' });
     expect(result.output).toBe('true\n100000\n');

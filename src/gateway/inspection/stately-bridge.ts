@@ -92,7 +92,10 @@ export async function startStatelyBridge(engine: BridgeEngine, options: StatelyB
     inspect = await (options.load ?? (() => import('@statelyai/inspect')))();
   } catch (error) {
     throw new Error(
-      `the Stately inspector needs the optional package @statelyai/inspect, which could not be loaded (${(error as Error).message}); install it with \`npm install @statelyai/inspect@${STATELY_INSPECT_VERSION}\` or leave --stately-inspector / [inspector] stately_url unset`,
+      `the Stately inspector needs the optional package @statelyai/inspect, which could not be loaded ` +
+        `(${(error as Error).message}); install it with \`npm install ` +
+        `@statelyai/inspect@${STATELY_INSPECT_VERSION}\` or leave --stately-inspector / [inspector] ` +
+        `stately_url unset`,
     );
   }
   const socket = new StatelySocket({

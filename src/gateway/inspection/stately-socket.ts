@@ -150,7 +150,9 @@ export class StatelySocket {
         : `cannot reach ${this.options.url}${this.lastError ? ` (${this.lastError})` : ''}`;
       this.options.log(
         'warn',
-        `Stately inspector: ${what}; keeping the newest ${this.options.maxBuffered} inspection events for it and retrying, backing off to every ${max / 1000} s (is an inspector server, createInspectorServer() of @statelyai/inspect/server, listening there?)`,
+        `Stately inspector: ${what}; keeping the newest ${this.options.maxBuffered} inspection events ` +
+          `for it and retrying, backing off to every ${max / 1000} s (is an inspector server, ` +
+          `createInspectorServer() of @statelyai/inspect/server, listening there?)`,
       );
     }
     this.lastError = '';

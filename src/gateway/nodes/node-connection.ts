@@ -200,7 +200,7 @@ export class NodeConnection {
       );
       return;
     }
-    const result = NodeInvokeResultSchema.safeParse(answer.result);
+    const result = NodeInvokeResultSchema.safeParse(answer.result, { reportInput: true });
     if (!result.success) {
       const detail = issuesOf(result.error)
         .map((i) => `${i.path || '(result)'}: ${i.message}`)

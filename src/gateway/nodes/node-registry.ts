@@ -55,7 +55,10 @@ export class NodeRegistry implements NodeInvoker {
       return Promise.reject(
         new ToolError(
           'unknown_node',
-          `no node named "${name}" is connected; ${connected.length > 0 ? `connected: ${connected.join(', ')}` : 'no node is connected (start one with: switchyard node --gateway URL --name NAME)'}`,
+          `no node named "${name}" is connected; ` +
+            (connected.length > 0
+              ? `connected: ${connected.join(', ')}`
+              : 'no node is connected (start one with: switchyard node --gateway URL --name NAME)'),
         ),
       );
     }

@@ -10,6 +10,7 @@
 import { takesOperandsAsData } from './named-programs.js';
 import { isScriptInterpreter } from './programs.js';
 import { isWrapper, programName, SHELLS } from './wrappers.js';
+import { regexUnion } from './regex-union.js';
 
 export interface CarriedCommand {
   /** Shell text the program will run. */
@@ -97,8 +98,15 @@ function runsShell(text: string): boolean {
  * Calls that run a command in perl, ruby, php, python, node, R, lua, tcl/expect and the JVM
  * languages: `system`, the `exec*`/`spawn*` families, `popen`, `pcntl_exec`, backticks' cousins.
  */
-const EXEC_CALL =
-  /\b(?:os\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?|execute)|subprocess\.\w+|pty\.spawn|commands\.getoutput|system2?|exec[lv]?p?e?|execSync|execFile(?:Sync)?|spawn(?:Sync)?|pcntl_exec|shell_exec|passthru|proc_open|popen|IO\.popen|Open3\.\w+|Process\.(?:spawn|start)|Kernel\.(?:exec|system|spawn)|io\.popen|Deno\.(?:run|Command)|Bun\.spawn(?:Sync)?|Runtime\.getRuntime\(\)\.exec)\b/g;
+const EXEC_CALL = regexUnion(
+  [
+    /os\.(?:system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?|execute)|subprocess\.\w+|pty\.spawn/,
+    /commands\.getoutput|system2?|exec[lv]?p?e?|execSync|execFile(?:Sync)?|spawn(?:Sync)?|pcntl_exec/,
+    /shell_exec|passthru|proc_open|popen|IO\.popen|Open3\.\w+|Process\.(?:spawn|start)/,
+    /Kernel\.(?:exec|system|spawn)|io\.popen|Deno\.(?:run|Command)|Bun\.spawn(?:Sync)?|Runtime\.getRuntime\(\)\.exec/,
+  ],
+  { before: /\b/, after: /\b/, flags: 'g' },
+);
 const STRING_LITERAL = /"((?:\\.|[^"\\])*)"|'((?:\\.|[^'\\])*)'/g;
 /** Modules whose methods run processes: `require("child_process").spawn`, `subprocess.run`, `Kernel.exec`. */
 const PROCESS_MODULE = /child_process|subprocess|\bos\b|\bpty\b|Kernel|Open3|Runtime|Deno|Bun|Process|IO\b/;

@@ -9,6 +9,7 @@ import { DOWNLOADERS, isScriptInterpreter, NETWORK_SENDERS, readsProgramFromStdi
 import { hasOption, optionValue, sedScripts, someView } from './site-views.js';
 import { operands } from './targets.js';
 import { SHELLS } from './wrappers.js';
+import { regexUnion } from './regex-union.js';
 
 export function runsDownloadedCode(site: CommandSite): boolean {
   return someView(
@@ -66,8 +67,10 @@ export function opensReverseShell(site: CommandSite): boolean {
 }
 
 const AWK = new Set(['awk', 'gawk', 'mawk', 'nawk', 'busybox-awk']);
-const INTERPRETER_RUNS_COMMAND =
-  /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|(?<![.\w])(?:system|exec)\s*\(|`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/;
+const INTERPRETER_RUNS_COMMAND = regexUnion([
+  /os\.system|os\.exec|os\.popen|subprocess|child_process|\bexecSync\b|\bspawnSync\b|(?<![.\w])(?:system|exec)\s*\(/,
+  /`[^`]+`|%x\{|IO\.popen|Open3|shell_exec|passthru|proc_open|Runtime\.getRuntime|do shell script|Process\.start/,
+]);
 const SHELL_OR_INTERPRETER = (name: string): boolean => SHELLS.has(name) || isScriptInterpreter(name);
 
 /** Commands carried inside another program, which runs them where the policy cannot follow. */

@@ -10,6 +10,7 @@ import type { CommandSite } from './command-sites.js';
 import { DOWNLOADERS, HOST_LOOKUPS, NETWORK_SENDERS } from './programs.js';
 import { isSubstituted, someView } from './site-views.js';
 import { mentionsSecret } from './targets.js';
+import { regexUnion } from './regex-union.js';
 
 /** curl options whose `@file` value is a file it sends; `-T`/`--upload-file` always send one. */
 const CURL_DATA =
@@ -34,8 +35,11 @@ const REACHES_NETWORK: ReadonlySet<string> = new Set([
 const OWN_CREDENTIAL_OPTIONS = /^(?:-[iFoeSKE]|--(?:netrc-file|config|cert|key|cacert|capath|identity|rsh|ssh-key))$/;
 
 /** An interpreter's code that opens a connection or an HTTP request. */
-const NETWORK_CODE =
-  /socket|TCPSocket|fsockopen|IO::Socket|Net::|LWP|HTTP::Tiny|urllib|requests\.|http\.client|httplib|ftplib|smtplib|paramiko|fetch\s*\(|XMLHttpRequest|axios|https?\.request|https?:\/\/|curl_exec|net\.connect|createConnection|require\(\s*["'](?:node:)?(?:https?|http2|net|tls|dgram)["']/;
+const NETWORK_CODE = regexUnion([
+  /socket|TCPSocket|fsockopen|IO::Socket|Net::|LWP|HTTP::Tiny|urllib|requests\.|http\.client|httplib|ftplib|smtplib/,
+  /paramiko|fetch\s*\(|XMLHttpRequest|axios|https?\.request|https?:\/\/|curl_exec|net\.connect|createConnection/,
+  /require\(\s*["'](?:node:)?(?:https?|http2|net|tls|dgram)["']/,
+]);
 
 export function sendsLocalData(site: CommandSite): boolean {
   if (site.code.some((code) => NETWORK_CODE.test(code) && mentionsSecret(code))) return true;

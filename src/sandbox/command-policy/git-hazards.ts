@@ -6,6 +6,7 @@
 import type { CommandSite } from './command-sites.js';
 import { someView, writesTo } from './site-views.js';
 import { operands } from './targets.js';
+import { regexUnion } from './regex-union.js';
 
 /** Git's global options that take a value, so the subcommand is found after them. */
 const GLOBAL_WITH_VALUE = new Set([
@@ -86,8 +87,14 @@ export function rewritesGitHistory(site: CommandSite): boolean {
 }
 
 /** Settings whose value is a command git runs. */
-const COMMAND_SETTINGS =
-  /^(?:core\.(?:editor|pager|sshcommand|hookspath|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:command|textconv)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper|gpg\.program|gpg\.[^.]+\.program|uploadpack\.packobjectshook|pager\.[^.]+)$/i;
+const COMMAND_SETTINGS = regexUnion(
+  [
+    /core\.(?:editor|pager|sshcommand|hookspath|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external/,
+    /diff\.[^.]+\.(?:command|textconv)|merge\.[^.]+\.driver|filter\.[^.]+\.(?:clean|smudge|process)/,
+    /credential\.helper|gpg\.program|gpg\.[^.]+\.program|uploadpack\.packobjectshook|pager\.[^.]+/,
+  ],
+  { before: /^/, after: /$/, flags: 'i' },
+);
 
 /** Pagers and editors that only show or edit text: `-c core.pager=cat` turns the pager off. */
 const PLAIN_VIEWERS = /^\s*(?:cat|less|more|less -[A-Za-z]+|vi|vim|nano|true|)\s*$/;

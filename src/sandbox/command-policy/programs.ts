@@ -4,9 +4,15 @@
  * network, and for reading `echo '…' | sh` and here-documents fed to a shell as shell text.
  */
 import { SHELLS, programName } from './wrappers.js';
+import { regexUnion } from './regex-union.js';
 
-const SCRIPT_INTERPRETER =
-  /^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|expect|R|Rscript|julia|jrunscript|jjs|guile|gjs|qjs|osascript|pwsh|powershell|jshell|irb)$/;
+const SCRIPT_INTERPRETER = regexUnion(
+  [
+    /python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|bun|deno|php[0-9.]*|lua[0-9.]*|luajit/,
+    /tclsh[0-9.]*|wish|expect|R|Rscript|julia|jrunscript|jjs|guile|gjs|qjs|osascript|pwsh|powershell|jshell|irb/,
+  ],
+  { before: /^/, after: /$/ },
+);
 
 /** Programs that run source text they are given: shells, script interpreters, `eval`, `source`, `.`. */
 export function runsCode(program: string): boolean {

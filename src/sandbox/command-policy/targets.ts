@@ -4,6 +4,8 @@
  * because the policy decides before anything runs.
  */
 
+import { regexUnion } from './regex-union.js';
+
 /** A path with `.`/`..`/`//` resolved: absolute (from `/`), under the home directory, or relative. */
 export interface ResolvedPath {
   readonly anchor: 'root' | 'home' | 'relative';
@@ -103,8 +105,13 @@ export function ifVariablesWereEmpty(raw: string): string | undefined {
  * macOS (disk*, rdisk*), FreeBSD and friends (ada, nda, nvd, da, ad, wd, vtbd, xbd, mmcsd, gpt/,
  * label/, diskid/, zvol/). `/dev/null`, `/dev/zero`, `/dev/tty`, `/dev/fd/*` are not here.
  */
-const BLOCK_DEVICE =
-  /^\/dev\/(?:sd|hd|vd|xvd|nvme|mmcblk|pmem|dm-|md\d|md\/|mapper\/|nbd|loop\d|zram|ubi|mtdblock|block\/|disk\/|disk\d|rdisk|ada\d|nda\d|nvd\d|da\d|ad\d|wd\d|vtbd|xbd|mmcsd|gpt\/|label\/|diskid\/|zvol\/|root$|mem$|kmem$|port$)/;
+const BLOCK_DEVICE = regexUnion(
+  [
+    /sd|hd|vd|xvd|nvme|mmcblk|pmem|dm-|md\d|md\/|mapper\/|nbd|loop\d|zram|ubi|mtdblock|block\/|disk\/|disk\d|rdisk/,
+    /ada\d|nda\d|nvd\d|da\d|ad\d|wd\d|vtbd|xbd|mmcsd|gpt\/|label\/|diskid\/|zvol\/|root$|mem$|kmem$|port$/,
+  ],
+  { before: /^\/dev\// },
+);
 
 export function isBlockDevice(raw: string): boolean {
   const path = resolvePath(raw);
@@ -116,7 +123,14 @@ export function isBlockDevice(raw: string): boolean {
  * kernel's switches: writing one changes the machine for everyone.
  */
 const SYSTEM_FILES = [
-  /^\/etc\/(?:passwd|shadow|group|gshadow|sudoers|crontab|anacrontab|environment|profile|bashrc|rc\.local|ld\.so\.preload|hosts|pam\.d(?:\/|$)|sudoers\.d(?:\/|$)|cron\.[a-z]+(?:\/|$)|systemd\/|init\.d\/|profile\.d\/|ssh\/sshd_config|security\/)/,
+  regexUnion(
+    [
+      /passwd|shadow|group|gshadow|sudoers|crontab|anacrontab|environment|profile|bashrc|rc\.local|ld\.so\.preload/,
+      /hosts|pam\.d(?:\/|$)|sudoers\.d(?:\/|$)|cron\.[a-z]+(?:\/|$)|systemd\/|init\.d\/|profile\.d\/|ssh\/sshd_config/,
+      /security\//,
+    ],
+    { before: /^\/etc\// },
+  ),
   /^\/var\/spool\/cron(?:\/|$)/,
   /^\/var\/at\/tabs(?:\/|$)/,
   /^\/usr\/lib\/cron\/tabs(?:\/|$)/,
@@ -147,8 +161,19 @@ export function isUnderSystemPath(raw: string, cwdIsRoot = false): boolean {
  * Credentials named in a text (a path, an argument, an interpreter's code): SSH, cloud, cluster,
  * registry and GPG credentials under a home directory, private keys, the shadow and sudoers files.
  */
-const SECRET_IN_TEXT =
-  /(?:^|[\s/'"=:~])\.(?:ssh(?:\/(?![\w.-]*\.pub\b|known_hosts|config\b|authorized_keys)|(?=['"\s]|$))|(?:aws|gnupg|azure|password-store|config\/gcloud)(?=[/'"\s]|$)|(?:docker\/config\.json|kube\/config|netrc|git-credentials|npmrc|pypirc)(?![\w.-]))|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])|\/etc\/(?:g?shadow|sudoers|master\.passwd|ssh\/ssh_host_\w+_key)(?![\w.])/;
+const SECRET_IN_TEXT = regexUnion([
+  /** A dot directory or file under a home: `~/.ssh/id_x` (not a public key), `.aws`, `.netrc`, … */
+  regexUnion(
+    [
+      /ssh(?:\/(?![\w.-]*\.pub\b|known_hosts|config\b|authorized_keys)|(?=['"\s]|$))/,
+      /(?:aws|gnupg|azure|password-store|config\/gcloud)(?=[/'"\s]|$)/,
+      /(?:docker\/config\.json|kube\/config|netrc|git-credentials|npmrc|pypirc)(?![\w.-])/,
+    ],
+    { before: /(?:^|[\s/'"=:~])\./ },
+  ),
+  /\bid_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?(?![\w.])/,
+  /\/etc\/(?:g?shadow|sudoers|master\.passwd|ssh\/ssh_host_\w+_key)(?![\w.])/,
+]);
 
 export function mentionsSecret(text: string): boolean {
   return SECRET_IN_TEXT.test(text);

@@ -48,7 +48,10 @@ const DESCRIPTION = `Apply a patch that adds, updates, moves or deletes files in
 +line to add
 *** Delete File: path/gone.ts
 *** End Patch
-Each hunk starts with "@@"; its context and "-" lines must match the current file in order (trailing whitespace is ignored). Give about 3 lines of context around each change. Paths are relative to the workspace. The patch is checked completely before anything is written: if one hunk fails, no file changes. Returns {files: [{action, path, to?}]}.`;
+Each hunk starts with "@@"; its context and "-" lines must match the current file in order \
+(trailing whitespace is ignored). Give about 3 lines of context around each change. Paths are relative to \
+the workspace. The patch is checked completely before anything is written: if one hunk fails, no file \
+changes. Returns {files: [{action, path, to?}]}.`;
 
 /**
  * Contents planned for each file, keyed by its path in the workspace with symlinks resolved:

@@ -233,7 +233,8 @@ async function remove(
 
 const DESCRIPTION = `File system operations in the workspace. operation:
 - "list": entries of the directory at path ({name, type, size}); recursive: true includes subdirectories. At most ${LIST_MAX_ENTRIES} entries.
-- "search": lines of files under path containing pattern (a substring, or /regex/flags); returns {path, line, text} matches, at most 200. Skips .git, node_modules, binary and very large files.
+- "search": lines of files under path containing pattern (a substring, or /regex/flags); returns \
+{path, line, text} matches, at most 200. Skips .git, node_modules, binary and very large files.
 - "stats": type, size, modification time and mode of path.
 - "move" / "copy": path to destination (which must not exist; parent directories are created). Directories are copied with their contents.
 - "delete": removes a file, a symlink (not its target) or an empty directory; recursive: true deletes a directory with its contents.

@@ -84,7 +84,9 @@ export function applyHunks(text: string, hunks: readonly Hunk[]): ApplyHunksResu
       const where = hunk.endOfFile ? 'at the end of the file' : `in order after line ${from} of the file`;
       return {
         ok: false,
-        error: `the hunk at patch line ${hunk.line} does not match: these context and removed lines were not found ${where}:\n${preview(old)}\nRead the file again and regenerate the hunk`,
+        error:
+          `the hunk at patch line ${hunk.line} does not match: these context and removed lines were not ` +
+          `found ${where}:\n${preview(old)}\nRead the file again and regenerate the hunk`,
       };
     }
     replacements.push({ start, removed: old.length, inserted: replacementLines(hunk, lines, start) });

@@ -29,7 +29,8 @@ export const sessionSendTool = defineTool({
     if (result.state !== 'completed') {
       throw new ToolError(
         result.state === 'cancelled' ? 'delegated_run_cancelled' : 'delegated_run_failed',
-        `the delegated run ${result.runId} on session "${session}" ended ${result.state}${result.error ? `: ${result.error.code}: ${result.error.message}` : ''}`,
+        `the delegated run ${result.runId} on session "${session}" ended ` +
+          `${result.state}${result.error ? `: ${result.error.code}: ${result.error.message}` : ''}`,
       );
     }
     return { runId: result.runId, session, output: result.output ?? '' };

@@ -130,7 +130,7 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect((await fetch(`${gateway.httpUrl}/inspect`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect?token=not-the-token`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/app.js`)).status).toBe(401);
-    expect((await fetch(`${gateway.httpUrl}/inspect/replay.js`)).status).toBe(401);
+    expect((await fetch(`${gateway.httpUrl}/inspect/views/replay-bar.js`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/run/some-run`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/session/alice?token=not-the-token`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/run/some-run?token=${gateway.token}`)).status).toBe(200);

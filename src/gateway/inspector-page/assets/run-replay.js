@@ -3,7 +3,7 @@
  * Where a run's statechart (machines/run.machine.ts) was at each event of its log, derived
  * from the events alone, so a finished run can be replayed without a live actor. Each event
  * type the run appends in a known state moves the chart there; any other type (one added
- * later, sandbox.warning) leaves it where it was. Pure; test/inspect/run-replay.test.ts holds
+ * later, sandbox.warning) leaves it where it was. Pure; test/inspector-page/run-replay.test.ts holds
  * the table against the run machine's states.
  */
 /** The state path before any event: a run starts queued, for permits or in its session's lane. */

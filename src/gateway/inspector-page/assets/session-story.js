@@ -4,7 +4,7 @@
  * each run, when its message arrived, how long it waited in the lane or for permits, when it
  * ran, its turns, the steers it read and at which turn, how it ended; and which message
  * interrupted or superseded which run. Pure; the swimlane draws it, and
- * test/inspect/session-story.test.ts holds the rules.
+ * test/inspector-page/session-story.test.ts holds the rules.
  *
  * Who cancelled whom is read from the order the session's decisions are logged in (one
  * submit's decisions get consecutive sessionSeqs, docs/events.md): an interrupting message

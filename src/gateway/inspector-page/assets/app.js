@@ -85,7 +85,10 @@ async function subscribe() {
     if (runId) store.historyFailed(runId);
     void runsList.reload();
     if (store.state.replay) void replayBar.loadStatus();
-    if (store.state.session) store.sessionReset();
+    if (store.state.session) {
+      store.sessionReset();
+      void sessionView.loadPage();
+    }
     await pollSnapshot();
   } catch (error) {
     store.connectionChanged('error', `subscribe failed: ${error instanceof Error ? error.message : error}`);
@@ -180,10 +183,12 @@ function navigate(href) {
   applyRoute();
 }
 
+/** Shows the view the address names; a replay or a session opened anew reads what it shows. */
 function applyRoute() {
-  const before = store.state.replay;
+  const { replay, session } = store.state;
   store.routeChanged(routeOf(location.pathname));
-  if (store.state.replay && store.state.replay !== before) void replayBar.loadStatus();
+  if (store.state.replay && store.state.replay !== replay) void replayBar.loadStatus();
+  if (store.state.session && store.state.session !== session) void sessionView.loadPage();
 }
 
 document.addEventListener('click', (event) => {

@@ -30,9 +30,7 @@ export function createSessionView({ root, store, call }) {
   box.replaceChildren();
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let summariesTimer;
-  /** The session whose first page was asked for. */
-  /** @type {SessionState | undefined} */
-  let loaded;
+  /** What the swimlane was drawn from last. */
   let drawn = '';
 
   /** The next page of the session's runs (the first when none is loaded), with their logs. */
@@ -104,18 +102,11 @@ export function createSessionView({ root, store, call }) {
         summariesTimer = setTimeout(() => void loadSummaries(), SUMMARIES_AFTER_MS);
       }
     },
+    /** Reads the first page of a session just opened (or started over). */
+    loadPage,
     render() {
       const session = store.state.session;
-      if (!session) {
-        loaded = undefined;
-        return;
-      }
-      // A session just opened (or started over): its first page is read.
-      if (loaded !== session) {
-        loaded = session;
-        drawn = '';
-        void loadPage();
-      }
+      if (!session) return;
       const story = sessionStory([...session.events.values()].flat());
       for (const run of story.runs)
         for (const steer of run.steers) steer.arrivedAt = session.steerArrivals.get(steer.steerId);

@@ -130,7 +130,7 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect((await fetch(`${gateway.httpUrl}/inspect`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect?token=not-the-token`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/app.js`)).status).toBe(401);
-    expect((await fetch(`${gateway.httpUrl}/inspect/replay.js`)).status).toBe(401);
+    expect((await fetch(`${gateway.httpUrl}/inspect/views/replay-bar.js`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/run/some-run`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/session/alice?token=not-the-token`)).status).toBe(401);
     expect((await fetch(`${gateway.httpUrl}/inspect/run/some-run?token=${gateway.token}`)).status).toBe(200);
@@ -177,6 +177,12 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     })()`);
     const { runId } = await engine.submit({ sessionId: 'alice', input: 'summarize my notes' });
     const chart = page.locator('[data-testid="statechart"]');
+    // The page updates its elements in place rather than drawing them anew each frame: the run's
+    // row in the actor tree and its first event row, marked now, are the same elements at the end.
+    const runItem = `document.querySelector('[data-testid="actor-item"][data-actor-id="run:${runId}"]')`;
+    const firstEvent = `document.querySelector('[data-testid="event-row"][data-seq="1"]')`;
+    await expect.poll(() => page.evaluate(`Boolean(${runItem} && ${firstEvent})`), PATIENCE).toBe(true);
+    await page.evaluate(`${runItem}.__kept = ${firstEvent}.__kept = true`);
 
     let seen: string[] = [];
     const shots = new Set<string>();
@@ -256,6 +262,8 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     await expect
       .poll(() => page.locator('[data-testid="gauge-global"]').getAttribute('data-in-use'), PATIENCE)
       .toBe('0');
+
+    expect(await page.evaluate(`[${runItem}.__kept, ${firstEvent}.__kept]`)).toEqual([true, true]);
 
     await boundary.hover();
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-2-completed.png') });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runMachine } from '../../machines/run.machine.js';
 import { machineGraph } from '../../src/diagrams/index.js';
-import { loadInspectorScripts } from './inspector-scripts.js';
+import { importInspectorModule } from './inspector-modules.js';
 
 interface RunReplay {
   RUN_STATE_BEFORE_EVENTS: string;
@@ -15,7 +15,7 @@ interface RunReplay {
   stateValueOf(path: string): unknown;
 }
 
-const replay = loadInspectorScripts<RunReplay>('run-replay.js');
+const replay = await importInspectorModule<RunReplay>('run-replay.js');
 const events = (...types: string[]) => types.map((type) => ({ type }));
 const short = (path: string) => path.split('.').at(-1);
 

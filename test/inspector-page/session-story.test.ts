@@ -10,7 +10,7 @@ import { sleep, systemClock } from '../../src/core/clock.js';
 import { createEngine } from '../../src/engine/index.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
-import { loadInspectorScripts } from './inspector-scripts.js';
+import { importInspectorModule } from './inspector-modules.js';
 
 interface Lane {
   runId: string;
@@ -32,7 +32,7 @@ interface Story {
   links: { kind: string; by: string; run: string; at: number }[];
 }
 
-const { sessionStory } = loadInspectorScripts<{ sessionStory(events: object[]): Story }>('session-story.js');
+const { sessionStory } = await importInspectorModule<{ sessionStory(events: object[]): Story }>('session-story.js');
 
 /** A session log written by hand: one second apart, numbered in the order given. */
 function log(...entries: [type: string, runId: string, data?: object][]): object[] {

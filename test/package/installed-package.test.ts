@@ -183,7 +183,15 @@ describe('the packed package installed in an empty project', { timeout: TIMEOUT 
       return response.text();
     };
     expect(await get('/inspect')).toContain('<html');
-    expect(await get('/inspect/app.js')).not.toBe('');
+    // The page is ES modules: every module app.js imports, and what they import, is served from the installed package.
+    const modules = new Set(['/inspect/app.js']);
+    for (const path of modules) {
+      const text = await get(path);
+      for (const [, spec] of text.matchAll(/(?:from|import)\s*["'](\.{1,2}\/[^"']+)["']/g))
+        modules.add(new URL(spec!, `http://page${path}`).pathname);
+    }
+    expect([...modules]).toContain('/inspect/vendor/lit-html/lit-html.js');
+    expect([...modules]).toContain('/inspect/views/actor-tree.js');
     expect(JSON.parse(await get('/inspect/machines.json'))).toMatchObject({
       machines: expect.arrayContaining([expect.objectContaining({})]),
     });

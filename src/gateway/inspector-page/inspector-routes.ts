@@ -7,8 +7,11 @@
  * SameSite=Strict cookie limited to /inspect for its assets and reloads, and its script takes
  * the token from the address, keeps it for the tab and strips it from the address bar.
  */
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { statechartCatalog } from '../../diagrams/catalog.js';
 import { INSPECTOR_COOKIE, tokenOf } from '../request-guard.js';
 
@@ -31,17 +34,16 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 
 const asset = (file: string) => once(() => readFile(assetUrl(file), 'utf8'));
 const pageTemplate = asset('index.html');
-/** The page's scripts (each loaded by index.html, in this order) and style sheets. */
-const SCRIPTS = [
-  'dom.js',
-  'run-replay.js',
-  'session-story.js',
-  'runs-list.js',
-  'swimlane.js',
-  'replay.js',
-  'session-view.js',
-  'app.js',
-];
+/**
+ * The page's modules (app.js imports the others, the vendored lit-html among them): every
+ * JavaScript file under assets/, by its path there. Type declarations are for the checker only.
+ */
+function scriptFiles(): string[] {
+  return readdirSync(fileURLToPath(assetUrl('')), { recursive: true, encoding: 'utf8' })
+    .map((file) => file.split(sep).join('/'))
+    .filter((file) => file.endsWith('.js'))
+    .sort();
+}
 const STYLES = ['app.css', 'history.css'];
 const catalogJson = once(async () => JSON.stringify({ machines: await statechartCatalog() }));
 
@@ -93,7 +95,7 @@ export function inspectorRoutes(): Record<string, InspectorRouteHandler> {
     '/inspect': page,
     '/inspect/run/*': page,
     '/inspect/session/*': page,
-    ...Object.fromEntries(assets(SCRIPTS, 'text/javascript')),
+    ...Object.fromEntries(assets(scriptFiles(), 'text/javascript')),
     ...Object.fromEntries(assets(STYLES, 'text/css')),
     '/inspect/machines.json': async (_req, res) => send(res, 'application/json', await catalogJson()),
   };

@@ -38,8 +38,10 @@ export function summary(event) {
       return `${event.callId} · waits for ${event.blockedBy.tool} of run ${shortId(event.blockedBy.runId)} · ${event.resource}`;
     case 'tool.started':
       return `${event.tool} · ${event.callId}`;
-    case 'tool.finished':
-      return `${event.callId} · ${event.ok ? 'ok' : `error ${event.error ? event.error.code : ''}`}${event.synthetic ? ' (synthetic)' : ''} · ${event.durationMs} ms`;
+    case 'tool.finished': {
+      const outcome = event.ok ? 'ok' : `error ${event.error ? event.error.code : ''}`;
+      return `${event.callId} · ${outcome}${event.synthetic ? ' (synthetic)' : ''} · ${event.durationMs} ms`;
+    }
     case 'approval.requested':
       return `${event.callId} · ${event.approvalId}`;
     case 'approval.resolved':

@@ -130,7 +130,11 @@ function batchView(batch, now) {
         : html`<div
             class="bar waiting"
             style="left:${pct(call.waitStart)};width:${width(call.waitStart, waitEnd)}"
-            title="${call.tool} (${call.callId}) waited ${formatMs(waitEnd - call.waitStart)} for ${waiting.blockedBy.tool} (${waiting.blockedBy.callId}) of run ${waiting.blockedBy.runId}: ${waiting.resource}"
+            title="${
+              `${call.tool} (${call.callId}) waited ${formatMs(waitEnd - call.waitStart)} ` +
+              `for ${waiting.blockedBy.tool} (${waiting.blockedBy.callId}) of run ${waiting.blockedBy.runId}: ` +
+              waiting.resource
+            }"
             data-testid="timeline-wait"
             data-call-id=${call.callId}
             data-blocked-by=${waiting.blockedBy.runId}

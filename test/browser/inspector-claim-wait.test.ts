@@ -5,7 +5,6 @@
  * B's call waits (`tool.waiting`) — drawn as a wait bar naming A and the file, before B's own
  * bar. Screenshot to test-artifacts/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,13 +18,11 @@ import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel } from '../../src/model/scripted.js';
 import { defineTool } from '../../src/tools/tool.js';
+import { CHROMIUM, hasChromium } from '../support/real-parts.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.warn(`[inspector claim-wait browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const haveChromium = hasChromium('the inspector claim-wait browser test');
 
 /** Edits a file of the workspace for `ms` of real time. */
 const edit = defineTool({

@@ -6,7 +6,6 @@
  * tool run replays through its states; the sessions' swimlanes tell the steer, the queued
  * message and the burst of interrupts. Screenshots go to test-artifacts/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,14 +17,12 @@ import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel } from '../../src/model/scripted.js';
 import { LowdbStore } from '../../src/store/index.js';
 import { playBusyScenario, scenarioScript, scenarioTools, STEER_TEXT, type ScenarioRuns } from './busy-scenario.js';
+import { CHROMIUM, hasChromium } from '../support/real-parts.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** How long the page may take to catch up: a browser on a loaded machine is slow, never wrong. */
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.warn(`[inspector history browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const haveChromium = hasChromium('the inspector history browser tests');
 
 describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium)', () => {
   let engine: Engine;

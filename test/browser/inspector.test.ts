@@ -6,7 +6,6 @@
  * bars followed by the global call, with the conflict on the boundary. Screenshots go to
  * test-artifacts/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,13 +19,12 @@ import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/scripted.js';
 import { defineTool } from '../../src/tools/tool.js';
+import { CHROMIUM, hasChromium } from '../support/real-parts.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** How long the page may take to catch up with the engine: a browser on a loaded machine is slow, never wrong. */
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[inspector browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const haveChromium = hasChromium('the inspector browser tests');
 
 const readTool = (name: string) =>
   defineTool({

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, holdTool, until } from './fixtures.js';
+import { engineFixture, holdTool } from './fixtures.js';
+import { until } from '../support/eventually.js';
 
 const newEngine = engineFixture();
 const dirs: string[] = [];

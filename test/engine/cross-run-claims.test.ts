@@ -19,7 +19,9 @@ import type { RunEventOf } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool, ToolError } from '../../src/tools/index.js';
 import { call, paths, probeTool, type ModelCall } from '../act/fixtures.js';
-import { engineFixture, recordEvents, SimulatedClock, settle, until } from './fixtures.js';
+import { engineFixture, recordEvents, SimulatedClock } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 let root: string;

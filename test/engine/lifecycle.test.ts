@@ -23,10 +23,10 @@ import {
   expectWellFormedHistory,
   heldModel,
   recordEvents,
-  settle,
-  until,
   withWorkspaceRoot,
 } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

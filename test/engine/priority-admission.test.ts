@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type RunEventOf, type RunRequest } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { SimulatedClock, advance, recordEvents, settle } from './fixtures.js';
+import { SimulatedClock, advance, recordEvents } from './fixtures.js';
+import { settle } from '../support/settle.js';
 
 let workspaceRoot: string;
 const open: Engine[] = [];

@@ -14,7 +14,9 @@ import { admitRequest } from '../../src/core/run-request.js';
 import { createEngine, isEngineError, type Engine, type EngineOptions } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { MemoryStore, type RunRecord } from '../../src/store/index.js';
-import { expectWellFormedHistory, heldModel, holdTool, until, withWorkspaceRoot } from './fixtures.js';
+import { expectWellFormedHistory, heldModel, holdTool, withWorkspaceRoot } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -69,7 +71,7 @@ describe('graceful shutdown', () => {
     expect(await engine.wait(running.runId)).toMatchObject({ state: 'completed' });
     // Its slot and its permit are free, yet nothing starts while shutting down.
     await until(() => engine.snapshot().running.length === 0, 'nothing runs');
-    await new Promise((resolve) => setImmediate(resolve));
+    await settle(1);
     expect(engine.snapshot().running).toEqual([]);
     expect(model.thinking()).toEqual([]);
     expect((await engine.getRun(forPermit.runId))?.state).toBe('queued');

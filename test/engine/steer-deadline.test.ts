@@ -12,7 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel, type ScriptContext } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { SimulatedClock, holdTool, recordEvents, settle, until } from './fixtures.js';
+import { SimulatedClock, holdTool, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 let workspaceRoot: string;
 const open: Engine[] = [];

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { runNodeClient } from '../../src/gateway/nodes/index.js';
 import { RpcErrorCode, type Gateway } from '../../src/gateway/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { nodeGatewayFixture } from '../nodes/fixtures.js';
 import { closeOf, closeRaw } from './fixtures.js';
 

@@ -15,7 +15,8 @@ import type { Engine } from '../../src/engine/index.js';
 import { actorIdOf } from '../../src/gateway/inspection/inspect-serialize.js';
 import { startStatelyBridge, type StatelyBridgeOptions } from '../../src/gateway/inspection/stately-bridge.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, look, holdTool, until } from '../engine/fixtures.js';
+import { engineFixture, look, holdTool } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 
 const engineOf = engineFixture();
 const cleanups: (() => void | Promise<void>)[] = [];

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway/index.js';
 import { NodeClientError, runNodeClient, type NodeClientOptions } from '../../src/gateway/nodes/index.js';
 import { ToolError } from '../../src/tools/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { nodeGatewayFixture, type NodeHarness } from './fixtures.js';
 
 const start = nodeGatewayFixture();

@@ -19,7 +19,7 @@ import { createEngine, type Engine, type RunEventOf } from '../../src/engine/ind
 import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { NodeRegistry } from '../../src/gateway/nodes/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 
 /** Each child is a tsx process; on a loaded machine one start alone can take seconds. */
 const SPAWN_TIMEOUT = 180_000;

@@ -12,10 +12,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { commandUser, hasBwrap } from '../support/real-parts.js';
 
-const probe = await probeBwrap(undefined, process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined);
-if (!probe.available) console.log(`fail-closed tests that need a working bubblewrap skipped: ${probe.reason}`);
+const bwrap = await hasBwrap('the fail-closed tests of restart-only [sandbox] keys', commandUser());
 
 let base: string;
 let dataDir: string;
@@ -128,7 +127,7 @@ describe('without a working bubblewrap, commands are refused unless the operator
   });
 });
 
-describe.skipIf(!probe.available)('restart-only [sandbox] keys stay as they were until a restart', () => {
+describe.skipIf(!bwrap)('restart-only [sandbox] keys stay as they were until a restart', () => {
   it('a reload that changes the workspace root, the bubblewrap path and the backend reports them not applied, and runs keep the old values', async () => {
     const engine = await engineWith({}, oneCommand('pwd'));
     const reload = engine.reconfigure({

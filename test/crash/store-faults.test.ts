@@ -13,8 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
@@ -23,6 +22,7 @@ import { readToken } from '../../src/gateway/index.js';
 import { idPath } from '../../src/store/file-names.js';
 import { spawnServe, type ServeProcess } from './gateway-crash-harness.js';
 import { eventually } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base = '';
 let disk = '';
@@ -33,8 +33,10 @@ interface Server extends ServeProcess {
   httpUrl: string;
 }
 
+const tempDir = tempDirs('switchyard-store-faults-', 'afterAll');
+
 beforeAll(async () => {
-  base = await mkdtemp(join(tmpdir(), 'switchyard-store-faults-'));
+  base = await tempDir();
   disk = join(base, 'disk');
   await mkdir(disk);
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', disk]);
@@ -61,7 +63,6 @@ afterAll(async () => {
     await server.closed;
   }
   if (disk) execFileSync('umount', [disk]);
-  if (base) await rm(base, { recursive: true, force: true });
 });
 
 async function start(dataDir: string): Promise<Server> {

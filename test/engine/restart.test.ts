@@ -4,9 +4,6 @@
  * of the run it went into after any restart; recovery repairs a run whose record and log
  * disagree; a finished run is still found by getRun() after a restart.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import type { RunEvent } from '../../src/core/run-events.js';
@@ -17,17 +14,14 @@ import { MemoryStore, type RunRecord } from '../../src/store/index.js';
 import { expectWellFormedHistory, heldModel, holdTool, withWorkspaceRoot } from './fixtures.js';
 import { until } from '../support/eventually.js';
 import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
+// Removed after the cleanup steps: after-hooks run in reverse order.
+const tempDir = tempDirs();
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
-
-async function tempDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  cleanup.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** An engine on the file store in `dir`, closed after the test if the test did not. */
 async function engineOn(dir: string, options: EngineOptions = {}): Promise<Engine> {

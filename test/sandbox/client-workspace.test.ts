@@ -4,15 +4,15 @@
  * user at the first tool call, after which a sandboxed bash replaced root's file in it. These
  * tests attack exactly that, through the engine, with real directories and real bubblewrap.
  */
-import { chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile, chmod } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chown, mkdir, readFile, realpath, stat, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { makeWorkspace } from '../../src/sandbox/command-user.js';
 import { commandUser, hasBwrap, isRoot } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const NOBODY = 65534;
 const OTHER_USER = 4242;
@@ -23,16 +23,15 @@ let base: string;
 let workspaceRoot: string;
 const engines: Engine[] = [];
 
+const tempDir = tempDirs('switchyard-client-ws-', 'afterAll');
+
 beforeAll(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-client-ws-')));
+  base = await realpath(await tempDir());
   await chmod(base, 0o755);
   workspaceRoot = join(base, 'workspaces');
 });
 afterEach(async () => {
   for (const engine of engines.splice(0)) await engine.close();
-});
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 type ToolFinished = Extract<RunEvent, { type: 'tool.finished' }>;

@@ -5,14 +5,14 @@
  * unless the operator chose unsandboxed execution; and restart-only [sandbox] keys changed by
  * a reload do not apply before a restart.
  */
-import { chmod, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { commandUser, hasBwrap } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const bwrap = await hasBwrap('the fail-closed tests of restart-only [sandbox] keys', commandUser());
 
@@ -21,8 +21,10 @@ let dataDir: string;
 let workspaceRoot: string;
 const engines: Engine[] = [];
 
+const tempDir = tempDirs('switchyard-fail-closed-', 'afterAll');
+
 beforeAll(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-fail-closed-')));
+  base = await realpath(await tempDir());
   // A server running as root runs commands as an unprivileged user, who must reach the workspaces.
   await chmod(base, 0o755);
   dataDir = join(base, 'data');
@@ -31,9 +33,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   for (const engine of engines.splice(0)) await engine.close();
-});
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 async function engineWith(

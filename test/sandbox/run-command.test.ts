@@ -1,18 +1,17 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runCommand, type RunCommandOptions } from '../../src/sandbox/run-command.js';
 import { ToolError } from '../../src/tools/tool.js';
 import { eventually } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let dir: string;
+const tempDir = tempDirs('switchyard-run-', 'afterEach');
+
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'switchyard-run-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await tempDir();
 });
 
 function run(command: string, overrides: Partial<RunCommandOptions> = {}) {

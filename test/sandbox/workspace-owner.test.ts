@@ -5,16 +5,16 @@
  * create to that owner); on an unprivileged server both run as the server's user.
  */
 import { statSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { fileOpsTool } from '../../src/tools/builtins/file-ops.js';
 import { fileReadTool } from '../../src/tools/builtins/file-read.js';
 import { fileWriteTool } from '../../src/tools/builtins/file-write.js';
 import type { AnyTool, SandboxSettings, ToolContext } from '../../src/tools/tool.js';
 import { commandUser, hasBwrap } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const root = process.getuid?.() === 0;
 const bwrap = await hasBwrap('the workspace owner tests', commandUser());
@@ -29,13 +29,12 @@ const settings: SandboxSettings = {
 
 let base: string;
 let workspace: string;
+const tempDir = tempDirs('switchyard-owner-', 'afterEach');
+
 beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'switchyard-owner-'));
+  base = await tempDir();
   await chmod(base, 0o755);
   workspace = join(base, 'w');
-});
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 function call(tool: AnyTool, input: unknown): Promise<unknown> {

@@ -18,5 +18,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // The default output, then every skipped test by name: a skip is seen, not only counted.
+    reporters: ['default', './test/support/skip-report.ts'],
   },
 });

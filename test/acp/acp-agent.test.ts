@@ -4,13 +4,13 @@
  * config file) that reads two files in parallel and edits a third. One child serves the
  * session, then a second one on the same data dir loads it again.
  */
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 import { methods, type SessionUpdate, type ToolCall, type ToolCallUpdate } from '@agentclientprotocol/sdk';
 import { choose, parseFrame, spawnAcp, SPAWN_TIMEOUT, type AcpChild } from './acp-child.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let dataDir: string;
 let workspace: string;
@@ -29,8 +29,10 @@ const SCRIPT = [
   { text: 'Edited c.txt.' },
 ];
 
+const tempDir = tempDirs('switchyard-acp-data-', 'afterAll');
+
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'switchyard-acp-data-'));
+  dataDir = await tempDir();
   // realpath: the engine resolves the workspace; the temp dir may sit behind a symlink.
   workspace = await realpath(await sandboxWorkspace('switchyard-acp-project-'));
   await writeFile(join(workspace, 'a.txt'), 'alpha\n');
@@ -44,7 +46,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await rm(dataDir, { recursive: true, force: true });
   await rm(workspace, { recursive: true, force: true });
 });
 

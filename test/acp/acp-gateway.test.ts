@@ -6,8 +6,7 @@
  * the running run (both turns end together and the model saw the second message), unless the
  * mode changed; session/cancel stops a held call; sessions cannot be loaded.
  */
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
@@ -18,6 +17,7 @@ import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import { z } from 'zod';
 import { choose, parseFrame, spawnAcp, SPAWN_TIMEOUT, type AcpChild } from './acp-child.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let dataDir: string;
 let workspace: string;
@@ -48,8 +48,10 @@ const model = scriptedModel(({ turn, input, messages }) => {
   return { text: last?.role === 'user' ? `took: ${last.content}` : 'held' };
 });
 
+const tempDir = tempDirs('switchyard-acp-gateway-', 'afterAll');
+
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'switchyard-acp-gateway-'));
+  dataDir = await tempDir();
   workspace = await realpath(await sandboxWorkspace('switchyard-acp-project-'));
   await writeFile(join(workspace, 'a.txt'), 'alpha\n');
   await writeFile(join(workspace, 'c.txt'), 'first draft\n');
@@ -70,7 +72,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await engine?.close();
-  await rm(dataDir, { recursive: true, force: true });
   await rm(workspace, { recursive: true, force: true });
   expect(engineErrors).toEqual([]);
 });

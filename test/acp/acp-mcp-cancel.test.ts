@@ -4,14 +4,14 @@
  * session and is unknown in another, and session/cancel stops a prompt in the middle of it.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execPath } from 'node:process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { methods, type SessionUpdate } from '@agentclientprotocol/sdk';
 import { parseFrame, spawnAcp, SPAWN_TIMEOUT, type AcpChild } from './acp-child.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const HOLD_SERVER = fileURLToPath(new URL('./fixtures/hold-mcp-server.mjs', import.meta.url));
 
@@ -21,9 +21,11 @@ let holdDir: string;
 let agent: AcpChild;
 let sessionId: string;
 
+const tempDir = tempDirs('switchyard-acp-mcp-', 'afterAll');
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'switchyard-acp-mcp-'));
-  workspace = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-acp-project-')));
+  dir = await tempDir();
+  workspace = await realpath(await tempDir());
   holdDir = join(dir, 'hold');
   await writeFile(
     join(dir, 'script.json'),
@@ -36,11 +38,6 @@ beforeAll(async () => {
     `[store]\nkind = "memory"\n\n[models.scripted]\nkind = "scripted"\nscript = ${JSON.stringify(join(dir, 'script.json'))}\n`,
   );
   agent = spawnAcp(['--config', config]);
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  await rm(workspace, { recursive: true, force: true });
 });
 
 function prompt(session: string, text: string) {

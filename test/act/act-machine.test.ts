@@ -12,7 +12,8 @@ import { runMachine } from '../../machines/run.machine.js';
 import type { RunOutcome } from '../../machines/run.machine.js';
 import type { ApprovalVerdict, ToolCallOutcome } from '../../machines/tool-call.machine.js';
 import { toolCallMachine } from '../../machines/tool-call.machine.js';
-import { deferred, settle, type Deferred } from '../engine/fixtures.js';
+import { deferred, type Deferred } from '../support/deferred.js';
+import { settle } from '../support/settle.js';
 
 // ---------------------------------------------------------------------------------------------
 // nextStep: the rules as a table

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
-import { engineFixture, settle, until } from '../engine/fixtures.js';
+import { engineFixture } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 import {
   call,
   driveRun,

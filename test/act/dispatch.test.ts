@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineOptions } from '../../src/engine/index.js';
 import { MemoryStore } from '../../src/store/index.js';
-import { engineFixture, expectWellFormedHistory, settle, until } from '../engine/fixtures.js';
+import { engineFixture, expectWellFormedHistory } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 import {
   call,
   driveRun,

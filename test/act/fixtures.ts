@@ -14,7 +14,10 @@ import type { PartialConfig } from '../../src/config/index.js';
 import type { Message, ScriptContext, ScriptTurn } from '../../src/model/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { ToolError, defineTool } from '../../src/tools/index.js';
-import { SimulatedClock, deferred, settle, until, type Deferred } from '../engine/fixtures.js';
+import { SimulatedClock } from '../engine/fixtures.js';
+import { deferred, type Deferred } from '../support/deferred.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 export const ClaimSpecSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('shared'), reads: z.array(z.string()).optional() }),

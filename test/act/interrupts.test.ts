@@ -7,7 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelProvider } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/index.js';
-import { deferred, engineFixture, expectWellFormedHistory, settle, until } from '../engine/fixtures.js';
+import { engineFixture, expectWellFormedHistory } from '../engine/fixtures.js';
+import { deferred } from '../support/deferred.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 import {
   call,
   driveRun,

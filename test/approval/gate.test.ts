@@ -11,6 +11,8 @@ import {
   type ApprovalResolution,
 } from '../../src/approval/index.js';
 import type { ApprovalVerdict } from '../../machines/tool-call.machine.js';
+import { deferred } from '../support/deferred.js';
+import { settle } from '../support/settle.js';
 
 function setup(options: Partial<ApprovalGateOptions> = {}) {
   const clock = new SimulatedClock();
@@ -53,8 +55,6 @@ function watch(promise: Promise<ApprovalVerdict>) {
   return () => state;
 }
 
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 describe('ApprovalGate', () => {
   it('asks, and a respond allow_once allows the call', async () => {
     const { gate, requested, resolved } = setup();
@@ -93,10 +93,10 @@ describe('ApprovalGate', () => {
     setTimeoutSeconds(30);
     const state = watch(gate.request(call()));
     clock.increment(29_999);
-    await flush();
+    await settle(1);
     expect(state()).toBe('pending');
     clock.increment(1);
-    await flush();
+    await settle(1);
     expect(state()).toEqual({
       allowed: false,
       error: { code: 'approval_denied', message: expect.stringContaining('timed out after 30 s') },
@@ -114,19 +114,19 @@ describe('ApprovalGate', () => {
     setTimeoutSeconds(60);
     const second = watch(gate.request(call({ callId: 'b' })));
     clock.increment(10_000);
-    await flush();
+    await settle(1);
     expect(first()).not.toBe('pending');
     expect(second()).toBe('pending');
   });
 
   it("respond wins over a slower approver, and the approver's late answer is ignored", async () => {
-    let answer!: (d: ApprovalDecision) => void;
-    const { gate, resolved } = setup({ approver: () => new Promise((resolve) => (answer = resolve)) });
+    const answer = deferred<ApprovalDecision>();
+    const { gate, resolved } = setup({ approver: () => answer.promise });
     const verdict = gate.request(call());
     expect(gate.respond('ap-1', 'deny')).toBe(true);
-    answer('allow_once');
+    answer.resolve('allow_once');
     await expect(verdict).resolves.toMatchObject({ allowed: false });
-    await flush();
+    await settle(1);
     expect(resolved).toHaveLength(1);
     expect(resolved[0]).toMatchObject({ decision: 'deny', by: 'respond' });
   });
@@ -246,13 +246,13 @@ describe('ApprovalGate', () => {
     expect(gate.pendingFor('run-2', 'call-b')).toBeUndefined();
 
     gate.respond('ap-2', 'deny');
-    await flush();
+    await settle(1);
     expect(a()).toBe('pending');
     expect(b()).toMatchObject({ allowed: false });
     expect(gate.pending().map((r) => r.callId)).toEqual(['call-a']);
 
     gate.respond('ap-1', 'allow_once');
-    await flush();
+    await settle(1);
     expect(a()).toEqual({ allowed: true });
     expect(gate.pendingFor('run-1', 'call-a')).toBeUndefined();
   });

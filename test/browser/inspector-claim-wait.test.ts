@@ -5,9 +5,7 @@
  * B's call waits (`tool.waiting`) — drawn as a wait bar naming A and the file, before B's own
  * bar. Screenshot to test-artifacts/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,13 +17,12 @@ import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel } from '../../src/model/scripted.js';
 import { defineTool } from '../../src/tools/tool.js';
+import { CHROMIUM, hasChromium } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.warn(`[inspector claim-wait browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const haveChromium = hasChromium('the inspector claim-wait browser test');
 
 /** Edits a file of the workspace for `ms` of real time. */
 const edit = defineTool({
@@ -48,11 +45,13 @@ describe.skipIf(!haveChromium)("inspector: a wait for another run's claim (chrom
   let profileDir: string;
   let workspace: string;
 
+  const tempDir = tempDirs('switchyard-inspector-wait-', 'afterAll');
+
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    dataDir = await mkdtemp(join(tmpdir(), 'switchyard-inspector-wait-'));
-    profileDir = await mkdtemp(join(tmpdir(), 'switchyard-chromium-'));
-    workspace = await mkdtemp(join(tmpdir(), 'switchyard-shared-ws-'));
+    dataDir = await tempDir();
+    profileDir = await tempDir();
+    workspace = await tempDir();
     engine = await createEngine({
       models: {
         scripted: scriptedModel((ctx) =>
@@ -98,7 +97,6 @@ describe.skipIf(!haveChromium)("inspector: a wait for another run's claim (chrom
     await context?.close();
     await gateway?.close();
     await engine?.close();
-    for (const dir of [dataDir, profileDir, workspace]) if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it("draws the wait before the call's own bar, naming the run and the file it waited for", async () => {

@@ -6,9 +6,7 @@
  * tool run replays through its states; the sessions' swimlanes tell the steer, the queued
  * message and the burst of interrupts. Screenshots go to test-artifacts/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,14 +16,13 @@ import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel } from '../../src/model/scripted.js';
 import { LowdbStore } from '../../src/store/index.js';
 import { playBusyScenario, scenarioScript, scenarioTools, STEER_TEXT, type ScenarioRuns } from './busy-scenario.js';
+import { CHROMIUM, hasChromium } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** How long the page may take to catch up: a browser on a loaded machine is slow, never wrong. */
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium)
-  console.warn(`[inspector history browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const haveChromium = hasChromium('the inspector history browser tests');
 
 describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium)', () => {
   let engine: Engine;
@@ -52,10 +49,12 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     return page;
   }
 
+  const tempDir = tempDirs('switchyard-inspector-history-', 'afterAll');
+
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    dataDir = await mkdtemp(join(tmpdir(), 'switchyard-inspector-history-'));
-    profileDir = await mkdtemp(join(tmpdir(), 'switchyard-chromium-'));
+    dataDir = await tempDir();
+    profileDir = await tempDir();
     engine = await createEngine({
       store: await LowdbStore.open(join(dataDir, 'store')),
       models: { scripted: scriptedModel(scenarioScript) },
@@ -91,8 +90,6 @@ describe.skipIf(!haveChromium)('inspector history, replay and sessions (chromium
     await context?.close();
     await gateway?.close();
     await engine?.close();
-    await rm(dataDir, { recursive: true, force: true });
-    await rm(profileDir, { recursive: true, force: true });
   });
 
   it('a page opened mid-run shows the running actors at once, while nothing moves; its runs list follows the engine', async () => {

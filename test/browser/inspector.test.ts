@@ -6,9 +6,7 @@
  * bars followed by the global call, with the conflict on the boundary. Screenshots go to
  * test-artifacts/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,13 +18,13 @@ import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { inspectorRoutes } from '../../src/gateway/inspector-page/index.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/scripted.js';
 import { defineTool } from '../../src/tools/tool.js';
+import { CHROMIUM, hasChromium } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** How long the page may take to catch up with the engine: a browser on a loaded machine is slow, never wrong. */
 const PATIENCE = { timeout: 20_000 };
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`[inspector browser test] skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
+const haveChromium = hasChromium('the inspector browser tests');
 
 const readTool = (name: string) =>
   defineTool({
@@ -84,10 +82,12 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
   let dataDir: string;
   let profileDir: string;
 
+  const tempDir = tempDirs('switchyard-inspector-', 'afterAll');
+
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
-    dataDir = await mkdtemp(join(tmpdir(), 'switchyard-inspector-'));
-    profileDir = await mkdtemp(join(tmpdir(), 'switchyard-chromium-'));
+    dataDir = await tempDir();
+    profileDir = await tempDir();
     engine = await createEngine({
       models: { scripted: scriptedModel(script) },
       tools: [readTool('read_notes'), readTool('read_plan'), readTool('read_todo'), publish],
@@ -122,8 +122,6 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     await context?.close();
     await gateway?.close();
     await engine?.close();
-    await rm(dataDir, { recursive: true, force: true });
-    await rm(profileDir, { recursive: true, force: true });
   });
 
   it('answers 401 to a page request without the token, and to a wrong one', async () => {

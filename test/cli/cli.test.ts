@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
 import { tempDirs } from '../gateway/fixtures.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 
 /** Each test spawns tsx processes; on a loaded machine one start alone can take seconds. */
 const SPAWN_TIMEOUT = 180_000;

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayTarget, TOKEN_IN_PS_WARNING } from '../../src/cli/gateway-target.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs();
 const URL = 'ws://127.0.0.1:7420';

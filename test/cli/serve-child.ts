@@ -6,6 +6,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { afterEach } from 'vitest';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
 import { readToken } from '../../src/gateway/index.js';
+import { eventually } from '../support/eventually.js';
 
 /** serve's log: one JSON object per line when stdout is not a terminal. */
 export interface LogLine {
@@ -45,18 +46,8 @@ afterEach(async () => {
   running.clear();
 });
 
-/** Polls gently (children on a loaded machine take seconds); the limit only turns a hang into a failure. */
-export async function eventually(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  failSafeMs = 120_000,
-): Promise<void> {
-  const giveUpAt = Date.now() + failSafeMs;
-  while (!(await condition())) {
-    if (Date.now() > giveUpAt) throw new Error(`never happened: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** How `eventually` waits for a serve child: gently, and long (children on a loaded machine take seconds). */
+export const CHILD_PATIENCE = { withinMs: 120_000, everyMs: 50 };
 
 export function spawnServe(command: string, args: string[], options: SpawnOptions): ServeChild {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -81,11 +72,15 @@ export function spawnServe(command: string, args: string[], options: SpawnOption
       .map((line) => JSON.parse(line) as LogLine);
   const waitForLog = async (matches: (line: LogLine) => boolean, what: string) => {
     let found: LogLine | undefined;
-    await eventually(() => {
-      found = logLines().find(matches);
-      if (!found && done) throw new Error(`exited before logging ${what}:\n${out}\n${err}`);
-      return found !== undefined;
-    }, what);
+    await eventually(
+      () => {
+        found = logLines().find(matches);
+        if (!found && done) throw new Error(`exited before logging ${what}:\n${out}\n${err}`);
+        return found !== undefined;
+      },
+      what,
+      CHILD_PATIENCE,
+    );
     return found!;
   };
   return { child, stdout: () => out, stderr: () => err, logLines, waitForLog, exited };

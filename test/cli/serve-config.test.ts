@@ -9,8 +9,9 @@ import { mkdir, rename, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { tempDirs } from '../temp-dirs.js';
-import { clientOf, eventually, servedUrl, spawnServe, type LogLine } from './serve-child.js';
+import { tempDirs } from '../support/temp-dirs.js';
+import { CHILD_PATIENCE, clientOf, servedUrl, spawnServe, type LogLine } from './serve-child.js';
+import { eventually } from '../support/eventually.js';
 
 const TIMEOUT = 240_000;
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -62,7 +63,7 @@ describe('switchyard serve follows its --config file', { timeout: TIMEOUT }, () 
 
     // A live key, edited in place.
     await writeFile(config, configText(workspaces, 9));
-    await eventually(async () => (await maxRuns()) === 9, 'max_runs_global 9 in force');
+    await eventually(async () => (await maxRuns()) === 9, 'max_runs_global 9 in force', CHILD_PATIENCE);
     expect(await server.waitForLog(message('limits changed'), 'limits.changed')).toMatchObject({ maxRunsGlobal: 9 });
     expect(await server.waitForLog(message('config reloaded'), 'config.reloaded')).toMatchObject({
       applied: ['execution.max_runs_global'],
@@ -90,7 +91,7 @@ describe('switchyard serve follows its --config file', { timeout: TIMEOUT }, () 
     const temp = join(dir, '.switchyard.toml.swp');
     await writeFile(temp, configText(workspaces, 6, '[gateway]\nmax_payload_bytes = 65536\n'));
     await rename(temp, config);
-    await eventually(async () => (await maxRuns()) === 6, 'max_runs_global 6 after a save by rename');
+    await eventually(async () => (await maxRuns()) === 6, 'max_runs_global 6 after a save by rename', CHILD_PATIENCE);
 
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
@@ -113,7 +114,7 @@ describe('switchyard serve follows its --config file', { timeout: TIMEOUT }, () 
     await writeFile(target, configText(workspaces, 7));
     server.child.kill('SIGHUP');
     await server.waitForLog(message(`SIGHUP: re-reading ${config}`), 'the SIGHUP line');
-    await eventually(async () => (await maxRuns()) === 7, 'max_runs_global 7 after SIGHUP');
+    await eventually(async () => (await maxRuns()) === 7, 'max_runs_global 7 after SIGHUP', CHILD_PATIENCE);
 
     // Still serving after the hangup.
     const { runId } = await client.submit({ sessionId: 'after-hup', input: 'hello' });

@@ -11,7 +11,7 @@ import type { ScriptContext, ScriptTurn } from '../../src/model/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { RpcErrorCode, type SerializedInspectionEvent } from '../../src/gateway/index.js';
 import { defineTool } from '../../src/tools/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { gatewayFixture } from '../gateway/fixtures.js';
 
 const harness = gatewayFixture();

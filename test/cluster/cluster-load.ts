@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { ClientError } from '../../src/client/index.js';
-import type { RunEvent, RunResult } from '../../src/engine/index.js';
+import { isTerminalEvent, type RunEvent, type RunResult } from '../../src/engine/index.js';
 import { Random } from '../../src/sim/random.js';
 import { feedOf, gaps, mostRunningAtOnce, overlappingRuns, sessionLogOf } from './fixtures.js';
 import type { ServeProcess } from './serve-process.js';
@@ -118,9 +118,7 @@ export async function accountFor(
     for (const runId of runIds) {
       const log = await runLogOf(redis, keyPrefix, runId);
       logGaps.push(...gaps(log, (e) => e.seq));
-      const terminals = log.filter(
-        (e) => e.type === 'run.completed' || e.type === 'run.cancelled' || e.type === 'run.failed',
-      );
+      const terminals = log.filter(isTerminalEvent);
       if (terminals.length !== 1 || terminals[0] !== log.at(-1))
         logGaps.push(`${runId}: ${terminals.length} terminal events, the last event is ${log.at(-1)?.type}`);
       const last = log.at(-1);

@@ -17,7 +17,6 @@ import { defineTool } from '../../src/tools/index.js';
 import type { RunEvent, StreamEvent } from '../../src/engine/index.js';
 import {
   clusterConfig,
-  eventually,
   endsBeforeStart,
   feedOf,
   gaps,
@@ -26,10 +25,10 @@ import {
   sessionLogOf,
 } from './fixtures.js';
 import { redisFixture } from './redis-fixture.js';
+import { eventually } from '../support/eventually.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 const redis = redisFixture('the cluster tests');
-const missing = redis.missing;
 
 let prefix: string;
 const nodes: ClusterNode[] = [];
@@ -76,7 +75,7 @@ function collect(stream: AsyncIterable<StreamEvent>): StreamEvent[] {
   return seen;
 }
 
-describe.skipIf(missing !== undefined)('a cluster of processes on one Redis', () => {
+describe.skipIf(!redis.available)('a cluster of processes on one Redis', () => {
   it('hands a submit for a busy session to its owner, and any process follows and waits for its runs', async () => {
     prefix = `c${randomUUID().slice(0, 8)}:`;
     const script: ScriptTurn[] = [{ text: 'working', delayMs: 150 }];

@@ -15,12 +15,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent, StreamEvent } from '../../src/engine/index.js';
 import { accountFor, submitLoad, type Accepted } from './cluster-load.js';
-import { eventually, sessionLogOf } from './fixtures.js';
-import { redisUnavailable, startRedisServer, type RedisServer } from './redis-server.js';
+import { sessionLogOf } from './fixtures.js';
+import { eventually } from '../support/eventually.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+import { hasRedis } from '../support/real-parts.js';
 import { startServeProcess, stopServeProcess, type ClusterLayout, type ServeProcess } from './serve-process.js';
 
-const missing = redisUnavailable();
-if (missing) console.log(`skipping the cluster process tests: ${missing}`);
+const redisRuns = hasRedis('the cluster process tests');
 
 const LEASE_SECONDS = 3;
 const MAX_RUNS_GLOBAL = 3;
@@ -35,7 +36,7 @@ const live = () => [...processes.values()].filter((p) => p.child.exitCode === nu
 const TURN = { toolCalls: [{ name: 'bash', args: { command: 'echo ran >> executions.log' } }], delayMs: 120 };
 
 beforeAll(async () => {
-  if (missing) return;
+  if (!redisRuns) return;
   redis = await startRedisServer({ appendonly: true });
   admin = new Redis(redis.url);
   // Redis is restarted on purpose: commands wait for it, the error events are expected.
@@ -109,7 +110,7 @@ function collect(subscription: AsyncIterable<StreamEvent>): StreamEvent[] {
   return seen;
 }
 
-describe.skipIf(missing !== undefined)('three switchyard serve processes on one Redis', () => {
+describe.skipIf(!redisRuns)('three switchyard serve processes on one Redis', () => {
   it('one killed with SIGKILL under load: every accepted message is accounted for, waiting ones run elsewhere in order', async () => {
     const following = node('n1').client.subscribe({});
     await following.ready;

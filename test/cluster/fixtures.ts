@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { defaultConfig, mergeConfig, type Config, type PartialConfig } from '../../src/config/index.js';
-import type { RunEvent } from '../../src/engine/index.js';
+import { isTerminalEvent, type RunEvent } from '../../src/engine/index.js';
 
 export function clusterConfig(url: string, keyPrefix: string, nodeId: string, more: PartialConfig = {}): Config {
   return mergeConfig(defaultConfig(), {
@@ -26,15 +26,13 @@ export async function sessionLogOf(client: Redis, keyPrefix: string, sessionId: 
   return entries.map(([, fields]) => JSON.parse(fields[1]!) as RunEvent);
 }
 
-const TERMINAL = new Set(['run.completed', 'run.cancelled', 'run.failed']);
-
 /** The most runs holding a permit at once, walking the feed in stored order (a start until its end). */
 export function mostRunningAtOnce(feed: RunEvent[]): number {
   const running = new Set<string>();
   let most = 0;
   for (const event of feed) {
     if (event.type === 'run.started') running.add(event.runId);
-    else if (TERMINAL.has(event.type)) running.delete(event.runId);
+    else if (isTerminalEvent(event)) running.delete(event.runId);
     most = Math.max(most, running.size);
   }
   return most;
@@ -50,7 +48,7 @@ export function endsBeforeStart(feed: RunEvent[], runIds: readonly string[]): nu
   const atStart = new Map<string, number>();
   for (const event of feed) {
     if (event.type === 'run.started') atStart.set(event.runId, ended);
-    else if (TERMINAL.has(event.type)) ended += 1;
+    else if (isTerminalEvent(event)) ended += 1;
   }
   return runIds.map((runId) => atStart.get(runId) ?? -1);
 }
@@ -63,7 +61,7 @@ export function overlappingRuns(log: RunEvent[]): string[] {
     if (event.type === 'run.started') {
       if (active !== undefined && active !== event.runId) overlaps.push(`${event.runId} started while ${active} ran`);
       active = event.runId;
-    } else if (TERMINAL.has(event.type) && event.runId === active) active = undefined;
+    } else if (isTerminalEvent(event) && event.runId === active) active = undefined;
   }
   return overlaps;
 }
@@ -71,17 +69,4 @@ export function overlappingRuns(log: RunEvent[]): string[] {
 /** Checks a log numbers its events 1..n without a gap. */
 export function gaps(events: RunEvent[], seqOf: (e: RunEvent) => number): string[] {
   return events.flatMap((e, i) => (seqOf(e) === i + 1 ? [] : [`${e.runId}: event ${i + 1} has number ${seqOf(e)}`]));
-}
-
-/** Polls `condition` (a protocol answer, a stored fact) until it holds; fails after `ms`. */
-export async function eventually(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  ms = 20_000,
-): Promise<void> {
-  const giveUpAt = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > giveUpAt) throw new Error(`never happened within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -13,7 +13,6 @@ import { RedisStore } from '../../src/store/redis-store.js';
 import { redisFixture } from './redis-fixture.js';
 
 const redis = redisFixture('the ownership property');
-const missing = redis.missing;
 
 const NODES = ['n0', 'n1', 'n2'] as const;
 const SESSIONS = ['s0', 's1'] as const;
@@ -161,7 +160,7 @@ const commands = fc.commands(
   { maxCommands: 60, size: 'max' },
 );
 
-describe.skipIf(missing !== undefined)(
+describe.skipIf(!redis.available)(
   'the ownership protocol (lease, renew, expire, steal, fence) on a simulated clock',
   () => {
     it('keeps one owner per session, and lets only the current fence write', async () => {

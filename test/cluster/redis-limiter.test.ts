@@ -8,11 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ClusterKeys, RedisLimiter } from '../../src/cluster/index.js';
-import { eventually } from './fixtures.js';
+import { eventually } from '../support/eventually.js';
 import { redisFixture } from './redis-fixture.js';
 
 const redis = redisFixture('the limiter tests');
-const missing = redis.missing;
 
 let keys: ClusterKeys;
 
@@ -75,7 +74,7 @@ async function ask(p: Process, runId: string, agent = 'main', sessionId = `sessi
   await p.limiter.answered(runId);
 }
 
-describe.skipIf(missing !== undefined)('the cluster limiter', () => {
+describe.skipIf(!redis.available)('the cluster limiter', () => {
   it('grants in arrival order across processes, each release to the next waiter wherever it waits', async () => {
     const [a, b] = processes({ maxGlobal: 1, maxPerAgent: 5 });
     await ask(a, 'r1');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
-import { eventually } from './fixtures.js';
+import { eventually } from '../support/eventually.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -102,7 +102,7 @@ export async function startServeProcess(layout: ClusterLayout, nodeId: string): 
         return url !== undefined;
       },
       `${nodeId} announced its gateway`,
-      120_000,
+      { withinMs: 120_000 },
     );
   } finally {
     redis.disconnect();

@@ -1,16 +1,15 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, defaultConfig, loadConfig, mergeConfig } from '../../src/config/index.js';
 import type { Config, PartialConfig } from '../../src/config/index.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let dir: string;
+const tempDir = tempDirs('switchyard-config-', 'afterEach');
+
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'switchyard-config-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await tempDir();
 });
 
 async function rejectionOf(promise: Promise<unknown>): Promise<ConfigError> {

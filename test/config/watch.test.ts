@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, defaultConfig, parseConfig, watchConfig } from '../../src/config/index.js';
 import type { ConfigChange, ConfigWatcher } from '../../src/config/index.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const WAIT_MS = 5000;
 
@@ -11,15 +11,16 @@ let dir: string;
 let file: string;
 let watcher: ConfigWatcher | undefined;
 
+const tempDir = tempDirs('switchyard-watch-', 'afterEach');
+
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'switchyard-watch-'));
+  dir = await tempDir();
   file = join(dir, 'switchyard.toml');
   await writeFile(file, '[execution]\nmax_runs_global = 4\n');
 });
 afterEach(async () => {
   watcher?.close();
   watcher = undefined;
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** Buffers changes so a test can await them one at a time, in order. */

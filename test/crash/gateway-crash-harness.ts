@@ -14,12 +14,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
-import type { RunEvent } from '../../src/core/run-events.js';
+import { isTerminalEvent, type RunEvent } from '../../src/core/run-events.js';
 import type { SubmitResult } from '../../src/core/submit-result.js';
 import { readToken } from '../../src/gateway/index.js';
+import { eventually } from '../support/eventually.js';
+
+/** How long the load may take to reach the moment to kill (a loaded machine is slow). */
+const LOAD_PATIENCE = { withinMs: 60_000, everyMs: 10 };
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const TERMINAL = new Set(['run.completed', 'run.cancelled', 'run.failed']);
 
 /** When to pull the plug. */
 export type KillMoment = 'after-answer-burst' | 'while-submitting' | 'while-busy' | 'during-recovery' | 'at-saturation';
@@ -119,7 +122,7 @@ export class GatewayCrashHarness {
         await Promise.race([Promise.allSettled(inFlight), this.untilAcknowledged(before + 15)]);
       } else if (moment === 'while-busy') {
         refused += await this.burst(client, 10);
-        await this.until(async () => (await client.snapshot()).running.length > 0);
+        await eventually(async () => (await client.snapshot()).running.length > 0, 'a run is running', LOAD_PATIENCE);
       } else {
         // Saturation: more than the limits and the lanes hold, so some are refused (lane_full).
         for (let round = 0; round < 3; round++) refused += await this.burst(client, 30, 2);
@@ -216,15 +219,7 @@ export class GatewayCrashHarness {
   }
 
   private async untilAcknowledged(count: number): Promise<void> {
-    await this.until(async () => this.ledger.size >= count);
-  }
-
-  private async until(condition: () => Promise<boolean>): Promise<void> {
-    for (let i = 0; i < 6_000; i++) {
-      if (await condition()) return;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error('the load never reached the moment to kill');
+    await eventually(async () => this.ledger.size >= count, `${count} submissions acknowledged`, LOAD_PATIENCE);
   }
 
   private async client(server: Server): Promise<SwitchyardClient> {
@@ -264,8 +259,8 @@ function wholeLog(runId: string, history: RunEvent[]): string[] {
   const problems: string[] = [];
   const seqs = history.map((e) => e.seq);
   if (seqs.some((seq, i) => seq !== i + 1)) problems.push(`run ${runId}: seq ${seqs.join(',')} has a gap`);
-  const terminal = history.filter((e) => TERMINAL.has(e.type));
-  if (terminal.length !== 1 || !TERMINAL.has(history.at(-1)?.type ?? ''))
+  const terminal = history.filter(isTerminalEvent);
+  if (terminal.length !== 1 || !isTerminalEvent(history.at(-1) ?? { type: '' }))
     problems.push(`run ${runId}: ${terminal.length} terminal events, last ${history.at(-1)?.type}`);
   return problems;
 }

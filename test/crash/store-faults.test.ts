@@ -13,8 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connect, type SwitchyardClient } from '../../src/client/index.js';
@@ -22,6 +21,8 @@ import { ClientError } from '../../src/client/client-error.js';
 import { readToken } from '../../src/gateway/index.js';
 import { idPath } from '../../src/store/file-names.js';
 import { spawnServe, type ServeProcess } from './gateway-crash-harness.js';
+import { eventually } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base = '';
 let disk = '';
@@ -32,8 +33,10 @@ interface Server extends ServeProcess {
   httpUrl: string;
 }
 
+const tempDir = tempDirs('switchyard-store-faults-', 'afterAll');
+
 beforeAll(async () => {
-  base = await mkdtemp(join(tmpdir(), 'switchyard-store-faults-'));
+  base = await tempDir();
   disk = join(base, 'disk');
   await mkdir(disk);
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', disk]);
@@ -60,14 +63,17 @@ afterAll(async () => {
     await server.closed;
   }
   if (disk) execFileSync('umount', [disk]);
-  if (base) await rm(base, { recursive: true, force: true });
 });
 
 async function start(dataDir: string): Promise<Server> {
   const server: Server = { ...spawnServe(dataDir, config), httpUrl: '' };
   const { child } = server;
   servers.push(server);
-  await until(() => /(^token\b|gateway token\b).*\n/m.test(server.stdout()) || child.exitCode !== null, 60_000);
+  await eventually(
+    () => /(^token\b|gateway token\b).*\n/m.test(server.stdout()) || child.exitCode !== null,
+    'serve announces its token or exits',
+    { withinMs: 60_000 },
+  );
   if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${server.stdout()}`);
   server.url = /listening on (ws:\/\/[^\s"]+)/.exec(server.stdout())![1]!;
   server.httpUrl = server.url.replace(/^ws/, 'http');
@@ -81,14 +87,6 @@ async function kill(server: Server): Promise<void> {
 
 async function clientOf(server: Server, dataDir: string): Promise<SwitchyardClient> {
   return connect(server.url, { token: (await readToken(join(dataDir, 'token')))! });
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  // A fail-safe, not a measured window: the condition is what the test waits for.
-  for (const giveUp = Date.now() + timeoutMs; !(await condition());) {
-    if (Date.now() > giveUp) throw new Error('the condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 async function readyz(server: Server): Promise<{ status: number; body: { ready: boolean; details?: string[] } }> {
@@ -144,7 +142,7 @@ it(
     }
     expect(refused.size).toBeGreaterThan(0);
     // Not ready while writes fail; reads still answer; the process is still there.
-    await until(async () => (await readyz(server)).status === 503);
+    await eventually(async () => (await readyz(server)).status === 503, 'readyz says 503', { withinMs: 30_000 });
     expect((await readyz(server)).body.details?.join('\n')).toMatch(/writes fail/);
     expect((await client.get(firstRun)).state).toBe('completed');
     expect((await client.history(firstRun)).length).toBeGreaterThan(0);
@@ -155,7 +153,7 @@ it(
 
     // Room again: ready again, and submits are taken, without a restart.
     for (const name of await readdir(disk)) if (name.startsWith('filler')) await rm(join(disk, name));
-    await until(async () => (await readyz(server)).status === 200);
+    await eventually(async () => (await readyz(server)).status === 200, 'readyz says 200', { withinMs: 30_000 });
     const after = await client.submit({ sessionId: 's0', input: 'room again' });
     acked.add(after.runId);
     await client.wait(after.runId);
@@ -182,9 +180,9 @@ it(
     await expect(client.submit({ sessionId: 's1', input: 'full at start' })).rejects.toMatchObject({
       engineCode: 'store_failed',
     });
-    await until(async () => (await readyz(server)).status === 503);
+    await eventually(async () => (await readyz(server)).status === 503, 'readyz says 503', { withinMs: 30_000 });
     await rm(filler);
-    await until(async () => (await readyz(server)).status === 200);
+    await eventually(async () => (await readyz(server)).status === 200, 'readyz says 200', { withinMs: 30_000 });
     acked.add((await client.submit({ sessionId: 's1', input: 'room at last' })).runId);
     for (const runId of acked) expect((await client.get(runId)).runId).toBe(runId);
     await client.close();
@@ -206,7 +204,11 @@ it('after a crash, a damaged middle journal line loses only that line, and a dam
   // Killed once the victim's record file is written (the journal still holds everything too).
   const victim = runs[4]!;
   const victimFile = join(dataDir, 'runs', `${idPath(victim)}.json`);
-  await until(async () => (await readFile(victimFile, 'utf8').catch(() => '')).includes('"completed"'));
+  await eventually(
+    async () => (await readFile(victimFile, 'utf8').catch(() => '')).includes('"completed"'),
+    'the victim run is stored completed',
+    { withinMs: 30_000 },
+  );
   await client.close();
   await kill(server);
 

@@ -19,12 +19,8 @@ import type { RunTable } from '../../src/engine/run-table.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
+import { deferred } from '../support/deferred.js';
+import { settle } from '../support/settle.js';
 
 /** One run 'r' with one call writing /w/a.ts, whose execution waits for the test. */
 function oneCallRun() {
@@ -70,8 +66,6 @@ function claimIsFree(claims: InProcessClaimRegistry): boolean {
   ticket.release();
   return held;
 }
-
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('act host: what an open call holds', () => {
   it('a run stopped mid-execution: abandonRun aborts the tool and gives the claim back once the tool has stopped', async () => {

@@ -9,15 +9,9 @@ import { isTerminalEvent } from '../../src/engine/index.js';
 import type { Engine } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
-import {
-  engineFixture,
-  expectWellFormedHistory,
-  heldModel,
-  holdTool,
-  recordEvents,
-  settle,
-  until,
-} from './fixtures.js';
+import { engineFixture, expectWellFormedHistory, heldModel, holdTool, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

@@ -6,7 +6,8 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, recordEvents, until } from './fixtures.js';
+import { engineFixture, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
 
 const newEngine = engineFixture();
 let workspace: string;

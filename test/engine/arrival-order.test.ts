@@ -3,24 +3,19 @@
  * first: a message with its own runId (whose duplicate check reads the store) is never
  * overtaken by one sent right after it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, holdTool, until } from './fixtures.js';
+import { engineFixture, holdTool } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const newEngine = engineFixture();
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('switchyard-order-', 'afterAll');
 
 describe('arrival order', () => {
   it('pipelined submits to a busy session are queued in arrival order, with and without their own runId', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'switchyard-order-'));
-    dirs.push(dir);
+    const dir = await tempDir();
     const hold = holdTool();
     const engine = await newEngine({
       store: { dir },

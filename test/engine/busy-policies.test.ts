@@ -9,7 +9,9 @@ import { admitRequest } from '../../src/core/run-request.js';
 import { collectedInput } from '../../src/engine/collect.js';
 import { EngineError } from '../../src/engine/index.js';
 import { MemoryStore, type RunRecord } from '../../src/store/index.js';
-import { SimulatedClock, advance, engineFixture, heldModel, recordEvents, settle, until } from './fixtures.js';
+import { SimulatedClock, advance, engineFixture, heldModel, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

@@ -6,10 +6,8 @@
  * delegated run inherits nothing, and a parent waiting on its child holds nothing;
  * `[tool_service] cross_run_claims = false` restores the old behaviour.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
 import { z } from 'zod';
 import { Claims } from '../../src/concurrency/index.js';
@@ -19,20 +17,22 @@ import type { RunEventOf } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool, ToolError } from '../../src/tools/index.js';
 import { call, paths, probeTool, type ModelCall } from '../act/fixtures.js';
-import { engineFixture, recordEvents, SimulatedClock, settle, until } from './fixtures.js';
+import { engineFixture, recordEvents, SimulatedClock } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const newEngine = engineFixture();
 let root: string;
 let shared: string;
 let elsewhere: string;
 
+const tempDir = tempDirs('switchyard-cross-run-', 'afterAll');
+
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'switchyard-cross-run-'));
+  root = await tempDir();
   shared = await sandboxDirectory(join(root, 'shared'));
   elsewhere = await sandboxDirectory(join(root, 'elsewhere'));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 /** Delegates like session_send, into the caller's own workspace (the way a sub-agent on the same checkout works). */

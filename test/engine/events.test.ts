@@ -7,16 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { isTerminalEvent } from '../../src/engine/index.js';
 import type { Engine, EventStreamFilter, RunEvent, StreamEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import {
-  SimulatedClock,
-  advance,
-  engineFixture,
-  holdTool,
-  isRunEvent,
-  recordEvents,
-  settle,
-  until,
-} from './fixtures.js';
+import { SimulatedClock, advance, engineFixture, holdTool, isRunEvent, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

@@ -1,12 +1,9 @@
 /*
  * What the engine suites share: an engine per test (closed afterwards, with no unexpected
- * error reported), a way to let promises settle and to move a SimulatedClock, a model and a
- * tool that hold a run where the test wants it, an event recorder, and the log invariants.
+ * error reported), a way to move a SimulatedClock (settle, until and deferred are in
+ * test/support/), a model and a tool that hold a run where the test wants it, an event recorder, and the log invariants.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { createEngine, isTerminalEvent } from '../../src/engine/index.js';
@@ -14,45 +11,14 @@ import type { Engine, EngineOptions, EventStreamFilter, RunEvent, StreamEvent } 
 import type { PartialConfig } from '../../src/config/index.js';
 import type { Message, ModelProvider } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** Lets every pending promise chain run (a few macrotask turns, no wall-clock wait). */
-export async function settle(rounds = 10): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
+import { deferred, type Deferred } from '../support/deferred.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 /** Moves a SimulatedClock forward and lets what it woke up run. */
 export async function advance(clock: SimulatedClock, ms: number): Promise<void> {
   clock.increment(ms);
   await settle();
-}
-
-/**
- * Settles until `condition` holds. Tool calls do real I/O (the workspace is created on
- * demand), so this polls the event loop rather than counting turns; the wall-clock limit
- * is only a fail-safe that turns a hang into a failure, never a timing assertion.
- */
-export async function until(condition: () => boolean, what: string, failSafeMs = 10_000): Promise<void> {
-  const giveUpAt = Date.now() + failSafeMs;
-  while (!condition()) {
-    if (Date.now() > giveUpAt) throw new Error(`never happened: ${what}`);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
 }
 
 /**
@@ -62,16 +28,14 @@ export async function until(condition: () => boolean, what: string, failSafeMs =
 export function engineFixture(): (options?: EngineOptions) => Promise<Engine> {
   const open: Engine[] = [];
   const errors: unknown[] = [];
+  const tempDir = tempDirs('switchyard-engine-test-', 'afterAll');
   let workspaceRoot: string | undefined;
   afterEach(async () => {
     for (const engine of open.splice(0)) await engine.close();
     expect(errors.splice(0)).toEqual([]);
   });
-  afterAll(async () => {
-    if (workspaceRoot) await rm(workspaceRoot, { recursive: true, force: true });
-  });
   return async (options = {}) => {
-    workspaceRoot ??= await mkdtemp(join(tmpdir(), 'switchyard-engine-test-'));
+    workspaceRoot ??= await tempDir();
     const engine = await createEngine({
       onError: (error) => errors.push(error),
       ...options,

@@ -5,15 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/model/index.js';
-import {
-  engineFixture,
-  expectWellFormedHistory,
-  heldModel,
-  holdTool,
-  recordEvents,
-  settle,
-  until,
-} from './fixtures.js';
+import { engineFixture, expectWellFormedHistory, heldModel, holdTool, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

@@ -6,16 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import {
-  SimulatedClock,
-  advance,
-  engineFixture,
-  expectWellFormedHistory,
-  holdTool,
-  recordEvents,
-  settle,
-  until,
-} from './fixtures.js';
+import { SimulatedClock, advance, engineFixture, expectWellFormedHistory, holdTool, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

@@ -5,11 +5,8 @@
  * run's log is seq 1..n with one terminal event last, every session's sessionSeq is gapless, no
  * session ever runs two runs, and every accepted message reaches exactly one outcome.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createEngine, EngineError, isTerminalEvent, sleep } from '../../src/engine/index.js';
 import type { RunEvent, RunResult } from '../../src/engine/index.js';
@@ -23,10 +20,11 @@ import {
   expectWellFormedHistory,
   heldModel,
   recordEvents,
-  settle,
-  until,
   withWorkspaceRoot,
 } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const newEngine = engineFixture();
 
@@ -270,11 +268,10 @@ async function runWorkload(ops: Op[], workspaceRoot: string): Promise<void> {
 
 describe('invariants under random workloads', () => {
   let workspaceRoot = '';
+  const tempDir = tempDirs('switchyard-workload-', 'afterAll');
+
   beforeAll(async () => {
-    workspaceRoot = await mkdtemp(join(tmpdir(), 'switchyard-workload-'));
-  });
-  afterAll(async () => {
-    await rm(workspaceRoot, { recursive: true, force: true });
+    workspaceRoot = await tempDir();
   });
 
   it('hold for every mix of submits, cancels, stops, clock steps and limit reloads', async () => {

@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/index.js';
-import { engineFixture, heldModel, recordEvents, settle, until } from './fixtures.js';
+import { engineFixture, heldModel, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

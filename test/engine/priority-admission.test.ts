@@ -6,23 +6,23 @@
  * ends `failed` with `deadline_unmeetable` at that very moment — waiting for permits, waiting in
  * its session's lane, and after a restart.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type RunEventOf, type RunRequest } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { SimulatedClock, advance, recordEvents, settle } from './fixtures.js';
+import { SimulatedClock, advance, recordEvents } from './fixtures.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let workspaceRoot: string;
 const open: Engine[] = [];
+const tempDir = tempDirs('switchyard-priority-', 'afterAll');
+
 beforeAll(async () => {
-  workspaceRoot = await mkdtemp(join(tmpdir(), 'switchyard-priority-'));
+  workspaceRoot = await tempDir();
 });
 afterAll(async () => {
   for (const engine of open) await engine.close();
-  await rm(workspaceRoot, { recursive: true, force: true });
 });
 
 /** An engine whose every run takes `runMs` of virtual time (one model turn). */

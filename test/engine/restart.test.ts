@@ -4,9 +4,6 @@
  * of the run it went into after any restart; recovery repairs a run whose record and log
  * disagree; a finished run is still found by getRun() after a restart.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/index.js';
 import type { RunEvent } from '../../src/core/run-events.js';
@@ -14,18 +11,17 @@ import { admitRequest } from '../../src/core/run-request.js';
 import { createEngine, isEngineError, type Engine, type EngineOptions } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { MemoryStore, type RunRecord } from '../../src/store/index.js';
-import { expectWellFormedHistory, heldModel, holdTool, until, withWorkspaceRoot } from './fixtures.js';
+import { expectWellFormedHistory, heldModel, holdTool, withWorkspaceRoot } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
+// Removed after the cleanup steps: after-hooks run in reverse order.
+const tempDir = tempDirs();
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
-
-async function tempDir(prefix: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  cleanup.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** An engine on the file store in `dir`, closed after the test if the test did not. */
 async function engineOn(dir: string, options: EngineOptions = {}): Promise<Engine> {
@@ -69,7 +65,7 @@ describe('graceful shutdown', () => {
     expect(await engine.wait(running.runId)).toMatchObject({ state: 'completed' });
     // Its slot and its permit are free, yet nothing starts while shutting down.
     await until(() => engine.snapshot().running.length === 0, 'nothing runs');
-    await new Promise((resolve) => setImmediate(resolve));
+    await settle(1);
     expect(engine.snapshot().running).toEqual([]);
     expect(model.thinking()).toEqual([]);
     expect((await engine.getRun(forPermit.runId))?.state).toBe('queued');

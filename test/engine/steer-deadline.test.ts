@@ -5,23 +5,24 @@
  * `queue` moves it to the lane — with `run.steer_escalated {steerId, to}`. Whichever comes first,
  * the boundary or the deadline, the message runs exactly once; also across a restart.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel, type ScriptContext } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { SimulatedClock, holdTool, recordEvents, settle, until } from './fixtures.js';
+import { SimulatedClock, holdTool, recordEvents } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let workspaceRoot: string;
 const open: Engine[] = [];
+const tempDir = tempDirs('switchyard-steer-deadline-', 'afterAll');
+
 beforeAll(async () => {
-  workspaceRoot = await mkdtemp(join(tmpdir(), 'switchyard-steer-deadline-'));
+  workspaceRoot = await tempDir();
 });
 afterAll(async () => {
   for (const engine of open) await engine.close();
-  await rm(workspaceRoot, { recursive: true, force: true });
 });
 
 const STEER = 'stop, use the staging database instead';

@@ -7,16 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { Engine, RunRequest } from '../../src/engine/index.js';
 import type { Message, ScriptContext } from '../../src/model/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import {
-  SimulatedClock,
-  advance,
-  engineFixture,
-  expectWellFormedHistory,
-  heldModel,
-  holdTool,
-  settle,
-  until,
-} from './fixtures.js';
+import { SimulatedClock, advance, engineFixture, expectWellFormedHistory, heldModel, holdTool } from './fixtures.js';
+import { until } from '../support/eventually.js';
+import { settle } from '../support/settle.js';
 
 const newEngine = engineFixture();
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { isEngineError } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { advance, engineFixture, holdTool, until } from './fixtures.js';
+import { advance, engineFixture, holdTool } from './fixtures.js';
+import { until } from '../support/eventually.js';
 
 const newEngine = engineFixture();
 

@@ -10,7 +10,7 @@ import { isTerminalEvent } from '../../src/engine/index.js';
 import { GatewayCloseCode } from '../../src/gateway/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { gatewayFixture } from './fixtures.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 
 const harness = gatewayFixture();
 

@@ -21,7 +21,7 @@ export interface GatewayHarness {
   raw(options?: { headers?: Record<string, string>; path?: string }): Promise<WebSocket>;
 }
 
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 export { tempDirs };
 

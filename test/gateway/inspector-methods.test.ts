@@ -9,7 +9,7 @@ import { ClientError } from '../../src/client/index.js';
 import type { SerializedInspectionEvent } from '../../src/gateway/inspection/inspect-serialize.js';
 import { RpcErrorCode } from '../../src/gateway/index.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { gatewayFixture } from './fixtures.js';
 
 const harness = gatewayFixture();

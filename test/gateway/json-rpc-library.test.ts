@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
 import { RpcErrorCode } from '../../src/gateway/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { gatewayFixture, type GatewayHarness } from './fixtures.js';
 
 const harness = gatewayFixture();

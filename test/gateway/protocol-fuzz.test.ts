@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { MethodParamsSchemas, RpcErrorCode } from '../../src/gateway/index.js';
 import { closeOf, gatewayFixture, request, type GatewayHarness } from './fixtures.js';
+import { until } from '../support/eventually.js';
 
 const harness = gatewayFixture();
 const METHODS = Object.keys(MethodParamsSchemas);
@@ -52,16 +53,15 @@ class Prober {
     const probeId = `probe-${++this.probes}`;
     this.ws.send(frame, { binary: typeof frame !== 'string' });
     this.ws.send(JSON.stringify({ jsonrpc: '2.0', id: probeId, method: 'engine.snapshot' }));
-    await this.until(() => this.closedWith !== undefined || this.frames.some((f) => f['id'] === probeId));
+    await until(
+      () => this.closedWith !== undefined || this.frames.some((f) => f['id'] === probeId),
+      `the answer to ${probeId}`,
+    );
     const answers = this.frames.filter((f) => f['id'] !== probeId && !('method' in f));
     if (this.closedWith !== undefined) return { answers, closeCode: this.closedWith };
     const probe = this.frames.find((f) => f['id'] === probeId)!;
     expect(probe['result']).toMatchObject({ global: expect.any(Object) });
     return { answers };
-  }
-
-  private async until(condition: () => boolean): Promise<void> {
-    while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
 

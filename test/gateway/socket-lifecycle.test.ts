@@ -6,19 +6,18 @@
  * and gives up on a gateway that stops answering its pings, then reconnects.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { runNodeClient } from '../../src/gateway/nodes/index.js';
 import { RpcErrorCode, type Gateway } from '../../src/gateway/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { nodeGatewayFixture } from '../nodes/fixtures.js';
 import { closeOf, closeRaw } from './fixtures.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const start = nodeGatewayFixture();
+const tempDir = tempDirs('switchyard-lifecycle-test-');
 const cleanups: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
@@ -114,7 +113,7 @@ describe('the node client side', () => {
   }
 
   async function nodeClient(url: string, heartbeatMs: number): Promise<void> {
-    const workspace = await mkdtemp(join(tmpdir(), 'switchyard-lifecycle-test-'));
+    const workspace = await tempDir();
     const controller = new AbortController();
     const done = runNodeClient({
       url,
@@ -128,7 +127,6 @@ describe('the node client side', () => {
     cleanups.push(async () => {
       controller.abort();
       await done.catch(() => {});
-      await rm(workspace, { recursive: true, force: true });
     });
   }
 

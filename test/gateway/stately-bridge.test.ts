@@ -5,7 +5,7 @@
  * draw: each actor with its definition and parent, the events with their senders, the
  * snapshots in order.
  */
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
@@ -15,7 +15,9 @@ import type { Engine } from '../../src/engine/index.js';
 import { actorIdOf } from '../../src/gateway/inspection/inspect-serialize.js';
 import { startStatelyBridge, type StatelyBridgeOptions } from '../../src/gateway/inspection/stately-bridge.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, look, holdTool, until } from '../engine/fixtures.js';
+import { engineFixture, look, holdTool } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
+import { RecordingClock } from '../support/recording-clock.js';
 
 const engineOf = engineFixture();
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -244,27 +246,31 @@ describe('the Stately bridge', () => {
   it('stop() leaves no timer or connection behind, even in the middle of retrying', async () => {
     // A server that takes each connection and drops it: every attempt fails, and is counted.
     let attempts = 0;
-    const sockets = new Set<Socket>();
     const server: Server = createServer((socket) => {
       attempts += 1;
-      sockets.add(socket);
       socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const { port } = server.address() as { port: number };
     const { engine } = await steeringEngine();
-    const timersBefore = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
 
-    const { bridge } = await bridgeTo(engine, port, { firstRetryMs: 20, maxRetryMs: 20 });
-    await until(() => attempts >= 3, 'the bridge keeps retrying');
+    // The retry waits run on a clock the test moves: each failed attempt leaves one wait.
+    const clock = new RecordingClock();
+    const { bridge } = await bridgeTo(engine, port, { firstRetryMs: 20, maxRetryMs: 80, clock });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await until(() => clock.pending() === 1, `attempt ${attempt} failed and a retry waits`);
+      expect(attempts).toBe(attempt);
+      if (attempt < 3) clock.increment(clock.delays.at(-1)!);
+    }
+    expect(clock.delays).toEqual([20, 40, 80]);
+
     bridge.stop();
-    const stoppedAt = attempts;
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(attempts).toBe(stoppedAt);
-    expect(process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length).toBeLessThanOrEqual(
-      timersBefore,
-    );
+    // The pending retry is cancelled: nothing is left to fire, however far the clock moves.
+    expect(clock.pending()).toBe(0);
+    clock.increment(3_600_000);
+    expect(bridge.stats()).toMatchObject({ connected: false, buffered: 0 });
+    expect(clock.delays).toHaveLength(3);
   });
 
   it('says what to install when the optional package is missing', async () => {

@@ -11,7 +11,7 @@ import type { RunEvent } from '../../src/engine/index.js';
 import { scriptedModel, type ScriptContext, type ScriptTurn } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import { gatewayFixture, type GatewayHarness } from './fixtures.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 
 const harness = gatewayFixture();
 

@@ -2,10 +2,12 @@
  * Retries, against a server on 127.0.0.1: which failures are retried (408, 409, 429, 5xx, a
  * failed connection) and which fail at once, how long each wait is (the server's own, capped,
  * or a jittered backoff on the engine clock from an injected source), that every retry is
- * reported, and that none starts after the run's deadline.
+ * reported, and that none starts after the run's deadline. Waits are read off a recording
+ * SimulatedClock and each request is stamped with its time: no assertion on wall-clock time.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { SimulatedClock } from 'xstate';
+import type { Clock } from '../../src/core/clock.js';
 import { anthropicModel } from '../../src/model/anthropic.js';
 import { googleModel } from '../../src/model/google.js';
 import { openAICompatibleModel } from '../../src/model/openai.js';
@@ -20,6 +22,8 @@ import {
   seededRandom,
   type Reply,
 } from './replay-server.js';
+import { until } from '../support/eventually.js';
+import { RecordingClock } from '../support/recording-clock.js';
 
 const ok = replay('openai-text-then-tool-call.sse');
 const json = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => ({
@@ -36,9 +40,20 @@ async function openai(replies: Reply[], options: Partial<ProviderOptions> = {}) 
   };
 }
 
-/** Lets the provider reach its next wait (no wall-clock assertion: a fail-safe only). */
+/** Lets the provider reach its `count`th wait: it reports the retry, then sets the wait's timer. */
 async function waitForRetries(onRetry: ReturnType<typeof vi.fn>, count: number) {
-  await vi.waitFor(() => expect(onRetry).toHaveBeenCalledTimes(count), { timeout: 5000 });
+  await until(() => onRetry.mock.calls.length >= count, `retry ${count} is reported`);
+  expect(onRetry).toHaveBeenCalledTimes(count);
+}
+
+/** A fetch that stamps each request with the clock's time when it goes out. */
+function stamped(clock: Clock) {
+  const sentAt: number[] = [];
+  const fetchStamped: typeof fetch = (input, init) => {
+    sentAt.push(clock.now!());
+    return fetch(input, init);
+  };
+  return { sentAt, fetch: fetchStamped };
 }
 
 describe('what is retried', () => {
@@ -203,27 +218,26 @@ describe('what is retried', () => {
 
 describe('how long it waits', () => {
   it('backs off exponentially on the engine clock, jittered by the injected source', async () => {
-    const clock = new SimulatedClock();
+    const clock = new RecordingClock();
+    const requestsAt = stamped(clock);
     const { provider, requests } = await openai(
       [json(503, { error: { message: 'busy' } }), json(502, '<html>502 Bad Gateway</html>'), ok],
-      { retryBaseDelayMs: 1000, random: () => 0.5 },
+      { retryBaseDelayMs: 1000, random: () => 0.5, fetch: requestsAt.fetch },
     );
     const onRetry = vi.fn();
     const done = collect(provider, modelRequest({ clock, onRetry }));
 
     // 1000 ms × 2^0 × (0.5 + 0.5 / 2) = 750 ms, then 1500 ms.
     await waitForRetries(onRetry, 1);
-    clock.increment(749);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(requests).toHaveLength(1);
-    clock.increment(1);
+    expect(clock.delays).toEqual([750]);
+    clock.increment(750);
     await waitForRetries(onRetry, 2);
-    expect(requests).toHaveLength(2);
-    clock.increment(1499);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(requests).toHaveLength(2);
-    clock.increment(1);
+    expect(clock.delays).toEqual([750, 1500]);
+    clock.increment(1500);
     expect((await done).at(-1)).toMatchObject({ type: 'message' });
+    // Each retry went out when its wait ended on the engine clock, not before.
+    expect(requestsAt.sentAt).toEqual([0, 750, 2250]);
+    expect(requests).toHaveLength(3);
     expect(onRetry.mock.calls).toEqual([
       [1, 'HTTP 503: busy; retrying in 0.8 s'],
       [2, 'HTTP 502: <html>502 Bad Gateway</html>; retrying in 1.5 s'],
@@ -270,28 +284,35 @@ describe('how long it waits', () => {
       waitMs: 120_500,
     },
   ])('waits what the server asks ($source) on the engine clock', async ({ headers, waitMs }) => {
-    const clock = new SimulatedClock();
+    const clock = new RecordingClock();
+    const requestsAt = stamped(clock);
     const { provider, requests } = await openai(
       [json(429, { error: { message: 'Rate limit reached' } }, headers), ok],
-      { maxRetryWaitMs: 300_000 },
+      { maxRetryWaitMs: 300_000, fetch: requestsAt.fetch },
     );
     const onRetry = vi.fn();
     const done = collect(provider, modelRequest({ clock, onRetry }));
     await waitForRetries(onRetry, 1);
-    clock.increment(waitMs - 1);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(requests).toHaveLength(1);
-    clock.increment(1);
+    expect(clock.delays).toEqual([waitMs]);
+    clock.increment(waitMs);
     expect((await done).at(-1)).toMatchObject({ type: 'message' });
+    expect(requestsAt.sentAt).toEqual([0, waitMs]);
+    expect(requests).toHaveLength(2);
   });
 
   it("waits Gemini's RetryInfo.retryDelay from a 429 body", async () => {
-    const clock = new SimulatedClock();
+    const clock = new RecordingClock();
+    const requestsAt = stamped(clock);
     const server = await replayServer(
       json(429, recording('google-429-retry-info.json').toString()),
       replay('google-text-signed.sse'),
     );
-    const provider = googleModel({ baseURL: `${server.origin}/v1beta`, apiKey: 'k', model: 'gemini-2.5-flash' });
+    const provider = googleModel({
+      baseURL: `${server.origin}/v1beta`,
+      apiKey: 'k',
+      model: 'gemini-2.5-flash',
+      fetch: requestsAt.fetch,
+    });
     const onRetry = vi.fn();
     const done = collect(provider, modelRequest({ clock, onRetry }));
     await waitForRetries(onRetry, 1);
@@ -299,11 +320,11 @@ describe('how long it waits', () => {
       1,
       'HTTP 429: You exceeded your current quota, please check your plan.; retrying in 34.4 s',
     );
-    clock.increment(34_399);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(server.requests).toHaveLength(1);
-    clock.increment(1);
+    expect(clock.delays).toEqual([34_400]);
+    clock.increment(34_400);
     expect((await done).at(-1)).toMatchObject({ finishReason: 'stop' });
+    expect(requestsAt.sentAt).toEqual([0, 34_400]);
+    expect(server.requests).toHaveLength(2);
   });
 
   it.each<{ source: string; headers: Record<string, string>; says: string }>([
@@ -390,8 +411,12 @@ describe('the run around it', () => {
       json(503, { error: { message: 'slow down' } }, { 'retry-after': '30' }),
     ]);
     const controller = new AbortController();
-    const onRetry = vi.fn(() => setTimeout(() => controller.abort(), 5));
-    const { error } = await collectUntilError(provider, modelRequest({ clock, signal: controller.signal, onRetry }));
+    const onRetry = vi.fn();
+    const failed = collectUntilError(provider, modelRequest({ clock, signal: controller.signal, onRetry }));
+    // Reported, then waiting on the clock (which never moves): the abort comes during the wait.
+    await waitForRetries(onRetry, 1);
+    controller.abort();
+    const { error } = await failed;
     expect(error.code).toBe('aborted');
     expect(requests).toHaveLength(1);
   });

@@ -4,17 +4,18 @@
  * keeps its answers inside the gateway's frame limit, reconnects when the gateway comes back,
  * and stops for good on a refusal it cannot fix.
  */
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway/index.js';
 import { NodeClientError, runNodeClient, type NodeClientOptions } from '../../src/gateway/nodes/index.js';
 import { ToolError } from '../../src/tools/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { nodeGatewayFixture, type NodeHarness } from './fixtures.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const start = nodeGatewayFixture();
+const tempDir = tempDirs('switchyard-node-test-');
 const stops: (() => Promise<void>)[] = [];
 
 afterEach(async () => {
@@ -33,7 +34,7 @@ async function startNode(
   name: string,
   extra: Partial<NodeClientOptions> = {},
 ): Promise<StartedNode> {
-  const workspace = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-node-test-')));
+  const workspace = await realpath(await tempDir());
   const controller = new AbortController();
   const node: StartedNode = {
     workspace,
@@ -42,7 +43,6 @@ async function startNode(
     stop: async () => {
       controller.abort();
       await node.done.catch(() => {});
-      await rm(workspace, { recursive: true, force: true });
     },
   };
   node.done = runNodeClient({

@@ -8,8 +8,7 @@
  * it so.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +18,8 @@ import { createEngine, type Engine, type RunEventOf } from '../../src/engine/ind
 import { startGateway, type Gateway } from '../../src/gateway/index.js';
 import { NodeRegistry } from '../../src/gateway/nodes/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 /** Each child is a tsx process; on a loaded machine one start alone can take seconds. */
 const SPAWN_TIMEOUT = 180_000;
@@ -96,8 +96,10 @@ let gateway: Gateway;
 let client: SwitchyardClient;
 const workers: NodeProcess[] = [];
 
+const tempDir = tempDirs('switchyard-nodes-it-', 'afterAll');
+
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'switchyard-nodes-it-'));
+  dataDir = await tempDir();
   const barrier = join(dataDir, 'barrier');
   await mkdir(barrier);
   nodes = new NodeRegistry();
@@ -140,7 +142,6 @@ afterAll(async () => {
   await client?.close();
   await gateway?.close();
   await engine?.close();
-  await rm(dataDir, { recursive: true, force: true });
 }, SPAWN_TIMEOUT);
 
 describe('two node processes', () => {

@@ -8,7 +8,7 @@ import { GatewayCloseCode } from '../../src/gateway/index.js';
 import { NodeRegistry, type NodeCommand } from '../../src/gateway/nodes/index.js';
 import { ToolError } from '../../src/tools/index.js';
 import { closeOf, closeRaw, handshakeStatus } from '../gateway/fixtures.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { nodeGatewayFixture, rawNode } from './fixtures.js';
 
 const start = nodeGatewayFixture();

@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clientOf, servedUrl, spawnServe } from '../cli/serve-child.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 /** A build, an install and several process starts on a loaded machine: generous. */
 const TIMEOUT = 900_000;

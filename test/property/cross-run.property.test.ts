@@ -7,14 +7,14 @@
  * each other. Random delegation trees, whose runs all work in one workspace, never deadlock.
  * The same workload with `cross_run_claims = false` does overlap: the check can fail.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { Claims } from '../../src/concurrency/index.js';
+import { isTerminalEvent, isTerminalState } from '../../src/core/index.js';
 import { createEngine, sleep, type Engine, type RunEvent, type StreamEvent } from '../../src/engine/index.js';
 import { scriptedModel, type ScriptTurn } from '../../src/model/index.js';
 import { InvariantMonitor } from '../../src/sim/index.js';
@@ -22,17 +22,17 @@ import { IncarnationClock } from '../../src/sim/sim-clock.js';
 import { fileEditTool, fileWriteTool } from '../../src/tools/builtins/index.js';
 import { defineTool, ToolError, type AnyTool } from '../../src/tools/index.js';
 import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const FILES = ['notes.md', 'src/app.ts', 'src/lib.ts'] as const;
 const SEED_TEXT = 'line\n';
 const NUM_RUNS = Number(process.env.SWITCHYARD_PROPERTY_RUNS ?? 25);
 
+const tempDir = tempDirs('switchyard-cross-run-prop-', 'afterAll');
 let root: string;
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'switchyard-cross-run-prop-'));
-});
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
+  root = await tempDir();
 });
 
 /**
@@ -206,14 +206,11 @@ async function drain(h: Harness, runIds: () => string[]): Promise<void> {
       if (e.type === 'tool.started') (e.tool === 'delegate_here' ? delegations : open).add(call);
       else if (e.type === 'tool.finished') open.delete(call) || delegations.delete(call);
       else if (e.type === 'run.started' && e.parentRunId !== undefined) children.add(e.runId);
-      else if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled')
-        children.delete(e.runId);
+      else if (isTerminalEvent(e)) children.delete(e.runId);
     }
     return open.size - h.witness.sleeping + Math.max(0, delegations.size - children.size);
   };
-  const quiet = async () => {
-    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
-  };
+  const quiet = () => settle(5);
   const giveUpAt = Date.now() + 30_000;
   for (;;) {
     await quiet();
@@ -223,7 +220,7 @@ async function drain(h: Harness, runIds: () => string[]): Promise<void> {
       if (Date.now() > giveUpAt)
         throw new Error(
           `stuck with nothing scheduled: ${runIds()
-            .filter((id) => !['completed', 'failed', 'cancelled'].includes(h.engine.status(id)?.state ?? ''))
+            .filter((id) => !isTerminalState(h.engine.status(id)?.state ?? 'queued'))
             .join(', ')} still open`,
         );
       // A call is doing real I/O (a workspace mkdir, a write): wait for it, time stands still.

@@ -16,6 +16,7 @@ import { scriptedModel } from '../../src/model/index.js';
 import type { ScriptTurn } from '../../src/model/index.js';
 import { InvariantMonitor } from '../../src/sim/index.js';
 import { defineTool } from '../../src/tools/index.js';
+import { settle } from '../support/settle.js';
 
 const SESSIONS = ['s1', 's2', 's3'] as const;
 const AGENTS = ['alpha', 'beta'] as const;
@@ -127,18 +128,13 @@ function turnOf(input: string, turn: number): ScriptTurn {
   }
 }
 
-/** Lets every pending promise chain run (a few macrotask turns, no wall-clock wait). */
-async function settle(rounds = 8): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
 /** Moves the clock in small steps, so timers set by what a step woke up fire in order too. */
 async function advance(clock: SimulatedClock, ms: number): Promise<void> {
   for (let left = ms; left > 0; left -= 100) {
     clock.increment(Math.min(100, left));
     await settle(3);
   }
-  await settle();
+  await settle(8);
 }
 
 function isIdle(snapshot: EngineSnapshot): boolean {
@@ -285,7 +281,7 @@ async function runScenario(initial: Setup, ops: Op[]): Promise<void> {
   try {
     for (const [index, o] of ops.entries()) {
       await apply(o);
-      await settle();
+      await settle(8);
       expect(monitor.violations(), `after op ${index} ${JSON.stringify(o)}`).toEqual([]);
     }
 
@@ -306,7 +302,7 @@ async function runScenario(initial: Setup, ops: Op[]): Promise<void> {
 
     // wait() settles for every accepted message, steers included (through their alias).
     for (const runId of known) {
-      const result = await Promise.race([engine.wait(runId), settle().then(() => 'still waiting' as const)]);
+      const result = await Promise.race([engine.wait(runId), settle(8).then(() => 'still waiting' as const)]);
       expect(result === 'still waiting' ? result : result.state, `wait(${runId})`).toMatch(
         /^(completed|cancelled|failed)$/,
       );

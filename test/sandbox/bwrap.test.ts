@@ -8,10 +8,11 @@ import { bwrapArgs, bwrapAvailable, probeBwrap } from '../../src/sandbox/bwrap.j
 import { ETC_ENTRIES, type SystemEntry } from '../../src/sandbox/sandbox-filesystem.js';
 import { runCommand, type RunCommandOptions } from '../../src/sandbox/run-command.js';
 import { sandboxWorkspace } from './sandbox-workspace.js';
+import { eventually } from '../support/eventually.js';
+import { hasBwrap } from '../support/real-parts.js';
 
-const probe = await probeBwrap();
-if (!probe.available) console.warn(`bwrap tests skipped: bubblewrap cannot run here (${probe.reason})`);
-const sandboxIt = it.skipIf(!probe.available);
+const bwrap = await hasBwrap('the bwrap tests');
+const sandboxIt = it.skipIf(!bwrap);
 
 let workspace: string;
 beforeEach(async () => {
@@ -66,15 +67,8 @@ function sleepers(token: string): HostProcess[] {
     .flatMap((entry) => hostProcess(Number(entry)) ?? []);
 }
 
-/** Polls until `check` holds; the wall-clock limit only turns a hang into a failure on a loaded machine. */
-async function eventually(check: () => boolean, withinMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
-}
+/** Processes on a loaded machine take a while to start or to go: poll gently, for long. */
+const PROCESS_PATIENCE = { withinMs: 15_000, everyMs: 50 };
 
 /** A sleep whose command line is unique to this test, so /proc can find it from the host. */
 function uniqueSleep(): { command: string; token: string } {
@@ -293,7 +287,7 @@ describe('bubblewrap confinement', () => {
       const before = connections;
       const result = await run(connect(), { network: true });
       expect(result).toMatchObject({ exitCode: 0, output: 'connected\n' });
-      expect(await eventually(() => connections === before + 1)).toBe(true);
+      await eventually(() => connections === before + 1, 'the sandbox connected once', PROCESS_PATIENCE);
     });
 
     sandboxIt('node, reached at its host path through the read-only root, is confined too', async () => {
@@ -316,7 +310,7 @@ describe('bubblewrap: timeout and cancellation end everything inside', () => {
       // Long enough for the sandbox to start and the test to look at its processes before the
       // timeout fires, also on a loaded machine; the sleep itself would take 50 minutes.
       const pending = run(`${command} & wait`, { timeoutMs: 5_000 });
-      expect(await eventually(() => sleepers(token).length === 1)).toBe(true);
+      await eventually(() => sleepers(token).length === 1, 'one sleeper runs', PROCESS_PATIENCE);
       // sleep <- bash <- bwrap (pid 1 of the sandbox) <- bwrap (the process we spawned, leading its group)
       const [sleeper] = sleepers(token);
       const outer = hostProcess(hostProcess(hostProcess(sleeper?.pid ?? 0)?.ppid ?? 0)?.ppid ?? 0)?.ppid;
@@ -325,7 +319,7 @@ describe('bubblewrap: timeout and cancellation end everything inside', () => {
       expect(sleeper?.pgid).not.toBe(outer);
       const result = await pending;
       expect(result).toMatchObject({ sandbox: 'bwrap', timedOut: true, exitCode: null, signal: 'SIGTERM' });
-      expect(await eventually(() => sleepers(token).length === 0)).toBe(true);
+      await eventually(() => sleepers(token).length === 0, 'no sleeper is left', PROCESS_PATIENCE);
     },
   );
 
@@ -333,21 +327,21 @@ describe('bubblewrap: timeout and cancellation end everything inside', () => {
     const { command, token } = uniqueSleep();
     const controller = new AbortController();
     const pending = run(`${command} & wait`, { signal: controller.signal });
-    expect(await eventually(() => sleepers(token).length === 1)).toBe(true);
+    await eventually(() => sleepers(token).length === 1, 'one sleeper runs', PROCESS_PATIENCE);
     controller.abort();
     expect(await pending).toMatchObject({ sandbox: 'bwrap', cancelled: true, timedOut: false });
-    expect(await eventually(() => sleepers(token).length === 0)).toBe(true);
+    await eventually(() => sleepers(token).length === 0, 'no sleeper is left', PROCESS_PATIENCE);
   });
 
   sandboxIt('background leftovers of a finished command die with the sandbox', async () => {
     const { command, token } = uniqueSleep();
     // The command ends only once the test has seen its leftover, however slow the machine.
     const pending = run(`${command} & while [ ! -e seen ]; do sleep 0.02; done; echo done`);
-    expect(await eventually(() => sleepers(token).length === 1)).toBe(true);
+    await eventually(() => sleepers(token).length === 1, 'one sleeper runs', PROCESS_PATIENCE);
     await writeFile(path.join(workspace, 'seen'), '');
     const result = await pending;
     expect(result).toMatchObject({ sandbox: 'bwrap', exitCode: 0, output: 'done\n' });
     // The leftover sleeps for 50 minutes; the call ended with its own command.
-    expect(await eventually(() => sleepers(token).length === 0)).toBe(true);
+    await eventually(() => sleepers(token).length === 0, 'no sleeper is left', PROCESS_PATIENCE);
   });
 });

@@ -4,39 +4,34 @@
  * user at the first tool call, after which a sandboxed bash replaced root's file in it. These
  * tests attack exactly that, through the engine, with real directories and real bubblewrap.
  */
-import { chown, mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile, chmod } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chown, mkdir, readFile, realpath, stat, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
 import { makeWorkspace } from '../../src/sandbox/command-user.js';
+import { commandUser, hasBwrap, isRoot } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
-const root = process.getuid?.() === 0;
 const NOBODY = 65534;
 const OTHER_USER = 4242;
-const probe = await probeBwrap(undefined, root ? { uid: NOBODY, gid: NOBODY } : undefined);
-if (!root || !probe.available)
-  console.log(
-    `client workspace tests skipped: they need root and a working bubblewrap (${probe.reason ?? 'not root'})`,
-  );
+const root = isRoot('the client workspace tests');
+const bwrap = root && (await hasBwrap('the client workspace tests', commandUser()));
 
 let base: string;
 let workspaceRoot: string;
 const engines: Engine[] = [];
 
+const tempDir = tempDirs('switchyard-client-ws-', 'afterAll');
+
 beforeAll(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-client-ws-')));
+  base = await realpath(await tempDir());
   await chmod(base, 0o755);
   workspaceRoot = join(base, 'workspaces');
 });
 afterEach(async () => {
   for (const engine of engines.splice(0)) await engine.close();
-});
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 type ToolFinished = Extract<RunEvent, { type: 'tool.finished' }>;
@@ -72,71 +67,68 @@ async function victim(name: string, uid: number): Promise<string> {
   return dir;
 }
 
-describe.skipIf(!root || !probe.available)(
-  'a server running as root never hands a client-named directory to the sandbox user',
-  () => {
-    it.each([['sandbox_user' as const], ['run_as_owner' as const]])(
-      'client_workspaces = %s: a root-owned directory is refused at the first tool call; the file and the owner are unchanged',
-      async (policy) => {
-        const dir = await victim(`root-${policy}`, 0);
-        const finished = await runIn(dir, { client_workspaces: policy });
-        expect(finished).toHaveLength(2);
-        for (const result of finished) {
-          expect(result).toMatchObject({
-            ok: false,
-            error: { code: 'workspace_refused', message: expect.stringMatching(/belongs to root/) },
-          });
-        }
-        expect(await readFile(join(dir, 'secret'), 'utf8')).toBe('root only\n');
-        for (const path of [dir, join(dir, 'secret')]) expect((await stat(path)).uid, path).toBe(0);
-      },
-    );
-
-    it("another user's directory is refused by default, and changes no owner", async () => {
-      const dir = await victim('other-default', OTHER_USER);
-      const finished = await runIn(dir);
-      expect(finished.map((result) => result.error?.code)).toEqual(['workspace_refused', 'workspace_refused']);
-      expect(finished[0]?.error?.message).toMatch(/client_workspaces = "run_as_owner"/);
+describe.skipIf(!bwrap)('a server running as root never hands a client-named directory to the sandbox user', () => {
+  it.each([['sandbox_user' as const], ['run_as_owner' as const]])(
+    'client_workspaces = %s: a root-owned directory is refused at the first tool call; the file and the owner are unchanged',
+    async (policy) => {
+      const dir = await victim(`root-${policy}`, 0);
+      const finished = await runIn(dir, { client_workspaces: policy });
+      expect(finished).toHaveLength(2);
+      for (const result of finished) {
+        expect(result).toMatchObject({
+          ok: false,
+          error: { code: 'workspace_refused', message: expect.stringMatching(/belongs to root/) },
+        });
+      }
       expect(await readFile(join(dir, 'secret'), 'utf8')).toBe('root only\n');
-      expect((await stat(dir)).uid).toBe(OTHER_USER);
-    });
+      for (const path of [dir, join(dir, 'secret')]) expect((await stat(path)).uid, path).toBe(0);
+    },
+  );
 
-    it("run_as_owner: commands in another user's directory run as that user, never as the sandbox user or root", async () => {
-      const dir = await victim('other-allowed', OTHER_USER);
-      const finished = await runIn(dir, { client_workspaces: 'run_as_owner' });
-      expect(finished[0]).toMatchObject({ ok: true });
-      // The owner may replace what lies in its own directory; that is what the operator allowed.
-      expect(finished[1]).toMatchObject({
-        ok: true,
-        output: { exitCode: 0, output: expect.stringMatching(new RegExp(`^${OTHER_USER}\\n`)) },
-      });
-      expect((await stat(dir)).uid).toBe(OTHER_USER);
-    });
+  it("another user's directory is refused by default, and changes no owner", async () => {
+    const dir = await victim('other-default', OTHER_USER);
+    const finished = await runIn(dir);
+    expect(finished.map((result) => result.error?.code)).toEqual(['workspace_refused', 'workspace_refused']);
+    expect(finished[0]?.error?.message).toMatch(/client_workspaces = "run_as_owner"/);
+    expect(await readFile(join(dir, 'secret'), 'utf8')).toBe('root only\n');
+    expect((await stat(dir)).uid).toBe(OTHER_USER);
+  });
 
-    it("the sandbox user's own directory is a workspace like any other", async () => {
-      const dir = await victim('sandbox-users', NOBODY);
-      const finished = await runIn(dir);
-      expect(finished[1]).toMatchObject({
-        ok: true,
-        output: { exitCode: 0, output: expect.stringMatching(new RegExp(`^${NOBODY}\\n`)) },
-      });
-      expect(await readFile(join(dir, 'secret'), 'utf8')).toBe('replaced\n');
+  it("run_as_owner: commands in another user's directory run as that user, never as the sandbox user or root", async () => {
+    const dir = await victim('other-allowed', OTHER_USER);
+    const finished = await runIn(dir, { client_workspaces: 'run_as_owner' });
+    expect(finished[0]).toMatchObject({ ok: true });
+    // The owner may replace what lies in its own directory; that is what the operator allowed.
+    expect(finished[1]).toMatchObject({
+      ok: true,
+      output: { exitCode: 0, output: expect.stringMatching(new RegExp(`^${OTHER_USER}\\n`)) },
     });
+    expect((await stat(dir)).uid).toBe(OTHER_USER);
+  });
 
-    it('a missing client-named directory outside the workspace root is not created (no planted directory of the sandbox user)', async () => {
-      const dir = join(base, 'etc-like', 'profile.d');
-      const finished = await runIn(dir);
-      expect(finished[0]).toMatchObject({
-        ok: false,
-        error: {
-          code: 'workspace_refused',
-          message: expect.stringMatching(/creates workspaces only under \[sandbox\] workspace_root/),
-        },
-      });
-      await expect(stat(join(base, 'etc-like'))).rejects.toMatchObject({ code: 'ENOENT' });
+  it("the sandbox user's own directory is a workspace like any other", async () => {
+    const dir = await victim('sandbox-users', NOBODY);
+    const finished = await runIn(dir);
+    expect(finished[1]).toMatchObject({
+      ok: true,
+      output: { exitCode: 0, output: expect.stringMatching(new RegExp(`^${NOBODY}\\n`)) },
     });
-  },
-);
+    expect(await readFile(join(dir, 'secret'), 'utf8')).toBe('replaced\n');
+  });
+
+  it('a missing client-named directory outside the workspace root is not created (no planted directory of the sandbox user)', async () => {
+    const dir = join(base, 'etc-like', 'profile.d');
+    const finished = await runIn(dir);
+    expect(finished[0]).toMatchObject({
+      ok: false,
+      error: {
+        code: 'workspace_refused',
+        message: expect.stringMatching(/creates workspaces only under \[sandbox\] workspace_root/),
+      },
+    });
+    await expect(stat(join(base, 'etc-like'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
 
 describe.skipIf(!root)(
   'makeWorkspace: the only directory a server running as root hands over is one it just created',

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim } from '../../src/concurrency/index.js';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
 import { runCommand } from '../../src/sandbox/run-command.js';
 import { bashClaim } from '../../src/tools/builtins/bash.js';
+import { hasBwrap, hasStrace } from '../support/real-parts.js';
 
 /*
  * The derived bash claims against reality: each command of this corpus runs inside bubblewrap,
@@ -16,14 +16,7 @@ import { bashClaim } from '../../src/tools/builtins/bash.js';
  * /dev/null cannot reach another call and are not counted.
  */
 
-const bwrap = await probeBwrap();
-const strace = await execa('strace', ['-V'], { reject: false });
-const missing = !bwrap.available
-  ? `bubblewrap cannot run here (${bwrap.reason})`
-  : strace.exitCode !== 0
-    ? 'strace is not installed (apt-get install strace)'
-    : undefined;
-if (missing) console.log(`bash claims against strace skipped: ${missing}`);
+const parts = (await hasBwrap('the bash claims against strace')) && hasStrace('the bash claims against strace');
 
 const CLAIMS_CORPUS: readonly string[] = [
   // shared reads
@@ -71,7 +64,7 @@ let template: string;
 const trash: string[] = [];
 
 beforeAll(async () => {
-  if (missing) return;
+  if (!parts) return;
   template = await mkdtemp(path.join(tmpdir(), 'switchyard-claims-'));
   trash.push(template);
   await mkdir(path.join(template, 'src'));
@@ -98,7 +91,7 @@ afterAll(async () => {
   await Promise.all(trash.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-describe.skipIf(missing !== undefined)('bash claims hold under strace', () => {
+describe.skipIf(!parts)('bash claims hold under strace', () => {
   it.each(CLAIMS_CORPUS)('%j', async (command) => {
     const workspace = await mkdtemp(path.join(tmpdir(), 'switchyard-claims-run-'));
     trash.push(workspace);

@@ -16,13 +16,12 @@ import { homedir, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureToken } from '../../src/gateway/auth-token.js';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
 import { makeWorkspace } from '../../src/sandbox/command-user.js';
 import { LowdbStore } from '../../src/store/lowdb-store.js';
 import type { SandboxSettings } from '../../src/tools/tool.js';
+import { commandUser, hasBwrap } from '../support/real-parts.js';
 
-const probe = await probeBwrap(undefined, process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined);
-if (!probe.available) console.log(`escape corpus skipped: bubblewrap cannot run here (${probe.reason})`);
+const bwrap = await hasBwrap('the escape corpus', commandUser());
 
 const RAN = '__ATTEMPT_RAN__';
 const secret = (what: string) => `SWY-${what}-${randomUUID()}`;
@@ -67,7 +66,7 @@ interface AttemptResult {
   error?: string;
 }
 
-describe.skipIf(!probe.available)('escape corpus: bash inside bubblewrap reaches nothing that is not its own', () => {
+describe.skipIf(!bwrap)('escape corpus: bash inside bubblewrap reaches nothing that is not its own', () => {
   let base: string;
   let dataDir: string;
   let workspace: string;

@@ -5,25 +5,26 @@
  * unless the operator chose unsandboxed execution; and restart-only [sandbox] keys changed by
  * a reload do not apply before a restart.
  */
-import { chmod, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialConfig } from '../../src/config/index.js';
 import { createEngine, type Engine, type RunEvent } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { commandUser, hasBwrap } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
-const probe = await probeBwrap(undefined, process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined);
-if (!probe.available) console.log(`fail-closed tests that need a working bubblewrap skipped: ${probe.reason}`);
+const bwrap = await hasBwrap('the fail-closed tests of restart-only [sandbox] keys', commandUser());
 
 let base: string;
 let dataDir: string;
 let workspaceRoot: string;
 const engines: Engine[] = [];
 
+const tempDir = tempDirs('switchyard-fail-closed-', 'afterAll');
+
 beforeAll(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-fail-closed-')));
+  base = await realpath(await tempDir());
   // A server running as root runs commands as an unprivileged user, who must reach the workspaces.
   await chmod(base, 0o755);
   dataDir = join(base, 'data');
@@ -32,9 +33,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   for (const engine of engines.splice(0)) await engine.close();
-});
-afterAll(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 async function engineWith(
@@ -128,7 +126,7 @@ describe('without a working bubblewrap, commands are refused unless the operator
   });
 });
 
-describe.skipIf(!probe.available)('restart-only [sandbox] keys stay as they were until a restart', () => {
+describe.skipIf(!bwrap)('restart-only [sandbox] keys stay as they were until a restart', () => {
   it('a reload that changes the workspace root, the bubblewrap path and the backend reports them not applied, and runs keep the old values', async () => {
     const engine = await engineWith({}, oneCommand('pwd'));
     const reload = engine.reconfigure({

@@ -4,17 +4,18 @@
  * and a disk filler are contained, killed, and leave the host able to work.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
 import type { CommandLimits } from '../../src/sandbox/command-limits.js';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { sandboxWorkspace } from './sandbox-workspace.js';
+import { eventually } from '../support/eventually.js';
+import { commandUser, hasBwrap, hasPython3 } from '../support/real-parts.js';
 
-const probe = await probeBwrap(undefined, process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined);
-if (!probe.available) console.log(`sandbox limit tests skipped: bubblewrap cannot run here (${probe.reason})`);
+const bwrap = await hasBwrap('the sandbox limit tests', commandUser());
+const python3 = bwrap && hasPython3('the memory limit test');
 
 const LIMITS: CommandLimits = { maxProcesses: 64, maxMemoryBytes: 256 * 1024 ** 2, maxFileBytes: 8 * 1024 ** 2 };
 
@@ -84,7 +85,7 @@ function sandboxNamespace(): string | undefined {
   return undefined;
 }
 
-describe.skipIf(!probe.available)('sandbox limits: contained and killed, the host unaffected', () => {
+describe.skipIf(!bwrap)('sandbox limits: contained and killed, the host unaffected', () => {
   it('a fork bomb stops at max_processes, is killed at the timeout, and the host keeps forking', async () => {
     const bomb = bash('bomb() { bomb | bomb & }; bomb; sleep 30', { limits: LIMITS, timeoutMs: 3_000 });
     let namespace: string | undefined;
@@ -113,13 +114,13 @@ describe.skipIf(!probe.available)('sandbox limits: contained and killed, the hos
     expect(peak).toBeGreaterThan(LIMITS.maxProcesses / 2);
     expect(peak).toBeLessThanOrEqual(LIMITS.maxProcesses);
     expect(hostForks).toBeGreaterThan(0);
-    const deadline = Date.now() + 5_000;
-    while (sandboxProcessCount(namespace ?? '') > 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(sandboxProcessCount(namespace ?? '')).toBe(0);
+    await eventually(() => sandboxProcessCount(namespace ?? '') === 0, 'the sandbox has no process left', {
+      withinMs: 15_000,
+      everyMs: 50,
+    });
   });
 
-  it.skipIf(!existsSync('/usr/bin/python3'))('a memory hog fails its allocation at max_memory_bytes', async () => {
+  it.skipIf(!python3)('a memory hog fails its allocation at max_memory_bytes', async () => {
     const result = await bash('python3 -c "b = bytearray(1 << 30); print(\'allocated a GiB\')"', { limits: LIMITS });
     expect(result.exitCode).toBe(1);
     expect(result.output).toContain('MemoryError');

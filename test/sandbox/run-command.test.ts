@@ -1,17 +1,17 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runCommand, type RunCommandOptions } from '../../src/sandbox/run-command.js';
 import { ToolError } from '../../src/tools/tool.js';
+import { eventually } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let dir: string;
+const tempDir = tempDirs('switchyard-run-', 'afterEach');
+
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'switchyard-run-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = await tempDir();
 });
 
 function run(command: string, overrides: Partial<RunCommandOptions> = {}) {
@@ -41,23 +41,11 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Polls until the process is gone; the wall-clock limit only turns a hang into a failure. */
-async function eventuallyGone(pid: number, withinMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (!alive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return !alive(pid);
-}
+/** A process on a loaded machine takes a while to start or to go: poll gently, for long. */
+const PROCESS_PATIENCE = { withinMs: 15_000, everyMs: 50 };
 
-/** Polls until `file` exists (a command may still be starting on a loaded machine). */
-async function fileAppears(file: string, withinMs = 15_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`${file} never appeared`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+async function eventuallyGone(pid: number): Promise<void> {
+  await eventually(() => !alive(pid), `process ${pid} is gone`, PROCESS_PATIENCE);
 }
 
 async function readPid(file: string): Promise<number> {
@@ -117,7 +105,7 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
       output: 'started\n',
     });
     expect(result.durationMs).toBeLessThan(20_000);
-    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+    await eventuallyGone(await readPid(pidfile));
   });
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
@@ -129,7 +117,7 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
       killGraceMs: 300,
     });
     expect(result).toMatchObject({ timedOut: true, signal: 'SIGKILL' });
-    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+    await eventuallyGone(await readPid(pidfile));
   });
 
   it('an abort kills a backgrounded grandchild', async () => {
@@ -137,11 +125,11 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
     const controller = new AbortController();
     const pending = run(`sleep 30 & echo $! > ${pidfile}; wait`, { signal: controller.signal });
     // Abort once the grandchild exists, not after a guessed delay.
-    await fileAppears(pidfile);
+    await eventually(() => existsSync(pidfile), `${pidfile} appears`, PROCESS_PATIENCE);
     controller.abort();
     const result = await pending;
     expect(result).toMatchObject({ cancelled: true, timedOut: false, exitCode: null, signal: 'SIGTERM' });
-    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+    await eventuallyGone(await readPid(pidfile));
   });
 
   it('an already aborted signal runs nothing', async () => {
@@ -157,7 +145,7 @@ describe('runCommand: timeout and cancellation kill the whole process group', ()
     expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'done\n' });
     // The leftover sleeps 30 s; the call ended with its own command.
     expect(result.durationMs).toBeLessThan(20_000);
-    expect(await eventuallyGone(await readPid(pidfile))).toBe(true);
+    await eventuallyGone(await readPid(pidfile));
   });
 
   it('a process that left the group (setsid) cannot hold the call open past the grace period', async () => {

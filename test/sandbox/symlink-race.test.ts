@@ -17,8 +17,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
-import { setPriority, tmpdir } from 'node:os';
+import { realpath } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPatchTool } from '../../src/tools/builtins/apply-patch.js';
@@ -27,6 +27,7 @@ import { fileOpsTool } from '../../src/tools/builtins/file-ops.js';
 import { fileReadTool } from '../../src/tools/builtins/file-read.js';
 import { fileWriteTool } from '../../src/tools/builtins/file-write.js';
 import type { AnyTool, ToolContext } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const ATTEMPTS_PER_OPERATION = 60;
 const SECRET = 'SWY-outside-secret';
@@ -58,8 +59,10 @@ describe('a racing symlink swapper never wins against the file tools', () => {
     existsSync(outsideFile(name)) ? readFileSync(outsideFile(name), 'utf8') : undefined;
   const untouched = (i: number) => readOutside(`t${i}`) === `${SECRET} inside-x ${i}\n`;
 
+  const tempDir = tempDirs('switchyard-race-', 'afterAll');
+
   beforeAll(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-race-')));
+    base = await realpath(await tempDir());
     workspace = join(base, 'w');
     outside = join(base, 'outside');
     mkdirSync(join(workspace, 'd.real'), { recursive: true });
@@ -76,7 +79,6 @@ describe('a racing symlink swapper never wins against the file tools', () => {
   afterAll(async () => {
     if (swapper.exitCode === null) swapper.kill('SIGKILL');
     closeSync(realFd);
-    await rm(base, { recursive: true, force: true });
   });
 
   /** Every name `i` uses, fresh inside (through the held descriptor) and outside. */

@@ -5,20 +5,19 @@
  * create to that owner); on an unprivileged server both run as the server's user.
  */
 import { statSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { fileOpsTool } from '../../src/tools/builtins/file-ops.js';
 import { fileReadTool } from '../../src/tools/builtins/file-read.js';
 import { fileWriteTool } from '../../src/tools/builtins/file-write.js';
 import type { AnyTool, SandboxSettings, ToolContext } from '../../src/tools/tool.js';
+import { commandUser, hasBwrap } from '../support/real-parts.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const root = process.getuid?.() === 0;
-const probe = await probeBwrap(undefined, root ? { uid: 65534, gid: 65534 } : undefined);
-if (!probe.available) console.log(`workspace owner tests skipped: bubblewrap cannot run here (${probe.reason})`);
+const bwrap = await hasBwrap('the workspace owner tests', commandUser());
 
 const settings: SandboxSettings = {
   backend: 'bwrap',
@@ -30,13 +29,12 @@ const settings: SandboxSettings = {
 
 let base: string;
 let workspace: string;
+const tempDir = tempDirs('switchyard-owner-', 'afterEach');
+
 beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'switchyard-owner-'));
+  base = await tempDir();
   await chmod(base, 0o755);
   workspace = join(base, 'w');
-});
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 function call(tool: AnyTool, input: unknown): Promise<unknown> {
@@ -51,7 +49,7 @@ function call(tool: AnyTool, input: unknown): Promise<unknown> {
   return tool.execute(tool.input.parse(input), ctx);
 }
 
-describe.skipIf(!probe.available)('file tools and commands share the workspace', () => {
+describe.skipIf(!bwrap)('file tools and commands share the workspace', () => {
   it('a command changes what file_write created, and file_read sees what the command wrote', async () => {
     await call(fileWriteTool, { path: 'src/notes.txt', content: 'from the tool\n' });
     await call(fileOpsTool, { operation: 'mkdir', path: 'build/out' });

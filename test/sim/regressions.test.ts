@@ -2,10 +2,7 @@
  * Engine bugs the simulator found, each pinned by its smallest direct reproduction (the
  * simulator's seed and shrunk trace in a comment), so they stay fixed.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { Claims } from '../../src/concurrency/index.js';
@@ -15,18 +12,14 @@ import { scriptedModel } from '../../src/model/index.js';
 import type { ScriptTurn } from '../../src/model/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { defineTool } from '../../src/tools/index.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
+const tempDir = tempDirs('switchyard-sim-regressions-', 'afterAll');
 let workspaceRoot: string;
 beforeAll(async () => {
-  workspaceRoot = await mkdtemp(join(tmpdir(), 'switchyard-sim-regressions-'));
+  workspaceRoot = await tempDir();
 });
-afterAll(async () => {
-  await rm(workspaceRoot, { recursive: true, force: true });
-});
-
-async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
 
 async function engineOn(
   store: MemoryStore,
@@ -126,17 +119,17 @@ describe('engine bugs found by the simulator', () => {
     await first.submit({ runId: 'r1', sessionId: 's1', input: 'long task' });
     const steer = await first.submit({ runId: 'x1', sessionId: 's1', input: 'and also this', busyPolicy: 'steer' });
     expect(steer).toMatchObject({ outcome: 'steered', intoRunId: 'r1' });
-    await settle();
+    await settle(20);
     const clock = new SimulatedClock();
     const second = await engineOn(store, clock, [{ text: 'handled' }]);
     try {
-      await settle();
+      await settle(20);
       expect(second.status('r1')?.state).toBe('failed');
       // docs/runs.md: the unconsumed steers of a run that ended failed are queued again as one run;
       // README, "Persistence and restart": after a restart no accepted message is lost.
       expect(second.status('x1'), 'the restarted engine does not know the accepted steer x1').toBeDefined();
       clock.increment(1_000);
-      await settle();
+      await settle(20);
       await expect(second.wait('x1')).resolves.toMatchObject({ state: 'completed' });
     } finally {
       await second.close();

@@ -7,7 +7,7 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CheckpointThread } from '../../src/store/checkpoint-thread.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs('switchyard-checkpoint-', 'afterAll');
 

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/core/run-events.js';
 import { LowdbStore, type RunQuery, type RunRecord } from '../../src/store/index.js';
 import { runRecord } from './store-conformance.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs('switchyard-run-index-', 'afterAll');
 

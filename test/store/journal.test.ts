@@ -4,21 +4,18 @@
  * goes once the store's files hold its changes, and a clean close leaves nothing to replay.
  */
 import { writeSync } from 'node:fs';
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Journal } from '../../src/store/journal.js';
+import { deferred } from '../support/deferred.js';
+import { eventually } from '../support/eventually.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('switchyard-journal-');
 
 async function journalDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchyard-journal-'));
-  dirs.push(dir);
-  return join(dir, 'journal');
+  return join(await tempDir(), 'journal');
 }
 
 const settled = () => Promise.resolve();
@@ -55,17 +52,19 @@ describe('Journal', () => {
 
   it('starts a new segment when one is full and drops the old one after the checkpoint', async () => {
     const dir = await journalDir();
-    let release!: () => void;
-    const checkpoint = new Promise<void>((resolve) => (release = resolve));
-    const { journal } = await Journal.open(dir, { fsync: false, segmentBytes: 64, checkpoint: () => checkpoint });
+    const checkpoint = deferred();
+    const { journal } = await Journal.open(dir, {
+      fsync: false,
+      segmentBytes: 64,
+      checkpoint: () => checkpoint.promise,
+    });
     await journal.append({ text: 'x'.repeat(40) });
     await journal.append({ text: 'y'.repeat(40) });
     expect(await readdir(dir)).toEqual(['1.jsonl', '2.jsonl']);
     expect(await readdir(dir)).toEqual(['1.jsonl', '2.jsonl']);
-    release();
-    // The old segment goes once the checkpoint resolves; the wait is a fail-safe, not a bound.
-    for (let i = 0; i < 500 && (await readdir(dir)).length > 1; i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    checkpoint.resolve();
+    // The old segment goes once the checkpoint resolves.
+    await eventually(async () => (await readdir(dir)).length === 1, 'the old segment is removed');
     expect(await readdir(dir)).toEqual(['2.jsonl']);
   });
 

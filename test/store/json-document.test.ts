@@ -9,7 +9,7 @@ import { Low } from 'lowdb';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { jsonDocument, readJsonDocument } from '../../src/store/json-document.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs();
 const Lanes = z.object({ lanes: z.array(z.tuple([z.string(), z.array(z.string())])) });

@@ -8,22 +8,19 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { LowdbStore } from '../../src/store/index.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const child = fileURLToPath(new URL('./fixtures/append-until-killed.ts', import.meta.url));
 const runs = ['r0', 'r1', 'r2', 'r3', 'r4', 'r5'];
 const sessions = ['s0', 's1'];
+const tempDir = tempDirs('switchyard-crash-', 'afterAll');
 let dir = '';
-
-afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
 
 interface Acknowledged {
   seq: Map<string, number>;
@@ -69,7 +66,7 @@ async function everyFileParses(): Promise<number> {
 }
 
 it('after SIGKILL at any moment, every acknowledged write is on disk, logs have no gaps, and no file is torn', async () => {
-  dir = await mkdtemp(join(tmpdir(), 'switchyard-crash-'));
+  dir = await tempDir();
   const acked: Acknowledged = {
     seq: new Map(),
     sessionEntries: new Map(sessions.map((s) => [s, new Map()])),

@@ -11,7 +11,7 @@ import { expect, it } from 'vitest';
 import type { Message } from '../../src/model/types.js';
 import { idPath } from '../../src/store/file-names.js';
 import { LowdbStore } from '../../src/store/index.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 import { runEvent, runRecord } from './store-conformance.js';
 
 const tempDir = tempDirs('switchyard-quarantine-');

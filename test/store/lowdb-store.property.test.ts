@@ -4,13 +4,11 @@
  * then open the directory again) and full comparisons of every read, with segments of 1 to 5
  * items so that every boundary is crossed. Writes are never awaited between operations.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { LowdbStore, MemoryStore, type RunState, type Store } from '../../src/store/index.js';
 import { runEvent, runRecord } from './store-conformance.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const RUNS = ['r0', 'r1', 'r2', 'r3'];
 const SESSIONS = ['s0', 's1'];
@@ -58,10 +56,7 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'compare' as const }) },
 );
 
-const roots: string[] = [];
-afterAll(async () => {
-  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
-});
+const tempDir = tempDirs('switchyard-model-', 'afterAll');
 
 async function everything(store: Store) {
   const sortedIds = async (states: RunState[]) => (await store.listRuns(states)).map((r) => r.runId).sort();
@@ -84,8 +79,7 @@ it('LowdbStore answers every read as MemoryStore does, for all operation sequenc
       fc.integer({ min: 1, max: 5 }),
       fc.array(operation, { maxLength: 40 }),
       async (segmentItems, operations) => {
-        const dir = await mkdtemp(join(tmpdir(), 'switchyard-model-'));
-        roots.push(dir);
+        const dir = await tempDir();
         const model = new MemoryStore();
         let store = await LowdbStore.open(dir, { segmentItems });
         const seq = RUNS.map(() => 0);

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/core/run-events.js';
 import { LowdbStore, type LowdbStoreOptions } from '../../src/store/index.js';
 import { describeStoreConformance, runEvent, runRecord } from './store-conformance.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs('switchyard-store-', 'afterAll');
 

@@ -4,24 +4,25 @@
  * a temp file a crash left behind.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureToken } from '../../src/gateway/auth-token.js';
 import { LowdbStore } from '../../src/store/lowdb-store.js';
 import { runEvent, runRecord } from './store-conformance.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base: string;
 let umask: number;
+const tempDir = tempDirs('switchyard-store-modes-', 'afterEach');
+
 beforeEach(async () => {
-  base = await mkdtemp(join(tmpdir(), 'switchyard-store-modes-'));
+  base = await tempDir();
   // The most permissive umask: whatever the modes are, they are ours, not the umask's.
   umask = process.umask(0);
 });
 afterEach(async () => {
   process.umask(umask);
-  await rm(base, { recursive: true, force: true });
 });
 
 /** Every entry under `root` (itself included) with its permission bits, as `relative path: mode`. */

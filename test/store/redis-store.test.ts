@@ -10,13 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis, Store } from '../../src/store/index.js';
 import { connectRedis } from '../../src/store/redis-client.js';
 import { RedisStore } from '../../src/store/redis-store.js';
-import { redisUnavailable, startRedisServer, type RedisServer } from '../cluster/redis-server.js';
+import { startRedisServer, type RedisServer } from '../cluster/redis-server.js';
+import { hasRedis } from '../support/real-parts.js';
 import { createEngine } from '../../src/engine/index.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { describeStoreConformance, runEvent, runRecord } from './store-conformance.js';
 
-const missing = redisUnavailable();
-if (missing) console.log(`skipping the Redis store tests: ${missing}`);
+const redisRuns = hasRedis('the Redis store tests');
 
 let server: RedisServer;
 const clients: Redis[] = [];
@@ -28,7 +28,7 @@ async function client(): Promise<Redis> {
 }
 
 beforeAll(async () => {
-  if (!missing) server = await startRedisServer({ appendonly: true });
+  if (redisRuns) server = await startRedisServer({ appendonly: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -56,7 +56,7 @@ function harness(options: { secondConnection: boolean; fenced: boolean }) {
   };
 }
 
-describe.skipIf(missing !== undefined)('RedisStore', () => {
+describe.skipIf(!redisRuns)('RedisStore', () => {
   describeStoreConformance(
     'RedisStore, read on the same connection',
     harness({ secondConnection: false, fenced: false }),

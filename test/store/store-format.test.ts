@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LowdbStore } from '../../src/store/lowdb-store.js';
-import { tempDirs } from '../temp-dirs.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/store-written-before-lowdb/', import.meta.url));
 const tempDir = tempDirs();

@@ -6,11 +6,12 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WriteCoalescer } from '../../src/store/write-coalescer.js';
-import { tempDirs } from '../temp-dirs.js';
+import { deferred } from '../support/deferred.js';
+import { settle } from '../support/settle.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const tempDir = tempDirs('switchyard-writer-', 'afterAll');
 
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('WriteCoalescer', () => {
@@ -40,7 +41,7 @@ describe('WriteCoalescer', () => {
     for (let round = 0; round < 20; round++) {
       value = round;
       writes.push(writer.write(path, snapshot), writer.write(path, snapshot));
-      await (round % 3 === 0 ? sleep(1) : tick());
+      await (round % 3 === 0 ? sleep(1) : settle(1));
     }
     await Promise.all(writes);
     expect(most).toBe(1);
@@ -51,14 +52,15 @@ describe('WriteCoalescer', () => {
   it('writes different files in parallel', async () => {
     const dir = await tempDir();
     const writer = new WriteCoalescer();
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
+    const gate = deferred();
     let aDone = false;
-    const a = writer.write(join(dir, 'a.json'), () => ({ data: ['a'], ready: gate })).then(() => (aDone = true));
+    const a = writer
+      .write(join(dir, 'a.json'), () => ({ data: ['a'], ready: gate.promise }))
+      .then(() => (aDone = true));
     await writer.write(join(dir, 'b.json'), () => ({ data: ['b'] }));
     expect(aDone).toBe(false);
     expect(writer.has(join(dir, 'a.json'))).toBe(true);
-    open();
+    gate.resolve();
     await a;
     expect(writer.pendingFiles).toBe(0);
   });

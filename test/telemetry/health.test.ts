@@ -15,7 +15,7 @@ import { defaultConfig } from '../../src/config/index.js';
 import { readToken } from '../../src/gateway/index.js';
 import { LowdbStore } from '../../src/store/index.js';
 import { readinessProbe } from '../../src/telemetry/index.js';
-import { until } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { gatewayFixture, tempDirs } from '../gateway/fixtures.js';
 
 // Registered first, so its cleanup runs last: the store is closed before its directory goes.

@@ -11,8 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { evaluateCommand } from '../../src/sandbox/index.js';
 import { LowdbStore } from '../../src/store/index.js';
 import { startTelemetry, type Telemetry } from '../../src/telemetry/index.js';
-import type { RunEvent, RunEventOf } from '../../src/engine/index.js';
-import { holdTool, until } from '../engine/fixtures.js';
+import { isTerminalEvent, type RunEvent, type RunEventOf } from '../../src/engine/index.js';
+import { holdTool } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 import { gatewayFixture, tempDirs, type GatewayHarness } from '../gateway/fixtures.js';
 import {
   brokenTool,
@@ -132,9 +133,7 @@ describe('GET /metrics', () => {
     const after = await scrape(h);
 
     const started = ofType(events, 'run.started');
-    const terminal = events.filter(
-      (e) => e.type === 'run.completed' || e.type === 'run.cancelled' || e.type === 'run.failed',
-    );
+    const terminal = events.filter(isTerminalEvent);
     const code = (e: RunEvent) =>
       e.type === 'run.completed'
         ? e.denied

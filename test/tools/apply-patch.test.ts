@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { applyPatchTool } from '../../src/tools/builtins/index.js';
 import type { ToolContext } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base: string;
 let workspace: string;
@@ -29,8 +29,10 @@ async function snapshot(): Promise<Record<string, string>> {
   return files;
 }
 
+const tempDir = tempDirs('switchyard-patch-', 'afterEach');
+
 beforeEach(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-patch-')));
+  base = await realpath(await tempDir());
   workspace = join(base, 'w');
   await mkdir(join(workspace, 'src'), { recursive: true });
   await writeFile(
@@ -39,10 +41,6 @@ beforeEach(async () => {
   );
   await writeFile(join(workspace, 'src', 'b.ts'), 'const b = 1;\n');
   await writeFile(join(workspace, 'old.txt'), 'obsolete\n');
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 describe('apply_patch claims', () => {

@@ -4,11 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Claims } from '../../src/concurrency/index.js';
 import { bashTimeoutMs, bashTool } from '../../src/tools/builtins/bash.js';
 import type { SandboxSettings, ToolContext } from '../../src/tools/tool.js';
-import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { hasBwrap } from '../support/real-parts.js';
 import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 
-const bwrap = await probeBwrap();
-if (!bwrap.available) console.warn(`bash tool bwrap test skipped: bubblewrap cannot run here (${bwrap.reason})`);
+const bwrap = await hasBwrap('the bash tool test inside bubblewrap');
 
 const unsandboxed: SandboxSettings = {
   backend: 'none',
@@ -134,7 +133,7 @@ describe('bash tool: running', () => {
     });
   });
 
-  it.skipIf(!bwrap.available)('runs inside bubblewrap by default and warns of nothing', async () => {
+  it.skipIf(!bwrap)('runs inside bubblewrap by default and warns of nothing', async () => {
     const warnings: string[] = [];
     const result = await bash(
       { command: 'echo hi > f && cat f && touch /usr/x' },

@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { fileEditTool } from '../../src/tools/builtins/index.js';
 import type { ToolContext } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base: string;
 let workspace: string;
@@ -13,16 +13,14 @@ function context(): ToolContext {
   return { signal: new AbortController().signal, workspace, callId: 'c1', runId: 'r1', sessionId: 's1' };
 }
 
+const tempDir = tempDirs('switchyard-edit-', 'afterEach');
+
 beforeEach(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-edit-')));
+  base = await realpath(await tempDir());
   workspace = join(base, 'w');
   await mkdir(workspace);
   file = join(workspace, 'a.ts');
   await writeFile(file, 'const a = 1;\nconst b = 1;\nlet c = 2;\n');
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 describe('file_edit', () => {

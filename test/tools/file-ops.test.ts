@@ -1,11 +1,11 @@
-import { lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readFile, readlink, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Claim } from '../../src/concurrency/index.js';
 import type { FileOpsInput } from '../../src/tools/builtins/index.js';
 import { fileOpsTool, isDestructiveFileOp, LIST_MAX_ENTRIES } from '../../src/tools/builtins/index.js';
 import type { ToolContext } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base: string;
 let workspace: string;
@@ -25,8 +25,10 @@ async function present(path: string): Promise<boolean> {
   );
 }
 
+const tempDir = tempDirs('switchyard-ops-', 'afterEach');
+
 beforeEach(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-ops-')));
+  base = await realpath(await tempDir());
   workspace = join(base, 'w');
   await mkdir(join(workspace, 'src', 'lib'), { recursive: true });
   await mkdir(join(workspace, 'node_modules', 'dep'), { recursive: true });
@@ -36,10 +38,6 @@ beforeEach(async () => {
   await writeFile(join(workspace, 'node_modules', 'dep', 'index.js'), 'TODO in a dependency\n');
   await mkdir(join(base, 'outside'));
   await writeFile(join(base, 'outside', 'secret.txt'), 'TODO secret\n');
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 describe('file_ops claims', () => {

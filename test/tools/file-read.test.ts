@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { FILE_READ_MAX_BYTES, fileReadTool } from '../../src/tools/builtins/index.js';
 import type { ToolContext } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base: string;
 let workspace: string;
@@ -12,15 +12,13 @@ function context(): ToolContext {
   return { signal: new AbortController().signal, workspace, callId: 'c1', runId: 'r1', sessionId: 's1' };
 }
 
+const tempDir = tempDirs('switchyard-read-', 'afterEach');
+
 beforeEach(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-read-')));
+  base = await realpath(await tempDir());
   workspace = join(base, 'w');
   await mkdir(join(workspace, 'src'), { recursive: true });
   await writeFile(join(workspace, 'src', 'a.ts'), 'one\ntwo\nthree\nfour\n');
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 describe('file_read', () => {

@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, realpath, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { fileWriteTool } from '../../src/tools/builtins/index.js';
 import type { ToolContext } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 let base: string;
 let workspace: string;
@@ -12,14 +12,12 @@ function context(): ToolContext {
   return { signal: new AbortController().signal, workspace, callId: 'c1', runId: 'r1', sessionId: 's1' };
 }
 
+const tempDir = tempDirs('switchyard-write-', 'afterEach');
+
 beforeEach(async () => {
-  base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-write-')));
+  base = await realpath(await tempDir());
   workspace = join(base, 'w');
   await mkdir(workspace);
-});
-
-afterEach(async () => {
-  await rm(base, { recursive: true, force: true });
 });
 
 describe('file_write', () => {

@@ -4,14 +4,14 @@
  * scheduling of its calls, and that close() ends the server process.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionParallelGroups, type Claim } from '../../src/concurrency/index.js';
 import { ToolError, type ToolContext } from '../../src/tools/index.js';
 import { connectMcpServer, type McpConnection, type McpTool } from '../../src/tools/mcp/index.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 const require = createRequire(import.meta.url);
 const SERVER_ENTRY = join(
@@ -57,9 +57,11 @@ function alive(pid: number): boolean {
   }
 }
 
+const tempDir = tempDirs('switchyard-mcp-', 'afterAll');
+
 beforeAll(async () => {
   // realpath: the server compares real paths, and the temp dir may sit behind a symlink.
-  dir = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-mcp-')));
+  dir = await realpath(await tempDir());
   await writeFile(join(dir, 'a.txt'), 'alpha\n');
   await writeFile(join(dir, 'b.txt'), 'bravo\n');
   connection = await connectMcpServer('fs', { command: process.execPath, args: [SERVER_ENTRY, dir] });
@@ -67,7 +69,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await connection?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('the filesystem server over stdio', () => {

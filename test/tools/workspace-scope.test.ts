@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { WorkspaceDir } from '../../src/sandbox/workspace-dir.js';
 import { readWorkspaceFile, writeWorkspaceFile } from '../../src/sandbox/workspace-files.js';
 import { resolveInWorkspace, workspaceClaimPath, workspaceRelative } from '../../src/sandbox/workspace-scope.js';
 import { ToolError } from '../../src/tools/tool.js';
+import { tempDirs } from '../support/temp-dirs.js';
 
 describe('resolveInWorkspace (lexical)', () => {
   const cases: [path: string, expected: string][] = [
@@ -37,18 +37,16 @@ describe('WorkspaceDir: where a path leads, resolved without the kernel followin
   let workspace: string;
   let outside: string;
 
+  const tempDir = tempDirs('switchyard-scope-', 'afterEach');
+
   beforeEach(async () => {
-    base = await realpath(await mkdtemp(join(tmpdir(), 'switchyard-scope-')));
+    base = await realpath(await tempDir());
     workspace = join(base, 'w');
     outside = join(base, 'outside');
     await mkdir(join(workspace, 'src'), { recursive: true });
     await mkdir(outside);
     await writeFile(join(workspace, 'src', 'a.ts'), 'a');
     await writeFile(join(outside, 'secret.txt'), 'secret');
-  });
-
-  afterEach(async () => {
-    await rm(base, { recursive: true, force: true });
   });
 
   const canonical = (path: string, ws = workspace) => WorkspaceDir.with(ws, undefined, (dir) => dir.canonical(path));

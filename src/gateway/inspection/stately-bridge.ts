@@ -18,6 +18,7 @@
  */
 import type { AnyActorRef, InspectionEvent, Snapshot } from 'xstate';
 import type { StatelyInspectionEvent } from '@statelyai/inspect';
+import type { Clock } from '../../core/clock.js';
 import { redactValue } from '../../approval/redact.js';
 import { actorIdOf, contextCopy, eventCopy, machineIdOf, rootOf, type ActorShape } from './inspect-serialize.js';
 import { InspectionTransitions } from './inspection-transitions.js';
@@ -37,9 +38,10 @@ export interface StatelyBridgeOptions {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Loads @statelyai/inspect; the default is a dynamic import (tests pass a failing one). */
   load?: () => Promise<StatelyInspect>;
-  /** Passed on to the socket (tests shorten them). */
+  /** Passed on to the socket (tests shorten them, or run them on a SimulatedClock). */
   firstRetryMs?: number;
   maxRetryMs?: number;
+  clock?: Clock;
 }
 
 export interface StatelyBridge {
@@ -104,6 +106,7 @@ export async function startStatelyBridge(engine: BridgeEngine, options: StatelyB
     log: options.log,
     ...(options.firstRetryMs !== undefined ? { firstRetryMs: options.firstRetryMs } : {}),
     ...(options.maxRetryMs !== undefined ? { maxRetryMs: options.maxRetryMs } : {}),
+    ...(options.clock !== undefined ? { clock: options.clock } : {}),
   });
   const forwarder = new StatelyForwarder(inspect.createInspector, socket, options);
   socket.start();

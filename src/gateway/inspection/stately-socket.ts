@@ -8,6 +8,7 @@
  * every timer is unref'd, stop() ends everything, and each change of connection is one log line.
  */
 import WebSocket from 'ws';
+import { systemClock, type Clock } from '../../core/clock.js';
 
 export interface StatelySocketOptions {
   /** The inspector server, e.g. "ws://127.0.0.1:8080". */
@@ -20,6 +21,8 @@ export interface StatelySocketOptions {
   firstRetryMs?: number;
   /** Default 30,000. */
   maxRetryMs?: number;
+  /** The clock the retry waits run on (tests pass a SimulatedClock). Default: the system clock. */
+  clock?: Clock;
   /** One line per change of connection; must not throw. */
   log: (level: 'info' | 'warn', message: string) => void;
 }
@@ -41,7 +44,7 @@ const CLOSE_TIMEOUT_MS = 1000;
 export class StatelySocket {
   private ws: WebSocket | undefined;
   private readonly buffer: string[] = [];
-  private retry: NodeJS.Timeout | undefined;
+  private retry: unknown;
   private stopped = true;
   private sent = 0;
   private dropped = 0;
@@ -61,7 +64,7 @@ export class StatelySocket {
   /** Closes the socket and forgets the buffer; no timer or connection is left behind. */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.retry);
+    if (this.retry !== undefined) (this.options.clock ?? systemClock).clearTimeout(this.retry);
     this.retry = undefined;
     const ws = this.ws;
     this.ws = undefined;
@@ -156,8 +159,8 @@ export class StatelySocket {
       );
     }
     this.lastError = '';
-    this.retry = setTimeout(() => this.connect(), delay);
+    this.retry = (this.options.clock ?? systemClock).setTimeout(() => this.connect(), delay);
     // Waiting for the inspector never keeps the process alive.
-    this.retry.unref();
+    (this.retry as { unref?: () => void }).unref?.();
   }
 }

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, mergeConfig } from '../../src/config/index.js';
-import { parseWorkload, simulateDeployment } from '../../src/sim/index.js';
+import { deploymentHtml, parseWorkload, simulateDeployment } from '../../src/sim/index.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { RunRecord } from '../../src/store/types.js';
 
@@ -124,6 +124,16 @@ describe('a cluster of processes', () => {
         if (event.type === 'run.started' && event.node !== undefined) nodes.add(event.node);
     expect([...new Set([...nodes].map((n) => n.split('.')[0]))].sort()).toEqual(['p1', 'p2', 'p3']);
     expect([...nodes].some((n) => n.includes('.'))).toBe(true);
+
+    // The HTML report shows the processes and the new counts, and still opens offline: inline SVG, nothing fetched, no script.
+    const html = deploymentHtml([{ label: '3 processes', report }]);
+    expect(html.match(/<svg /g)).toHaveLength(5);
+    expect(html).not.toMatch(/<script|<link|<img|src=|href=/);
+    expect(html).toContain('<h2>Processes</h2>');
+    for (const p of processes)
+      expect(html).toContain(`<td>${p.process}</td><td>${p.crashes}</td><td>${p.messages}</td>`);
+    expect(html).toContain('session_busy');
+    expect(html).toContain('taken over by the processes that survived it');
 
     // The same seed gives the same report.
     const { recordInto: _, ...again } = options;

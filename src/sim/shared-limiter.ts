@@ -42,6 +42,9 @@ export class SharedLimiter {
   for(node: string, handlers: LimiterHandlers, sessionOf: (runId: string) => string | undefined): Limiter {
     return {
       acquire: (runId, agentId, priority) => {
+        // A run a dead process held, recovered here under its id: the dead one's permits go first.
+        const earlier = this.askers.get(runId);
+        if (earlier !== undefined && this.dead.has(earlier.node)) this.release(runId);
         this.askers.set(runId, { node, sessionId: sessionOf(runId), handlers });
         this.actor.send({ type: 'ACQUIRE', runId, agentId, ...(priority ? { priority } : {}) });
       },

@@ -683,8 +683,8 @@ class Simulation {
 
   /**
    * The dead process's leases ran out: each of its sessions is taken over by one of the
-   * processes that survived it, in turn — what its runs held in the limiter is given back and
-   * the new owner recovers the session from the store (recoverSession) — and the messages
+   * processes that survived it, in turn — the new owner recovers the session from the store
+   * (recoverSession), then what the dead runs held in the limiter is given back — and the messages
    * held for them are submitted there.
    */
   private async takeOver({ from, sessions }: { from: Incarnation; sessions: string[] }): Promise<void> {
@@ -693,13 +693,16 @@ class Simulation {
     this.survivorsOf.delete(from);
     for (const [k, sessionId] of sessions.entries()) {
       const owner = to[k % to.length]!;
-      this.sharedLimiter!.releaseSession(from.nodeId, sessionId);
       this.owners.set(sessionId, owner);
       await owner.engine.handover.adopt(sessionId);
+      // As the cluster does (session-router.ts): recovered first — the dead runs have ended — then their permits go.
+      this.sharedLimiter!.releaseSession(from.nodeId, sessionId);
       this.probe.onTakeover?.(from.process, owner.process, sessionId, this.base.now());
     }
     await this.settle();
-    this.collect(this.monitor.checkRecovery((runId) => this.alive.some((i) => i.engine.status(runId) !== undefined)));
+    // Checked once no process's sessions wait for a takeover: until then their runs are orphans nobody ended yet.
+    if (this.takeovers.length === 0)
+      this.collect(this.monitor.checkRecovery((runId) => this.alive.some((i) => i.engine.status(runId) !== undefined)));
     const held = sessions.flatMap((sessionId) => this.held.get(sessionId) ?? []);
     for (const sessionId of sessions) this.held.delete(sessionId);
     if (held.length > 0) await this.submit(held);

@@ -5,6 +5,7 @@
  * and one limiter, a crash kills one process and the others take its sessions over, with the
  * simulator's invariants checked throughout and the per-process figures adding up.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig, mergeConfig } from '../../src/config/index.js';
 import { deploymentHtml, parseWorkload, simulateDeployment } from '../../src/sim/index.js';
@@ -38,6 +39,8 @@ const BUSY = parseWorkload({
 const CONFIG = mergeConfig(defaultConfig(), {
   execution: { max_runs_global: 6, max_runs_per_agent: 6, wait_lane_capacity: 8, collect_quiet_ms: 300 },
 });
+/** Permits scarce enough that runs wait for them: a takeover that frees a dead run's permit too early shows. */
+const SCARCE = mergeConfig(CONFIG, { execution: { max_runs_global: 2, max_runs_per_agent: 2 } });
 const PERIOD_MS = 10 * 60_000;
 
 async function storedRuns(store: MemoryStore): Promise<RunRecord[]> {
@@ -100,7 +103,7 @@ describe('a cluster of processes', () => {
       faults: { crashesPerHour: 30 },
       recordInto: history,
     };
-    const report = await simulateDeployment(BUSY, CONFIG, options);
+    const report = await simulateDeployment(BUSY, SCARCE, options);
     expect(report.invariants.violations).toEqual([]);
     expect(report.invariants.checks).toBeGreaterThan(1000);
     expect(report.processes).toBe(3);
@@ -115,7 +118,8 @@ describe('a cluster of processes', () => {
     expect(sum((p) => p.takenOver)).toBeGreaterThan(0);
     for (const p of processes) expect(p.runs).toBeGreaterThan(0);
     // The permits are the cluster's: never more runs at once than max_runs_global, over all processes.
-    expect(report.utilisation.peakGlobal).toBeLessThanOrEqual(CONFIG.execution.max_runs_global);
+    expect(report.utilisation.peakGlobal).toBe(SCARCE.execution.max_runs_global);
+    expect(report.overall.admissionWaitMs.max).toBeGreaterThan(0);
 
     // The stored logs name where each run started: every process, and a process's second life after a crash.
     const nodes = new Set<string>();
@@ -137,8 +141,32 @@ describe('a cluster of processes', () => {
 
     // The same seed gives the same report.
     const { recordInto: _, ...again } = options;
-    expect(JSON.stringify(await simulateDeployment(BUSY, CONFIG, again))).toBe(JSON.stringify(report));
+    expect(JSON.stringify(await simulateDeployment(BUSY, SCARCE, again))).toBe(JSON.stringify(report));
   }, 600_000);
+
+  it.each([2, 3])(
+    'keeps every invariant when crashes come faster than takeovers, with permits scarce (seed %d)',
+    async (seed) => {
+      // Seed 2 kills a process while another's sessions still wait for their takeover; seed 3 has runs waiting
+      // for a permit a dead run holds at a takeover (it must be given back only once recovery ended that run).
+      const example = parseWorkload(
+        JSON.parse(readFileSync(new URL('../../docs/simulate-example/workload.json', import.meta.url), 'utf8')),
+      );
+      const scarce = mergeConfig(defaultConfig(), {
+        execution: { max_runs_global: 3, max_runs_per_agent: 2, wait_lane_capacity: 4 },
+      });
+      const report = await simulateDeployment(example, scarce, {
+        seed,
+        durationMs: 4 * 60_000,
+        processes: 3,
+        scale: 2,
+        faults: { crashesPerHour: 60 },
+      });
+      expect(report.crashes).toBeGreaterThan(1);
+      expect(report.invariants.violations).toEqual([]);
+    },
+    600_000,
+  );
 
   it('refuses a number of processes that is not a whole number of at least 1', async () => {
     await expect(simulateDeployment(BUSY, CONFIG, { processes: 0 })).rejects.toThrow(/at least 1/);

@@ -22,6 +22,13 @@ import type { RunPage, RunQuery, RunRecord, RunState, SteerRecord, Store, Stored
 export interface CrashableStoreOptions {
   /** Fault: durable() answers at once, as if every write had completed (an engine answering early). */
   lyingDurable?: boolean;
+  /**
+   * Several processes share the store (a simulated cluster on one Redis): every read and write
+   * goes to it, in order, so each process sees what the others wrote — no copy of its own.
+   */
+  shared?: boolean;
+  /** Taps every run record the engine saves (a collect batch's carrier names what it carries). */
+  onRecord?: (record: RunRecord) => void;
 }
 
 export class CrashableStore implements Store {
@@ -42,7 +49,7 @@ export class CrashableStore implements Store {
     private readonly options: CrashableStoreOptions = {},
   ) {
     this.kind = inner.kind;
-    this.view = inner instanceof MemoryStore ? inner.copy() : undefined;
+    this.view = inner instanceof MemoryStore && !options.shared ? inner.copy() : undefined;
   }
 
   crash(): void {
@@ -63,6 +70,7 @@ export class CrashableStore implements Store {
   }
 
   saveRun(record: RunRecord): void | Promise<void> {
+    if (!this.crashed) this.options.onRecord?.(record);
     return this.write((store) => store.saveRun(record));
   }
 

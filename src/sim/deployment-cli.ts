@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultConfig, loadConfig, type Config } from '../config/index.js';
 import { LowdbStore } from '../store/lowdb-store.js';
+import { RedisStore } from '../store/redis-store.js';
 import { fmtMs, deploymentHtml, type LabelledReport } from './deployment-html.js';
 import type { DeploymentMetrics } from './deployment-metrics.js';
 import { deriveWorkload } from './derive-workload.js';
@@ -16,6 +17,7 @@ import type { DeploymentFaults } from './workload-scenario.js';
 import { parseWorkload, type Workload } from './workload.js';
 
 export const DEPLOYMENT_USAGE = `usage: switchyard simulate --from-store DIR --save-workload FILE
+       switchyard simulate --from-redis URL [--key-prefix P] --save-workload FILE
        switchyard simulate --workload FILE --config candidate.toml [options]
        switchyard simulate --workload FILE --compare base.toml candidate.toml [--report report.html]
 
@@ -25,6 +27,8 @@ rejections, utilisation and the invariant checks (docs/simulate.md).
 
 options:
   --from-store DIR      derive the workload from the run logs of a lowdb store directory
+  --from-redis URL      derive it from the run logs of a Redis store (redis://host:port/db)
+  --key-prefix P        with --from-redis: the store's [store] key_prefix (default switchyard:)
   --save-workload FILE  write the derived workload (JSON, no message text) and stop unless a config is given
   --workload FILE       a workload file (as saved, or edited)
   --config FILE         the candidate configuration (TOML); without it, the defaults
@@ -34,6 +38,8 @@ options:
   --start-hour H        hour of day (UTC) the period starts at (default: the busiest)
   --faults LIST         crash:N/h (process crashes per hour), model-errors:P% (failed model turns)
   --busy-policy P       send every message with this busy policy instead of its recorded one
+  --processes N         a cluster of N gateway processes sharing the store and the limiter;
+                        crash:N/h then kills one process, the others take its sessions over
   --seed N              seed (default 1)
   --report FILE         also write a self-contained HTML report with plots
   --json                print the report(s) as JSON
@@ -48,7 +54,9 @@ export class DeploymentUsageError extends Error {}
 
 /** True when argv asks for a deployment simulation rather than the engine's own seeded one. */
 export function isDeploymentCommand(argv: readonly string[]): boolean {
-  return argv.some((a) => ['--from-store', '--workload', '--compare', '--save-workload'].includes(a.split('=')[0]!));
+  return argv.some((a) =>
+    ['--from-store', '--from-redis', '--workload', '--compare', '--save-workload'].includes(a.split('=')[0]!),
+  );
 }
 
 export async function runDeploymentCommand(argv: string[], io: DeploymentIo): Promise<number> {
@@ -61,8 +69,14 @@ export async function runDeploymentCommand(argv: string[], io: DeploymentIo): Pr
     return 2;
   }
   let workload: Workload;
-  if (parsed.fromStore !== undefined) {
-    const store = await LowdbStore.open(parsed.fromStore);
+  if (parsed.fromStore !== undefined || parsed.fromRedis !== undefined) {
+    const store =
+      parsed.fromRedis !== undefined
+        ? await RedisStore.open({
+            url: parsed.fromRedis,
+            ...(parsed.keyPrefix !== undefined ? { keyPrefix: parsed.keyPrefix } : {}),
+          })
+        : await LowdbStore.open(parsed.fromStore!);
     try {
       workload = await deriveWorkload(store);
     } finally {
@@ -104,6 +118,8 @@ export async function runDeploymentCommand(argv: string[], io: DeploymentIo): Pr
 
 interface DeploymentArgs {
   fromStore?: string;
+  fromRedis?: string;
+  keyPrefix?: string;
   workload?: string;
   saveWorkload?: string;
   configs: string[];
@@ -122,6 +138,9 @@ function parseDeploymentArgs(argv: string[]): DeploymentArgs {
       allowPositionals: true,
       options: {
         'from-store': { type: 'string' },
+        'from-redis': { type: 'string' },
+        'key-prefix': { type: 'string' },
+        processes: { type: 'string' },
         'save-workload': { type: 'string' },
         workload: { type: 'string' },
         config: { type: 'string' },
@@ -139,8 +158,11 @@ function parseDeploymentArgs(argv: string[]): DeploymentArgs {
   } catch (error) {
     throw new DeploymentUsageError(error instanceof Error ? error.message : String(error));
   }
-  if ((values['from-store'] === undefined) === (values.workload === undefined))
-    throw new DeploymentUsageError('give one of --from-store DIR or --workload FILE');
+  const sources = [values['from-store'], values['from-redis'], values.workload].filter((v) => v !== undefined);
+  if (sources.length !== 1)
+    throw new DeploymentUsageError('give one of --from-store DIR, --from-redis URL or --workload FILE');
+  if (values['key-prefix'] !== undefined && values['from-redis'] === undefined)
+    throw new DeploymentUsageError('--key-prefix goes with --from-redis URL');
   const configs: string[] = [];
   if (values.compare !== undefined) {
     if (values.config !== undefined)
@@ -159,9 +181,12 @@ function parseDeploymentArgs(argv: string[]): DeploymentArgs {
     faults: faultsOption(values.faults),
     ...(values['start-hour'] !== undefined ? { startHour: hourOption(values['start-hour']) } : {}),
     ...(values['busy-policy'] !== undefined ? { busyPolicy: values['busy-policy'] } : {}),
+    ...(values.processes !== undefined ? { processes: processesOption(values.processes) } : {}),
   };
   return {
     ...(values['from-store'] !== undefined ? { fromStore: values['from-store'] } : {}),
+    ...(values['from-redis'] !== undefined ? { fromRedis: values['from-redis'] } : {}),
+    ...(values['key-prefix'] !== undefined ? { keyPrefix: values['key-prefix'] } : {}),
     ...(values.workload !== undefined ? { workload: values.workload } : {}),
     ...(values['save-workload'] !== undefined ? { saveWorkload: values['save-workload'] } : {}),
     ...(values.report !== undefined ? { report: values.report } : {}),
@@ -175,6 +200,14 @@ function integer(value: string | undefined, flag: string, fallback: number): num
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isSafeInteger(n)) throw new DeploymentUsageError(`${flag} must be an integer, not "${value}"`);
+  return n;
+}
+
+/** "3": gateway processes of a simulated cluster. */
+export function processesOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 64)
+    throw new DeploymentUsageError(`--processes must be a number of processes, 1–64, not "${value}"`);
   return n;
 }
 
@@ -227,8 +260,11 @@ export function formatDeployment(reports: LabelledReport[]): string {
     ['failed', (m) => m.failed, 'n'],
     ['dropped (cancelled)', (m) => m.dropped, 'n'],
     ['rejected lane_full', (m) => m.rejected.lane_full, 'n'],
+    ['rejected session_busy', (m) => m.rejected.session_busy, 'n'],
     ['rejected deadline_unmeetable', (m) => m.rejected.deadline_unmeetable, 'n'],
     ['steered', (m) => m.steered, 'n'],
+    ['collected (merged)', (m) => m.collected, 'n'],
+    ['rolled back', (m) => m.rolledBack, 'n'],
     ['lane wait p50', (m) => m.laneWaitMs.p50, 'ms'],
     ['lane wait p95', (m) => m.laneWaitMs.p95, 'ms'],
     ['admission wait p50', (m) => m.admissionWaitMs.p50, 'ms'],
@@ -264,16 +300,55 @@ export function formatDeployment(reports: LabelledReport[]): string {
       .trimEnd(),
   );
   const first = reports[0]!.report;
+  const cluster = first.processes > 1 ? `${first.processes} processes, ` : '';
   const header =
     `switchyard simulate — seed ${first.seed}, scale ${first.scale}×, ${fmtMs(first.durationMs)} of ` +
-    `arrivals from ${first.startHour}:00 UTC, ${first.crashes} ` +
+    `arrivals from ${first.startHour}:00 UTC, ${cluster}${first.crashes} ` +
     `crash${first.crashes === 1 ? '' : 'es'}`;
   const unknown = Object.entries(first.unknownPolicies);
   const note =
     unknown.length > 0
       ? `\nbusy policies this engine does not know, sent as queue: ${unknown.map(([p, n]) => `${p} ×${n}`).join(', ')}`
       : '';
-  return `${header}\n${lines.map((l) => `  ${l}`).join('\n')}${note}\n`;
+  return `${header}\n${lines.map((l) => `  ${l}`).join('\n')}${note}\n${reports.map(formatProcesses).join('')}`;
+}
+
+/** With several processes: one line per process of each report. */
+function formatProcesses({ label, report }: LabelledReport): string {
+  if (report.perProcess === undefined) return '';
+  const header = [
+    'process',
+    'crashes',
+    'messages',
+    'runs',
+    'completed',
+    'failed',
+    'cancelled',
+    'taken over',
+    'utilisation',
+    'peak',
+  ];
+  const rows = report.perProcess.map((p) => [
+    p.process,
+    String(p.crashes),
+    String(p.messages),
+    String(p.runs),
+    String(p.completed),
+    String(p.failed),
+    String(p.cancelled),
+    String(p.takenOver),
+    `${(p.utilisation * 100).toFixed(1)} %`,
+    String(p.peakRunning),
+  ]);
+  const table = [header, ...rows];
+  const widths = header.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
+  const lines = table.map((row) =>
+    row.map((v, c) => (c === 0 ? v.padEnd(widths[c]!) : v.padStart(widths[c]!))).join('  '),
+  );
+  const title =
+    `processes of ${label} (sessions taken over from a process that died; ` +
+    'utilisation: its running runs over max_runs_global)';
+  return `${title}\n${lines.map((l) => `  ${l}`).join('\n')}\n`;
 }
 
 function diff(base: number, candidate: number, unit: 'ms' | 'n'): string {

@@ -20,8 +20,15 @@ export const ASSUMPTIONS = [
   'Arrivals are independent (Poisson per agent, at the recorded rate of each hour of the day, times the scale).',
   'Model latency, turns per run, batch sizes, tool durations and approval waits are sampled from history, independently of load and of each other.',
   'No model-quality effects: a configuration never changes what the model answers or how many turns it takes.',
-  "Tools are the simulator's synthetic ones with the recorded tools' claim kinds (shared, paths, nodes, global); each session works in its own workspace.",
-  'Approvals are modelled as time added to the call; messages keep their recorded busy policy unless one is forced.',
+  "Tools are the simulator's synthetic ones with the recorded tools' claim kinds (shared, paths, nodes, global); " +
+    'each session works in its own workspace.',
+  'Approvals are modelled as time added to the call; messages keep their recorded busy policy ' +
+    '(steer, interrupt, queue, collect, reject, rollback, each replayed as itself) unless one is forced. ' +
+    'A message refused with session_busy leaves no record, so a history under-counts reject messages.',
+  "A cluster's processes share one store and one limiter (the limiter chart; the Redis limiter of a real cluster " +
+    'grants in arrival order); a session stays on the process its first message reached; a crashed process is ' +
+    'started again at once, and its sessions are taken over by the processes that survived it after ' +
+    '[cluster] lease_seconds — messages for them wait until then.',
 ];
 
 export function deploymentHtml(reports: LabelledReport[], title = 'Switchyard deployment simulation'): string {
@@ -49,6 +56,7 @@ ${timelinePlot(reports, 'laneDepth', 'Messages waiting in session lanes')}
 ${timelinePlot(reports, 'inUse', 'Runs holding a global permit')}
 ${utilisationPlot(reports)}
 </div>
+${processesSection(reports)}
 <h2>Per agent</h2>
 ${reports.map((r) => `<h3 style="font-size:14px">${esc(r.label)}</h3>${agentTable(r.report)}`).join('\n')}
 <h2>Invariants</h2>
@@ -82,8 +90,19 @@ function summaryTable(reports: LabelledReport[]): string {
     ],
     ['messages', (m) => String(m.messages)],
     ['completed / failed / cancelled', (m) => `${m.completed} / ${m.failed} / ${m.cancelled}`],
-    ['rejected lane_full / deadline_unmeetable', (m) => `${m.rejected.lane_full} / ${m.rejected.deadline_unmeetable}`],
+    [
+      'rejected lane_full / session_busy / deadline_unmeetable',
+      (m) => `${m.rejected.lane_full} / ${m.rejected.session_busy} / ${m.rejected.deadline_unmeetable}`,
+    ],
     ['steered into running runs', (m) => String(m.steered)],
+    ['collect messages merged / runs rolled back', (m) => `${m.collected} / ${m.rolledBack}`],
+    [
+      'messages per busy policy',
+      (m) =>
+        Object.entries(m.policies)
+          .map(([policy, n]) => `${policy} ${n}`)
+          .join(', '),
+    ],
     ['lane wait p50 / p95 / p99', (m) => pct(m.laneWaitMs)],
     ['admission wait p50 / p95 / p99', (m) => pct(m.admissionWaitMs)],
     ['run latency p50 / p95 / p99', (m) => pct(m.runLatencyMs)],
@@ -92,6 +111,7 @@ function summaryTable(reports: LabelledReport[]): string {
       'limiter utilisation (mean, peak)',
       (_m, r) => `${(r.utilisation.global * 100).toFixed(1)} %, ${r.utilisation.peakGlobal}`,
     ],
+    ['processes', (_m, r) => String(r.processes)],
     ['crashes', (_m, r) => String(r.crashes)],
   ];
   return `<table><tr><th></th>${reports.map((r) => `<th>${esc(r.label)}</th>`).join('')}</tr>${rows
@@ -108,15 +128,68 @@ function legendEntry(r: LabelledReport, i: number): string {
 
 function agentTable(report: DeploymentReport): string {
   const head =
-    '<tr><th>agent</th><th>messages</th><th>lane_full</th><th>lane wait p95</th><th>admission wait ' +
-    'p95</th><th>latency p50 / p95 / p99</th><th>utilisation</th></tr>';
+    '<tr><th>agent</th><th>messages</th><th>lane_full</th><th>session_busy</th><th>merged</th>' +
+    '<th>rolled back</th><th>lane wait p95</th><th>admission wait p95</th><th>latency p50 / p95 / p99</th>' +
+    '<th>utilisation</th></tr>';
   const rows = Object.entries(report.agents).map(
     ([agent, m]) =>
       `<tr><td>${esc(agent)}</td><td>${m.messages}</td><td>${m.rejected.lane_full}</td>` +
+      `<td>${m.rejected.session_busy}</td><td>${m.collected}</td><td>${m.rolledBack}</td>` +
       `<td>${fmtMs(m.laneWaitMs.p95)}</td><td>${fmtMs(m.admissionWaitMs.p95)}</td><td>${pct(m.runLatencyMs)}</td>` +
       `<td>${((report.utilisation.perAgent[agent] ?? 0) * 100).toFixed(1)} %</td></tr>`,
   );
   return `<table>${head}${rows.join('')}</table>`;
+}
+
+/** With a cluster: per process of each report, a table and its share of the permits as bars. */
+function processesSection(reports: LabelledReport[]): string {
+  const clustered = reports.filter((r) => r.report.perProcess !== undefined);
+  if (clustered.length === 0) return '';
+  const head =
+    '<tr><th>process</th><th>crashes</th><th>messages</th><th>runs</th><th>completed / failed / cancelled</th>' +
+    '<th>sessions taken over</th><th>utilisation</th><th>peak running</th></tr>';
+  const tables = clustered.map(({ label, report }) => {
+    const rows = report.perProcess!.map(
+      (p) =>
+        `<tr><td>${esc(p.process)}</td><td>${p.crashes}</td><td>${p.messages}</td><td>${p.runs}</td>` +
+        `<td>${p.completed} / ${p.failed} / ${p.cancelled}</td><td>${p.takenOver}</td>` +
+        `<td>${(p.utilisation * 100).toFixed(1)} %</td><td>${p.peakRunning}</td></tr>`,
+    );
+    return `<h3 style="font-size:14px">${esc(label)}: ${report.processes} processes</h3><table>${head}${rows.join('')}</table>`;
+  });
+  const names = [...new Set(clustered.flatMap((r) => r.report.perProcess!.map((p) => p.process)))];
+  const slot = (W - PAD.left - PAD.right) / Math.max(1, names.length);
+  const bw = slot / (reports.length + 1);
+  const maxU = Math.max(0.01, ...clustered.flatMap((r) => r.report.perProcess!.map((p) => p.utilisation)));
+  const bars = names
+    .map((name, n) => {
+      const x = (PAD.left + slot * (n + 0.5)).toFixed(1);
+      const label = `<text x="${x}" y="${H - PAD.bottom + 14}" text-anchor="middle">${esc(name)}</text>`;
+      return (
+        label +
+        reports
+          .map((r, i) => {
+            const u = r.report.perProcess?.find((p) => p.process === name)?.utilisation ?? 0;
+            const bx = PAD.left + slot * n + bw * (i + 0.5);
+            const height = (y(0) - y(u / maxU)).toFixed(1);
+            return (
+              `<rect x="${bx.toFixed(1)}" y="${y(u / maxU).toFixed(1)}" width="${bw.toFixed(1)}" ` +
+              `height="${height}" fill="${COLOURS[i % COLOURS.length]}"/>`
+            );
+          })
+          .join('')
+      );
+    })
+    .join('');
+  const plot = frame(
+    'Share of the permits per process (time-weighted running runs / max_runs_global)',
+    bars,
+    '',
+    `${(maxU * 100).toFixed(1)} %`,
+    'process',
+    'utilisation',
+  );
+  return `<h2>Processes</h2>\n${tables.join('\n')}\n<div class="grid" style="margin-top:10px">${plot}</div>`;
 }
 
 function cdfPlot(reports: LabelledReport[]): string {

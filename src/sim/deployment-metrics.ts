@@ -6,7 +6,7 @@
  */
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
 import type { RunEvent } from '../core/run-events.js';
-import type { SimulationProbe } from './simulation.js';
+import type { ProcessFigures, SimulationProbe } from './simulation.js';
 import { empiricalOf } from './workload.js';
 
 /** A distribution in milliseconds of virtual time. */
@@ -25,17 +25,24 @@ export interface DeploymentMetrics {
   /** Messages that became runs (the rest were steered into a running run or rejected). */
   runs: number;
   steered: number;
+  /** `collect` messages merged into a run another message started (they have no run of their own). */
+  collected: number;
+  /** Runs cancelled `rolled_back` by a `rollback` message (or `superseded` by a later one while waiting). */
+  rolledBack: number;
   completed: number;
   failed: number;
   cancelled: number;
-  rejected: { lane_full: number; deadline_unmeetable: number };
+  /** Refused at submit: the session's lane was full, the session was busy (busyPolicy reject), or a run could not start in time. */
+  rejected: { lane_full: number; session_busy: number; deadline_unmeetable: number };
+  /** Messages submitted per busy policy. */
+  policies: Record<string, number>;
   /** Runs that ended cancelled by the engine (an interrupt, a stop, a crash's recovery) instead of answering. */
   dropped: number;
   /** From submit until the run left its session's lane (0 when the session was free). */
   laneWaitMs: Percentiles;
   /** From leaving the lane until the limiter admitted the run (run.started). */
   admissionWaitMs: Percentiles;
-  /** From submit to run.completed, over completed runs. */
+  /** From submit to run.completed, over completed runs and the collect messages they carried. */
   runLatencyMs: Percentiles;
   /** Tool calls that waited for a claim another run held, and how long (tool.waiting to tool.started). */
   toolClaimWaitMs: Percentiles;
@@ -54,6 +61,26 @@ export interface TimelinePoint {
   waiting: number;
 }
 
+/** One process of a simulated cluster (slot `p1` … `pN`, over all its lives). */
+export interface ProcessMetrics {
+  process: string;
+  /** Times it died (each time a supervisor started it again at once). */
+  crashes: number;
+  /** Messages routed to it (their session was its own). */
+  messages: number;
+  /** Runs that started on it, and how they ended. */
+  runs: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  /** Sessions it took over from a process that died. */
+  takenOver: number;
+  /** Time-weighted mean of its running runs over max_runs_global (its share of the cluster's permits). */
+  utilisation: number;
+  /** Most runs running on it at once. */
+  peakRunning: number;
+}
+
 export interface Utilisation {
   /** Time-weighted mean of permits in use over max_runs_global. */
   global: number;
@@ -65,6 +92,8 @@ export interface Utilisation {
 
 interface RunTrack {
   agentId: string;
+  /** The process it started on (a cluster). */
+  process?: string;
   submittedAt: number;
   leftLaneAt?: number;
   inLane: boolean;
@@ -80,10 +109,15 @@ export class DeploymentMeter {
   private lastStep = { at: 0, global: 0, perAgent: {} as Record<string, number> };
   private readonly weighted = { global: 0, perAgent: {} as Record<string, number> };
   private peakGlobal = 0;
+  /** collect carrier -> the messages it carries (their latency ends with its). */
+  private readonly carried = new Map<string, string[]>();
+  private readonly processes = new Map<string, ProcessTally>();
+  private lastProcesses: { at: number; running: Record<string, number> } = { at: 0, running: {} };
+  private maxGlobal = 0;
 
   /** `submitted`: each message's agent and the virtual time it is submitted at (its events may come before its submit answers). */
   constructor(
-    private readonly submitted: ReadonlyMap<string, { agentId: string; atMs: number }>,
+    private readonly submitted: ReadonlyMap<string, { agentId: string; atMs: number; policy?: string }>,
     private readonly durationMs: number,
   ) {
     const width = Math.max(1, Math.ceil(durationMs / TIMELINE_BUCKETS));
@@ -96,15 +130,40 @@ export class DeploymentMeter {
   }
 
   readonly probe: SimulationProbe = {
-    onSubmit: (runId, _atMs, answer) => {
-      const tally = this.tally(this.submitted.get(runId)?.agentId ?? '?');
+    onSubmit: (runId, _atMs, answer, process) => {
+      const submitted = this.submitted.get(runId);
+      const tally = this.tally(submitted?.agentId ?? '?');
       tally.messages += 1;
+      if (submitted?.policy !== undefined)
+        tally.policies[submitted.policy] = (tally.policies[submitted.policy] ?? 0) + 1;
       if (answer === 'steered') tally.steered += 1;
-      else if (answer === 'rejected') tally.laneFull += 1;
+      else if (answer === 'lane_full') tally.laneFull += 1;
+      else if (answer === 'session_busy') tally.sessionBusy += 1;
       else tally.runs += 1;
+      if (process !== undefined) this.process(process).messages += 1;
     },
     onEvent: (event, atMs) => this.onEvent(event, atMs),
-    onStep: (snapshot, atMs) => this.onStep(snapshot, atMs),
+    onStep: (snapshot, atMs, processes) => {
+      this.onStep(snapshot, atMs);
+      if (processes !== undefined) this.onProcesses(processes, atMs);
+    },
+    onCollected: (carrier, merged) => {
+      this.carried.set(carrier, [...merged]);
+      for (const runId of merged) {
+        const run = this.track(runId);
+        if (run === undefined) continue;
+        const tally = this.tally(run.agentId);
+        tally.collected += 1;
+        // It became part of another run: not a run of its own.
+        tally.runs -= 1;
+      }
+    },
+    onCrash: (process) => {
+      this.process(process).crashes += 1;
+    },
+    onTakeover: (_from, to) => {
+      this.process(to).takenOver += 1;
+    },
   };
 
   private onEvent(event: RunEvent, atMs: number): void {
@@ -120,6 +179,10 @@ export class DeploymentMeter {
         }
         break;
       case 'run.started': {
+        if (event.node !== undefined) {
+          run.process = processOf(event.node);
+          this.process(run.process).runs += 1;
+        }
         if (run.leftLaneAt === undefined) run.leftLaneAt = run.inLane ? atMs : run.submittedAt;
         run.inLane = false;
         tally.laneWait.push(run.leftLaneAt - run.submittedAt);
@@ -141,13 +204,21 @@ export class DeploymentMeter {
       case 'run.completed':
         tally.completed += 1;
         tally.latency.push(atMs - run.submittedAt);
+        for (const merged of this.carried.get(event.runId) ?? []) {
+          const message = this.track(merged);
+          if (message !== undefined) this.tally(message.agentId).latency.push(atMs - message.submittedAt);
+        }
+        if (run.process !== undefined) this.process(run.process).completed += 1;
         break;
       case 'run.failed':
         tally.failed += 1;
         if (event.error.code === 'deadline_unmeetable') tally.deadlineUnmeetable += 1;
+        if (run.process !== undefined) this.process(run.process).failed += 1;
         break;
       case 'run.cancelled':
         tally.cancelled += 1;
+        if (event.reason === 'rolled_back' || event.reason === 'superseded') tally.rolledBack += 1;
+        if (run.process !== undefined) this.process(run.process).cancelled += 1;
         break;
     }
   }
@@ -159,6 +230,7 @@ export class DeploymentMeter {
       for (const [agent, share] of Object.entries(this.lastStep.perAgent))
         this.weighted.perAgent[agent] = (this.weighted.perAgent[agent] ?? 0) + share * elapsed;
     }
+    if (snapshot.global.max > 0) this.maxGlobal = snapshot.global.max;
     const global = snapshot.global.max > 0 ? snapshot.global.inUse / snapshot.global.max : 0;
     const perAgent = Object.fromEntries(
       Object.entries(snapshot.perAgent).map(([agent, p]) => [agent, p.max > 0 ? p.inUse / p.max : 0]),
@@ -174,6 +246,40 @@ export class DeploymentMeter {
     );
     point.inUse = Math.max(point.inUse, snapshot.global.inUse);
     point.waiting = Math.max(point.waiting, snapshot.waiting);
+  }
+
+  /** A cluster's processes at a step: time-weighted running runs per process, and their peaks. */
+  private onProcesses(processes: readonly ProcessFigures[], atMs: number): void {
+    const elapsed = atMs - this.lastProcesses.at;
+    if (elapsed > 0)
+      for (const [process, running] of Object.entries(this.lastProcesses.running))
+        this.process(process).runningTime += running * elapsed;
+    const running: Record<string, number> = {};
+    for (const p of processes) {
+      running[p.process] = p.running;
+      const tally = this.process(p.process);
+      tally.peakRunning = Math.max(tally.peakRunning, p.running);
+    }
+    this.lastProcesses = { at: Math.max(atMs, this.lastProcesses.at), running };
+  }
+
+  private process(process: string): ProcessTally {
+    let tally = this.processes.get(process);
+    if (tally === undefined) {
+      tally = {
+        crashes: 0,
+        messages: 0,
+        runs: 0,
+        completed: 0,
+        failed: 0,
+        cancelled: 0,
+        takenOver: 0,
+        runningTime: 0,
+        peakRunning: 0,
+      };
+      this.processes.set(process, tally);
+    }
+    return tally;
   }
 
   private track(runId: string): RunTrack | undefined {
@@ -202,8 +308,10 @@ export class DeploymentMeter {
     agents: Record<string, DeploymentMetrics>;
     timeline: TimelinePoint[];
     utilisation: Utilisation;
+    processes?: ProcessMetrics[];
   } {
     this.onStep({ global: { inUse: 0, max: 0 }, perAgent: {}, waiting: 0, running: [], sessions: [] }, endMs);
+    if (this.processes.size > 0) this.onProcesses([], endMs);
     const span = Math.max(1, endMs);
     const agents = [...this.byAgent].sort(([a], [b]) => a.localeCompare(b));
     const overall = new AgentTally();
@@ -221,14 +329,47 @@ export class DeploymentMeter {
         ),
         peakGlobal: this.peakGlobal,
       },
+      ...(this.processes.size > 0
+        ? {
+            processes: [...this.processes]
+              .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
+              .map(([process, { runningTime, ...tally }]) => ({
+                process,
+                ...tally,
+                utilisation: round(this.maxGlobal > 0 ? runningTime / span / this.maxGlobal : 0),
+              })),
+          }
+        : {}),
     };
   }
+}
+
+interface ProcessTally {
+  crashes: number;
+  messages: number;
+  runs: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  takenOver: number;
+  /** Running runs × ms. */
+  runningTime: number;
+  peakRunning: number;
+}
+
+/** A node id `p2.3` (third life of process 2) names process `p2`. */
+function processOf(node: string): string {
+  return node.split('.')[0]!;
 }
 
 class AgentTally {
   messages = 0;
   runs = 0;
   steered = 0;
+  collected = 0;
+  rolledBack = 0;
+  sessionBusy = 0;
+  policies: Record<string, number> = {};
   completed = 0;
   failed = 0;
   cancelled = 0;
@@ -243,6 +384,10 @@ class AgentTally {
     this.messages += other.messages;
     this.runs += other.runs;
     this.steered += other.steered;
+    this.collected += other.collected;
+    this.rolledBack += other.rolledBack;
+    this.sessionBusy += other.sessionBusy;
+    for (const [policy, n] of Object.entries(other.policies)) this.policies[policy] = (this.policies[policy] ?? 0) + n;
     this.completed += other.completed;
     this.failed += other.failed;
     this.cancelled += other.cancelled;
@@ -259,10 +404,17 @@ class AgentTally {
       messages: this.messages,
       runs: this.runs,
       steered: this.steered,
+      collected: this.collected,
+      rolledBack: this.rolledBack,
       completed: this.completed,
       failed: this.failed,
       cancelled: this.cancelled,
-      rejected: { lane_full: this.laneFull, deadline_unmeetable: this.deadlineUnmeetable },
+      rejected: {
+        lane_full: this.laneFull,
+        session_busy: this.sessionBusy,
+        deadline_unmeetable: this.deadlineUnmeetable,
+      },
+      policies: Object.fromEntries(Object.entries(this.policies).sort(([a], [b]) => a.localeCompare(b))),
       dropped: this.cancelled,
       laneWaitMs: percentiles(this.laneWait),
       admissionWaitMs: percentiles(this.admissionWait),

@@ -162,6 +162,8 @@ export class InvariantMonitor {
   /** Accepted messages in the order their submits resolved. */
   private readonly accepts = new Map<string, AcceptedMessage>();
   private readonly rejects = new Set<string>();
+  /** A waiting `collect` message -> the run that carries it (merged into its input; no outcome of its own). */
+  private readonly mergedInto = new Map<string, string>();
   /** Every run some engine.running event listed. */
   private readonly listedRunning = new Set<string>();
   /** runId -> the tool calls of its last model.message, until its batch is scheduled. */
@@ -243,12 +245,16 @@ export class InvariantMonitor {
 
   /**
    * The engine stopped without closing and a new one took over its store: every run running
-   * now belongs to the stopped engine, and the new one's recovery must end each of them.
+   * now belongs to the stopped engine, and the new one's recovery must end each of them. In a
+   * cluster only the runs of the process that stopped (`of`) are orphans; the others go on.
    */
-  restarted(): void {
-    for (const runId of this.running.keys()) this.orphans.add(runId);
+  restarted(of: (runId: string) => boolean = () => true): void {
+    for (const runId of this.running.keys()) if (of(runId)) this.orphans.add(runId);
     // The stopped engine's calls stopped with it.
-    this.openCalls.clear();
+    for (const [workspace, open] of this.openCalls) {
+      for (const entry of open) if (of(entry.runId)) open.delete(entry);
+      if (open.size === 0) this.openCalls.delete(workspace);
+    }
   }
 
   /**
@@ -311,6 +317,23 @@ export class InvariantMonitor {
     }
   }
 
+  /**
+   * Run `carrier` started carrying the waiting `collect` messages `carries` (its own id first):
+   * each of them answers with the carrier's outcome from now on, and never runs alone.
+   */
+  collected(carrier: string, carries: readonly string[]): void {
+    for (const runId of carries) {
+      // A steer follow-up carries steers too: their outcome is counted as a steer's.
+      if (runId === carrier || this.accepts.get(runId)?.outcome === 'steered') continue;
+      this.checks += 1;
+      const earlier = this.mergedInto.get(runId);
+      if (earlier !== undefined && earlier !== carrier)
+        this.report('accounting', `collect message ${runId} was carried by run ${earlier}, then by run ${carrier}`);
+      if (this.runs.get(runId)?.started) this.report('accounting', `collect message ${runId} ran on its own too`);
+      this.mergedInto.set(runId, carrier);
+    }
+  }
+
   /** Violations found so far by the checks that hold at every moment. */
   violations(): Violation[] {
     return [...this.found];
@@ -362,7 +385,8 @@ export class InvariantMonitor {
       if (!this.accepts.has(runId) && !this.rejects.has(runId)) {
         report('accounting', `run ${runId} has events but no submit accepted it`);
       }
-      if (run.terminal === undefined)
+      // A merged collect message's log ends at its run.queued: its outcome is its carrier's.
+      if (run.terminal === undefined && !this.mergedInto.has(runId))
         report('terminal-last', `run ${runId} has no terminal event (last seq ${run.lastSeq})`);
     }
     // Checked at the end: engine-wide events are not ordered behind run events whose store
@@ -510,12 +534,15 @@ export class InvariantMonitor {
     const outcomes: string[] = [];
     const own = this.runs.get(message.runId)?.terminal;
     if (own !== undefined) outcomes.push(own);
+    const carrier = this.mergedInto.get(message.runId);
+    const carried = carrier === undefined ? undefined : this.runs.get(carrier)?.terminal;
+    if (carried !== undefined) outcomes.push(`${carried} of run ${carrier}, which carried it`);
     if (message.outcome !== 'steered') return outcomes;
     const consumer = this.consumed.get(message.runId);
     if (consumer !== undefined) outcomes.push(`run.steered on ${consumer}`);
     if (outcomes.length > 0) return outcomes;
-    const carrier = this.followUpCarrying(message);
-    if (carrier !== undefined) outcomes.push(`part of follow-up run ${carrier}`);
+    const followUp = this.followUpCarrying(message);
+    if (followUp !== undefined) outcomes.push(`part of follow-up run ${followUp}`);
     return outcomes;
   }
 

@@ -6,6 +6,7 @@
  * prefix of a longer one and switching one fault kind off leaves the other draws alone —
  * which is what makes shrinking a failure meaningful.
  */
+import type { BusyPolicy } from '../../machines/session.machine.js';
 import { join } from 'node:path';
 import type { Config, PartialConfig } from '../config/index.js';
 import { defaultConfig, mergeConfig } from '../config/index.js';
@@ -136,7 +137,8 @@ export interface MessagePlan {
   runId: string;
   sessionId: string;
   agentId: string;
-  policy: 'steer' | 'interrupt' | 'queue';
+  /** The engine's own simulation sends steer, interrupt and queue; a deployment's workload any policy. */
+  policy: BusyPolicy;
   /** A deadline of the message's own. */
   timeoutMs?: number;
   /** One of the shared workspaces (an absolute directory); none: the session's own. */
@@ -175,6 +177,14 @@ export interface Scenario {
   ops: SimOp[];
   /** Every message's plan by runId (the model looks its turns up here). */
   plans: Map<string, MessagePlan>;
+  /**
+   * Processes of a simulated cluster sharing the store and the limiter (default 1: one engine
+   * that recovers everything after a crash). With more, a crash kills one of them, a supervisor
+   * starts it again at once, and its sessions are taken over by the others `leaseMs` later.
+   */
+  processes?: number;
+  /** With several processes: how long a dead process's sessions stay owned before a takeover. */
+  leaseMs?: number;
 }
 
 const PATHS = ['/sim/a', '/sim/a/x', '/sim/b', '/sim/c'] as const;

@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { MemoryStore } from '../store/memory-store.js';
-import { DeploymentMeter, type DeploymentMetrics, type TimelinePoint, type Utilisation } from './deployment-metrics.js';
+import {
+  DeploymentMeter,
+  type DeploymentMetrics,
+  type ProcessMetrics,
+  type TimelinePoint,
+  type Utilisation,
+} from './deployment-metrics.js';
 import { runScenario, type SimulationViolation } from './simulation.js';
 import { buildWorkloadScenario, type DeploymentFaults } from './workload-scenario.js';
 import type { Workload } from './workload.js';
@@ -26,6 +32,13 @@ export interface DeploymentOptions {
   faults?: DeploymentFaults;
   /** Send every message with this busy policy instead of its recorded one. */
   busyPolicy?: string;
+  /**
+   * Gateway processes of a cluster (default 1). With more, each runs an engine in virtual time
+   * on one shared store and one shared limiter; a session belongs to one process, and a crash
+   * kills one process, whose sessions the others take over once its leases ran out (the
+   * candidate's [cluster] lease_seconds). The report then has per-process figures.
+   */
+  processes?: number;
   /**
    * Keep the simulated history: the run logs go to a lowdb store in `<recordTo>/store` (slower:
    * real file I/O), which `deriveWorkload` and `switchyard simulate --from-store` read back.
@@ -47,6 +60,10 @@ export interface DeploymentReport {
   utilisation: Utilisation;
   timeline: TimelinePoint[];
   crashes: number;
+  /** Processes simulated (1: a single engine). */
+  processes: number;
+  /** With several processes: each one's figures (slot p1 … pN, over all its lives). */
+  perProcess?: ProcessMetrics[];
   /** Messages whose recorded busy policy this engine does not know, sent as `queue`, by policy. */
   unknownPolicies: Record<string, number>;
   invariants: { checks: number; violations: SimulationViolation[] };
@@ -57,6 +74,9 @@ export interface DeploymentReport {
     wait_lane_capacity: number;
     busy_policy: string;
     parallel_tool_concurrency: number;
+    collect_quiet_ms: number;
+    /** How long a dead process's sessions wait for a takeover (several processes). */
+    lease_seconds: number;
   };
 }
 
@@ -80,6 +100,9 @@ export async function simulateDeployment(
   const scale = options.scale ?? 1;
   const durationMs = options.durationMs ?? HOUR_MS;
   const startHour = options.startHour ?? busiestHour(workload);
+  const processes = options.processes ?? 1;
+  if (!Number.isInteger(processes) || processes < 1)
+    throw new RangeError(`processes must be a whole number of processes, at least 1 (not ${processes})`);
   const tempRoot = mkdtempSync(join(tmpdir(), 'switchyard-deploy-sim-'));
   const dataDir = options.recordTo ?? tempRoot;
   mkdirSync(dataDir, { recursive: true });
@@ -93,18 +116,20 @@ export async function simulateDeployment(
         durationMs,
         startHour,
         faults: options.faults ?? {},
+        processes,
         store: options.recordTo !== undefined ? 'lowdb' : 'memory',
         ...(options.busyPolicy !== undefined ? { busyPolicy: options.busyPolicy } : {}),
       },
       dataDir,
     );
     if (options.recordInto !== undefined) scenario.memoryStore = options.recordInto;
-    const submitted = new Map<string, { agentId: string; atMs: number }>();
+    const submitted = new Map<string, { agentId: string; atMs: number; policy: string }>();
     for (const op of scenario.ops)
-      if (op.op === 'submit') for (const m of op.messages) submitted.set(m.runId, { agentId: m.agentId, atMs: op.at });
+      if (op.op === 'submit')
+        for (const m of op.messages) submitted.set(m.runId, { agentId: m.agentId, atMs: op.at, policy: m.policy });
     const meter = new DeploymentMeter(submitted, durationMs);
     const { report } = await runScenario(scenario, meter.probe);
-    const measured = meter.result(report.virtualMs);
+    const { processes: perProcess, ...measured } = meter.result(report.virtualMs);
     const exec = scenario.config.execution;
     return {
       seed,
@@ -114,6 +139,8 @@ export async function simulateDeployment(
       virtualMs: report.virtualMs,
       ...measured,
       crashes: report.faults.crash,
+      processes,
+      ...(perProcess !== undefined ? { perProcess } : {}),
       unknownPolicies,
       invariants: { checks: report.checks, violations: report.violations },
       limits: {
@@ -122,6 +149,8 @@ export async function simulateDeployment(
         wait_lane_capacity: exec.wait_lane_capacity,
         busy_policy: exec.busy_policy,
         parallel_tool_concurrency: scenario.config.tool_service.parallel_tool_concurrency,
+        collect_quiet_ms: exec.collect_quiet_ms,
+        lease_seconds: scenario.config.cluster.lease_seconds,
       },
     };
   } finally {

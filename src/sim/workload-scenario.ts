@@ -6,6 +6,7 @@
  * each agent's arrivals and each message draw from their own streams.
  */
 import { join } from 'node:path';
+import type { BusyPolicy } from '../../machines/session.machine.js';
 import type { Config } from '../config/index.js';
 import { defaultConfig } from '../config/index.js';
 import { Random } from './random.js';
@@ -22,9 +23,8 @@ import {
 import type { AgentWorkload, Empirical, ToolClaimKind, Workload } from './workload.js';
 
 const HOUR_MS = 3_600_000;
-/** The busy policies the engine takes today; a message whose recorded policy is another goes in as `queue` (counted). */
-const ENGINE_POLICIES = ['steer', 'interrupt', 'queue'] as const;
-type EnginePolicy = (typeof ENGINE_POLICIES)[number];
+/** The busy policies the engine takes; a message whose recorded policy is another goes in as `queue` (counted). */
+const ENGINE_POLICIES: readonly BusyPolicy[] = ['steer', 'interrupt', 'queue', 'collect', 'reject', 'rollback'];
 
 /** What simulateDeployment() injects on top of the workload. */
 export interface DeploymentFaults {
@@ -44,6 +44,8 @@ export interface WorkloadScenarioOptions {
   faults: DeploymentFaults;
   /** Every message goes in with this busy policy instead of its recorded one. */
   busyPolicy?: string;
+  /** Processes of a simulated cluster (1: a single engine). */
+  processes?: number;
   store: 'memory' | 'lowdb';
 }
 
@@ -60,6 +62,7 @@ export function deploymentConfig(candidate: Config, dataDir: string): Config {
     ...base,
     execution: candidate.execution,
     tool_service: candidate.tool_service,
+    cluster: candidate.cluster,
     approval: { ...base.approval, tier: 'full' },
     sandbox: { ...base.sandbox, workspace_root: join(dataDir, 'workspaces') },
   };
@@ -90,7 +93,7 @@ export function buildWorkloadScenario(
       if (at >= options.durationMs) break;
       const stream = (concern: string) => Random.derive(options.seed, 'message', agentId, i, concern);
       const recorded = options.busyPolicy ?? stream('policy').weighted(nonEmpty(agent.busyPolicies, { queue: 1 }));
-      const policy = (ENGINE_POLICIES as readonly string[]).includes(recorded) ? (recorded as EnginePolicy) : 'queue';
+      const policy = (ENGINE_POLICIES as readonly string[]).includes(recorded) ? (recorded as BusyPolicy) : 'queue';
       if (policy !== recorded) unknownPolicies[recorded] = (unknownPolicies[recorded] ?? 0) + 1;
       const plan: MessagePlan = {
         runId: `${agentId}-m${i}`,
@@ -128,6 +131,8 @@ export function buildWorkloadScenario(
       sharedWorkspaces: [],
       ops: drawn.map((d) => d.op),
       plans,
+      processes: options.processes ?? 1,
+      leaseMs: config.cluster.lease_seconds * 1000,
     },
     unknownPolicies,
   };

@@ -43,8 +43,8 @@ describe('deployment options', () => {
 
 describe('switchyard simulate (deployment mode) usage', () => {
   it.each([
-    [['--from-store', 'a', '--workload', 'b'], 'give one of --from-store DIR or --workload FILE'],
-    [['--compare', 'a.toml'], 'give one of --from-store DIR or --workload FILE'],
+    [['--from-store', 'a', '--workload', 'b'], 'give one of --from-store DIR, --from-redis URL or --workload FILE'],
+    [['--compare', 'a.toml'], 'give one of --from-store DIR, --from-redis URL or --workload FILE'],
     [['--workload', 'w.json', '--compare', 'a.toml'], '--compare takes two files'],
     [['--workload', 'w.json', '--compare', 'a.toml', 'b.toml', '--config', 'c.toml'], 'leave out --config'],
     [['--workload', 'w.json', '--scale', 'lots'], 'positive factor'],

@@ -10,7 +10,7 @@ import { createActor, type Actor } from 'xstate';
 import { limiterMachine, waitingCount, type LimiterEmitted } from '../../machines/limiter.machine.js';
 import type { Clock } from '../core/clock.js';
 import type { Limiter } from '../engine/index.js';
-import type { LimiterFigures, LimiterHandlers } from '../engine/limiter.host.js';
+import type { LimiterFigures, LimiterHandlers } from '../engine/index.js';
 
 interface Asker {
   node: string;

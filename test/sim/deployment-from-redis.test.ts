@@ -59,7 +59,7 @@ async function savedWorkload(argv: string[]): Promise<unknown> {
   return JSON.parse(readFileSync(file, 'utf8'));
 }
 
-describe.skipIf(redis.missing !== undefined)('switchyard simulate --from-redis', () => {
+describe.skipIf(!redis.available)('switchyard simulate --from-redis', () => {
   it('derives from a Redis store the workload --from-store derives from the same history in a lowdb directory', async () => {
     const history = new MemoryStore();
     const generated = await simulateDeployment(

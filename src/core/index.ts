@@ -1,7 +1,9 @@
 export { systemClock, nowOf, isoNow, sleep, abortReason, timerMs, MAX_TIMER_MS } from './clock.js';
 export type { Clock } from './clock.js';
 export { EngineError, isEngineError, ToolError } from './errors.js';
-export type { CodedError, EngineErrorCode } from './errors.js';
+export type { EngineErrorCode } from './errors.js';
+export { errorOf } from './chart-words.js';
+export type { ClaimBlock, ClaimHolder, CodedError } from './chart-words.js';
 export { IdSchema, MAX_ID_LENGTH, RunRequestSchema, admitRequest } from './run-request.js';
 export type { RunRequest, AdmittedRequest } from './run-request.js';
 export { isTerminalEvent, TERMINAL_EVENT_TYPES } from './run-events.js';

@@ -9,7 +9,7 @@ export type { RunRequest, AdmittedRequest } from './run-request.js';
 export { isTerminalEvent, TERMINAL_EVENT_TYPES } from './run-events.js';
 export type * from './run-events.js';
 export { isTerminalState, resultOf } from './run-status.js';
-export type { RunState, QueuedFor, RunFields, RunStatus, RunResult } from './run-status.js';
+export type { RunState, QueuedFor, RunFields, RunStatus, ReadonlyRunStatus, RunResult } from './run-status.js';
 export type { SubmitResult } from './submit-result.js';
 export { runOfSteer, steerFields } from './steer.js';
 export type { SteerFields, SteerState } from './steer.js';

@@ -13,7 +13,7 @@ export interface ApprovalWiring {
   config: () => Config;
   grants: SessionGrants;
   table: RunTable;
-  ledger: () => RunLedger;
+  ledger: RunLedger;
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
 }
 
@@ -26,7 +26,7 @@ export function approvalGateFor({ clock, config, grants, table, ledger, approver
     onRequested: (request) => {
       const handle = table.get(request.runId);
       if (handle)
-        ledger().append(handle, 'approval.requested', {
+        ledger.append(handle, 'approval.requested', {
           approvalId: request.approvalId,
           callId: request.callId,
           action: request.action,
@@ -35,7 +35,7 @@ export function approvalGateFor({ clock, config, grants, table, ledger, approver
     onResolved: (resolution) => {
       const handle = table.get(resolution.runId);
       if (handle)
-        ledger().append(handle, 'approval.resolved', {
+        ledger.append(handle, 'approval.resolved', {
           approvalId: resolution.approvalId,
           decision: resolution.decision,
           by: resolution.by,

@@ -75,6 +75,8 @@ const ENGINE_RANK: Record<string, number> = {
   'session-handover.ts': 2.5,
   'run.host.ts': 4,
   'run-tools.ts': 6.5,
+  'model-turns.ts': 5,
+  'run-tree.ts': 7.5,
   'act.host.ts': 5,
   'approvals.ts': 6,
   'steers.ts': 6,

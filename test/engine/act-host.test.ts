@@ -1,7 +1,7 @@
 /**
  * The act host gives back what a tool call holds — its claim and its execution — through the
  * call's exit actions; a run whose actor is stopped runs none, so the host gives them back
- * itself (abandonRun). Real claim registry, a tool execution the test settles.
+ * itself (runStopped). Real claim registry, a tool execution the test settles.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,10 +12,12 @@ import { z } from 'zod';
 import type { ActInput } from '../../machines/act.machine.js';
 import { Claims, InProcessClaimRegistry } from '../../src/concurrency/index.js';
 import { systemClock } from '../../src/core/clock.js';
-import { provideActMachine } from '../../src/engine/act.host.js';
+import { ActHost, type Batch } from '../../src/engine/act.host.js';
 import { createEngine } from '../../src/engine/index.js';
 import type { RunLedger } from '../../src/engine/run-ledger.js';
 import type { RunTable } from '../../src/engine/run-table.js';
+import type { Config } from '../../src/config/index.js';
+import type { ToolService } from '../../src/tools/tool-service.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
@@ -50,13 +52,19 @@ function oneCallRun() {
       return execution.promise;
     },
   };
-  const handle = {
-    status: { runId: 'r' },
-    batch: { calls: [call], act, schedule: {}, service, startedAt: [] as number[] },
-  };
+  const handle = { status: { runId: 'r' } };
   const table = { get: (runId: string) => (runId === 'r' ? handle : undefined) } as unknown as RunTable;
   const ledger = { append: (_handle: unknown, type: string) => appended.push(type) } as unknown as RunLedger;
-  const host = provideActMachine({ table, ledger, clock: systemClock, claims, crossRunClaims: () => true });
+  const host = new ActHost({
+    table,
+    ledger,
+    clock: systemClock,
+    config: () => ({ tool_service: { cross_run_claims: true } }) as Config,
+    tools: { toolServiceOf: () => service as unknown as ToolService, forget: () => {} },
+    claims,
+    observer: { commandJudged: () => {} },
+  });
+  host.open('r', { calls: [call], act, schedule: {}, service, startedAt: [] } as unknown as Batch);
   return { host, act, claims, execution, signals, appended };
 }
 
@@ -74,7 +82,7 @@ function claimIsFree(claims: InProcessClaimRegistry): boolean {
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('act host: what an open call holds', () => {
-  it('a run stopped mid-execution: abandonRun aborts the tool and gives the claim back once the tool has stopped', async () => {
+  it('a run stopped mid-execution: runStopped aborts the tool and gives the claim back once the tool has stopped', async () => {
     const { host, act, claims, execution, signals, appended } = oneCallRun();
     const actor = createActor(host.machine, { input: act }).start();
     await settle();
@@ -86,7 +94,7 @@ describe('act host: what an open call holds', () => {
     expect(signals[0]!.aborted).toBe(false);
     expect(claimIsFree(claims)).toBe(false);
 
-    host.abandonRun('r');
+    host.runStopped('r');
     expect(signals[0]!.aborted).toBe(true);
     expect(claimIsFree(claims)).toBe(false); // the tool has not stopped yet
 
@@ -96,7 +104,7 @@ describe('act host: what an open call holds', () => {
     expect(appended).toEqual(['tool.started']); // the late answer went nowhere
   });
 
-  it('a call that finishes gives its claim back through its exit actions, and abandonRun then has nothing to do', async () => {
+  it('a call that finishes gives its claim back through its exit actions, and runStopped then has nothing to do', async () => {
     const { host, act, claims, execution, signals, appended } = oneCallRun();
     const actor = createActor(host.machine, { input: act }).start();
     await settle();
@@ -106,7 +114,7 @@ describe('act host: what an open call holds', () => {
     expect(actor.getSnapshot().output).toEqual({ results: [{ ok: true, output: 'done' }] });
     expect(appended).toEqual(['tool.started', 'tool.finished']);
     expect(claimIsFree(claims)).toBe(true);
-    host.abandonRun('r');
+    host.runStopped('r');
     expect(signals[0]!.aborted).toBe(false);
   });
 });

@@ -13,6 +13,7 @@ import { nowOf, type Clock } from '../core/clock.js';
 import type { Config } from '../config/index.js';
 import { planBatch, type BatchPlan } from '../harness/batch-plan.js';
 import type { ToolService } from '../tools/tool-service.js';
+import type { AsyncEffects } from './async-effects.js';
 import type { EngineObserver } from './engine-observer.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
@@ -31,6 +32,8 @@ export interface ActHostDeps {
   /** Where calls hold their claims against the calls of other runs. */
   claims: ClaimRegistry;
   observer: Pick<EngineObserver, 'commandJudged'>;
+  /** Where tool executions run: started and abandoned with the call's `execute` state. */
+  effects: AsyncEffects;
 }
 
 /** A run's tool batch in flight: its plan, the ToolService that runs it, when each call started (engine clock). */
@@ -45,10 +48,11 @@ export type Batch = BatchPlan & { service: ToolService; startedAt: number[] };
  */
 export class ActHost {
   private readonly batches = new Map<string, Batch>();
-  private readonly effects = new CallEffects();
+  private readonly held;
   readonly machine;
 
   constructor(private readonly deps: ActHostDeps) {
+    this.held = new HeldClaims(deps.effects);
     this.machine = this.provide();
   }
 
@@ -102,7 +106,7 @@ export class ActHost {
 
   /** The run's actor stopped: its open calls give back what they hold; its batch and ToolService are forgotten. */
   runStopped(runId: string): void {
-    this.effects.abandonRun(runId);
+    this.held.releaseRun(runId);
     this.batches.delete(runId);
     this.deps.tools.forget(runId);
   }
@@ -123,8 +127,8 @@ export class ActHost {
   }
 
   private provide() {
-    const { table, ledger, clock, claims, config } = this.deps;
-    const effects = this.effects;
+    const { table, ledger, clock, claims, config, effects } = this.deps;
+    const held = this.held;
     return actMachine.provide({
       actions: {
         callStarted: ({ context }, { index }) => this.announceStarted(context.runId, index),
@@ -170,43 +174,39 @@ export class ActHost {
                 self.send({ type: 'CLAIM_HELD' });
                 return;
               }
-              effects.of(runId, index).ticket = claims.acquire(
-                { workspace: batch.service.workspace, runId, callId: call.callId, tool: call.tool, claim: call.claim },
-                {
-                  waiting: (block) => self.send({ type: 'CLAIM_WAITING', ...block }),
-                  held: () => self.send({ type: 'CLAIM_HELD' }),
+              held.hold(
+                runId,
+                index,
+                claims.acquire(
+                  {
+                    workspace: batch.service.workspace,
+                    runId,
+                    callId: call.callId,
+                    tool: call.tool,
+                    claim: call.claim,
+                  },
+                  {
+                    waiting: (block) => self.send({ type: 'CLAIM_WAITING', ...block }),
+                    held: () => self.send({ type: 'CLAIM_HELD' }),
+                  },
+                ),
+              );
+            },
+            releaseClaim: (_, { runId, index }) => held.release(runId, index),
+            startExecution: ({ self }, { runId, index }) =>
+              effects.start(
+                runId,
+                executionKey(index),
+                (signal) => {
+                  const batch = this.batchOf(runId);
+                  return batch.service.execute(batch.calls[index]!, signal, batch.act.calls[index]!.timeoutMs);
                 },
-              );
-            },
-            releaseClaim: (_, { runId, index }) => effects.release(runId, index),
-            startExecution: ({ self }, { runId, index }) => {
-              const controller = new AbortController();
-              let running: Promise<unknown>;
-              try {
-                const batch = this.batchOf(runId);
-                running = batch.service.execute(
-                  batch.calls[index]!,
-                  controller.signal,
-                  batch.act.calls[index]!.timeoutMs,
-                );
-              } catch (error) {
-                running = Promise.reject(error);
-              }
-              const call = effects.of(runId, index);
-              call.execution = { controller, running, settled: false };
-              const settle = (
-                event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown },
-              ) => {
-                call.execution!.settled = true;
-                // An abandoned execution's answer is dropped: the call has moved on.
-                if (!controller.signal.aborted) self.send(event);
-              };
-              running.then(
-                (output) => settle({ type: 'TOOL_DONE', output }),
-                (error: unknown) => settle({ type: 'TOOL_FAILED', error }),
-              );
-            },
-            abandonExecution: (_, { runId, index }) => effects.abandon(runId, index),
+                {
+                  done: (output) => self.send({ type: 'TOOL_DONE', output }),
+                  failed: (error) => self.send({ type: 'TOOL_FAILED', error }),
+                },
+              ),
+            abandonExecution: (_, { runId, index }) => effects.abandon(runId, executionKey(index)),
           },
           actors: {
             requestApproval: fromPromise(async ({ input, signal }) => {
@@ -220,54 +220,41 @@ export class ActHost {
   }
 }
 
-/** What a call holds between its exit actions: its claim ticket and its execution. */
-interface CallHold {
-  ticket?: ClaimTicket;
-  execution?: { controller: AbortController; running: Promise<unknown>; settled: boolean };
-}
+/** The key of a call's execution among its run's effects. */
+const executionKey = (index: number) => `call-${index}`;
 
 /**
- * The claims and executions of open calls, by run. Exit actions give them back; a run whose
- * actor was stopped (no exit actions run) gives back all of its own at once.
+ * The claims open calls hold, by run. A call's exit action gives its claim back; a run whose
+ * actor was stopped (no exit actions run) gives back all of its own at once. Either way the
+ * claim is given back only once the call's execution, if one still runs, has stopped.
  */
-class CallEffects {
-  private readonly runs = new Map<string, Map<number, CallHold>>();
+class HeldClaims {
+  private readonly runs = new Map<string, Map<number, ClaimTicket>>();
 
-  of(runId: string, index: number): CallHold {
-    let calls = this.runs.get(runId);
-    if (!calls) this.runs.set(runId, (calls = new Map()));
-    let hold = calls.get(index);
-    if (!hold) calls.set(index, (hold = {}));
-    return hold;
-  }
+  constructor(private readonly effects: Pick<AsyncEffects, 'unsettled'>) {}
 
-  /** The call left `execute` before its tool answered: abort the execution (its claim waits for it to stop). */
-  abandon(runId: string, index: number): void {
-    const execution = this.runs.get(runId)?.get(index)?.execution;
-    if (execution && !execution.settled) execution.controller.abort();
+  hold(runId: string, index: number, ticket: ClaimTicket): void {
+    let tickets = this.runs.get(runId);
+    if (!tickets) this.runs.set(runId, (tickets = new Map()));
+    tickets.set(index, ticket);
   }
 
   /** The call left `holding`: its claim is given back once its tool, if it ran, has stopped. */
   release(runId: string, index: number): void {
-    const calls = this.runs.get(runId);
-    const hold = calls?.get(index);
-    if (!calls || !hold) return;
-    calls.delete(index);
-    if (calls.size === 0) this.runs.delete(runId);
-    const ticket = hold.ticket;
-    if (!ticket) return;
-    const execution = hold.execution;
-    if (execution && !execution.settled) {
+    const tickets = this.runs.get(runId);
+    const ticket = tickets?.get(index);
+    if (!tickets || !ticket) return;
+    tickets.delete(index);
+    if (tickets.size === 0) this.runs.delete(runId);
+    const running = this.effects.unsettled(runId, executionKey(index));
+    if (running) {
       const release = () => ticket.release();
-      void execution.running.then(release, release);
+      void running.then(release, release);
     } else ticket.release();
   }
 
-  abandonRun(runId: string): void {
-    for (const index of [...(this.runs.get(runId)?.keys() ?? [])]) {
-      this.abandon(runId, index);
-      this.release(runId, index);
-    }
+  releaseRun(runId: string): void {
+    for (const index of [...(this.runs.get(runId)?.keys() ?? [])]) this.release(runId, index);
   }
 }
 

@@ -35,6 +35,7 @@ import { openEventStream, type EventStream, type EventStreamFilter } from './eve
 import { InspectionHub, type InspectionListener } from './inspection.js';
 import type { Limiter, SessionOwnership } from './ownership.js';
 import { ActHost } from './act.host.js';
+import { AsyncEffects } from './async-effects.js';
 import { ModelTurns } from './model-turns.js';
 import { recover, type Recovered, type RecoveryDeps } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
@@ -150,15 +151,16 @@ export class Engine {
       ...(ownership ? { ownership } : {}),
     });
     const claims = deps.claims ?? new InProcessClaimRegistry();
-    const act = new ActHost({ table, ledger, clock, config, tools: runTools, claims, observer });
+    const effects = new AsyncEffects();
+    const act = new ActHost({ table, ledger, clock, config, tools: runTools, claims, observer, effects });
     const turns = new ModelTurns({
       ...{ table, ledger, conversations, models, tools: runTools, clock },
       ...(ownership ? { ownership } : {}),
     });
     const cancelRunTree = this.cancelRunTree;
     const runHost = new RunHost({
-      ...{ table, ledger, act, turns, sessions, limiter, steers, inspection, clock, cancelRunTree },
-      engine: { closing, onError },
+      ...{ table, ledger, act, turns, sessions, limiter, steers, inspection, clock, effects },
+      engine: { closing, onError, cancelRunTree },
     });
     this.recovery = { store, log, grants: this.grants, table, ledger, sessions, steers };
     const recovery = this.recovery;

@@ -10,6 +10,7 @@ import type { ModelTurnInput, RunChartEvent, RunOutcome } from '../../machines/r
 import { runMachine } from '../../machines/run.machine.js';
 import { nowOf, type Clock } from '../core/clock.js';
 import type { ActHost } from './act.host.js';
+import type { AsyncEffects } from './async-effects.js';
 import type { InspectionHub } from './inspection.js';
 import type { ModelTurns } from './model-turns.js';
 import type { Limiter } from './ownership.js';
@@ -18,6 +19,9 @@ import type { RunHandle, RunTable } from './run-table.js';
 import type { CancelRunTree } from './run-tree.js';
 import type { SessionHost } from './session.host.js';
 import type { Steers } from './steers.js';
+
+/** The key of a run's model turn among its effects. */
+const TURN = 'turn';
 
 export interface RunHostDeps {
   table: RunTable;
@@ -32,13 +36,15 @@ export interface RunHostDeps {
   steers: Pick<Steers, 'consumed' | 'handOver' | 'toLane'>;
   inspection: Pick<InspectionHub, 'option' | 'forget'>;
   clock: Clock;
-  /** Cancels what a run that did not complete delegated. */
-  cancelRunTree: CancelRunTree;
+  /** The runs' model turns and tool executions: started and abandoned with the states that asked for them. */
+  effects: AsyncEffects;
   engine: {
     /** True once the engine is closing. */
     closing: () => boolean;
     /** Contract: must not throw; reports an unexpected error. */
     onError: (error: unknown) => void;
+    /** Cancels what a run that did not complete delegated. */
+    cancelRunTree: CancelRunTree;
   };
 }
 
@@ -49,8 +55,6 @@ export interface RunHostDeps {
  */
 export class RunHost {
   private readonly machine;
-  /** The model turn each thinking run waits for, to abort when the run leaves `thinking`. */
-  private readonly turns = new Map<string, AbortController>();
 
   constructor(private readonly deps: RunHostDeps) {
     this.machine = this.provide();
@@ -101,7 +105,7 @@ export class RunHost {
    */
   private stopped(handle: RunHandle): void {
     const runId = handle.status.runId;
-    this.abandonTurn(runId);
+    this.deps.effects.abandonRun(runId);
     this.deps.act.runStopped(runId);
   }
 
@@ -124,7 +128,7 @@ export class RunHost {
     const state = handle.status.state;
     if (state === 'completed') return;
     for (const child of this.deps.table.childrenOf(handle.status.runId))
-      this.deps.cancelRunTree(child, `parent ${state}`);
+      this.deps.engine.cancelRunTree(child, `parent ${state}`);
   }
 
   private provide() {
@@ -154,7 +158,7 @@ export class RunHost {
         },
         startTurn: ({ context }, { turn }) => ledger.append(table.require(context.runId), 'turn.started', { turn }),
         requestReply: ({ self }, turn) => this.requestReply(self, turn),
-        abandonReply: (_, { runId }) => this.abandonTurn(runId),
+        abandonReply: (_, { runId }) => this.deps.effects.abandon(runId, TURN),
         finishTurn: ({ context }, { turn }) => ledger.append(table.require(context.runId), 'turn.finished', { turn }),
         appendTerminalEvent: ({ context }, { outcome, turns, toolCalls }) =>
           this.endRun(table.require(context.runId), outcome, { turns, toolCalls }),
@@ -194,25 +198,11 @@ export class RunHost {
     });
   }
 
-  private abandonTurn(runId: string): void {
-    this.turns.get(runId)?.abort();
-    this.turns.delete(runId);
-  }
-
-  /** Runs the turn; its answer goes to the run unless the run left `thinking` meanwhile (abandonReply aborted it). */
+  /** Runs the turn; its answer goes to the run unless the run left `thinking` meanwhile (abandonReply). */
   private requestReply(run: { send(event: RunChartEvent): void }, turn: ModelTurnInput): void {
-    const controller = new AbortController();
-    this.turns.set(turn.runId, controller);
-    // A settled turn leaves the map first, so abandonReply aborts only a turn still running
-    // (an abort builds a DOMException with a stack: not free on every turn).
-    const answer = (event: RunChartEvent) => {
-      if (controller.signal.aborted) return;
-      if (this.turns.get(turn.runId) === controller) this.turns.delete(turn.runId);
-      run.send(event);
-    };
-    this.deps.turns.run(turn, controller.signal).then(
-      (reply) => answer({ type: 'MODEL_REPLY', reply }),
-      (error: unknown) => answer({ type: 'MODEL_FAILED', error }),
-    );
+    this.deps.effects.start(turn.runId, TURN, (signal) => this.deps.turns.run(turn, signal), {
+      done: (reply) => run.send({ type: 'MODEL_REPLY', reply }),
+      failed: (error) => run.send({ type: 'MODEL_FAILED', error }),
+    });
   }
 }

@@ -10,14 +10,9 @@
  * open call at once. Pure.
  */
 import { assign, enqueueActions, setup } from 'xstate';
-import type {
-  CallDoneEvent,
-  ToolCallBegin,
-  ToolCallError,
-  ToolCallInput,
-  ToolCallOutcome,
-} from './tool-call.machine.js';
+import type { CallDoneEvent, ToolCallBegin, ToolCallInput, ToolCallOutcome } from './tool-call.machine.js';
 import { toolCallMachine } from './tool-call.machine.js';
+import type { CodedError } from './vocabulary.js';
 
 export interface PlannedCall {
   index: number;
@@ -29,7 +24,7 @@ export interface PlannedCall {
   checkpoint: boolean;
   /** A repeat of an identical earlier call: it gets that call's result without executing. */
   duplicateOf?: number;
-  invalid?: ToolCallError;
+  invalid?: CodedError;
   timeoutMs: number;
   needsApproval: boolean;
 }
@@ -54,18 +49,18 @@ export interface ActContext extends ActInput {
   finished: number;
   /** Every call before this index has started: where the search for the next one begins. */
   firstWaiting: number;
-  fatal: ToolCallError | undefined;
+  fatal: CodedError | undefined;
 }
 
 export interface ActOutput {
   results: ToolCallOutcome[];
-  fatal?: ToolCallError;
+  fatal?: CodedError;
 }
 
 export type ActEvent =
   | CallDoneEvent
   | { type: 'STEER_PENDING' }
-  | { type: 'CLOSE'; code: string; message: string }
+  | ({ type: 'CLOSE' } & CodedError)
   | { type: 'xstate.error.actor.*'; error: unknown };
 
 const childId = (index: number) => `call-${index}`;

@@ -12,6 +12,7 @@
  */
 import { assign, cancel, enqueueActions, sendTo, setup } from 'xstate';
 import { actMachine, type ActInput, type ActOutput } from './act.machine.js';
+import { errorOf, type CodedError } from './vocabulary.js';
 
 export interface ToolCallRequest {
   id: string;
@@ -38,7 +39,7 @@ export interface PendingSteer {
 export type RunOutcome =
   | { state: 'completed'; output: string }
   | { state: 'cancelled'; reason: string }
-  | { state: 'failed'; error: { code: string; message: string } };
+  | { state: 'failed'; error: CodedError };
 
 export interface RunInput {
   runId: string;
@@ -79,26 +80,15 @@ export interface ModelTurnInput {
   turn: number;
 }
 
-/** Why a batch is closed early: the run was cancelled or its deadline expired. */
-export interface BatchCloseReason {
-  code: string;
-  message: string;
-}
-
 function steerOf(context: RunContext, steerId: string): PendingSteer {
   return context.pendingSteers.find((s) => s.steerId === steerId)!;
-}
-
-function errorOf(error: unknown, code: string): { code: string; message: string } {
-  const message = error instanceof Error ? error.message : String(error);
-  const ownCode = (error as { code?: unknown } | null)?.code;
-  return { code: typeof ownCode === 'string' ? ownCode : code, message };
 }
 
 const steerTimerId = (steerId: string) => `steer:${steerId}`;
 const START_TIMER_ID = 'startBy';
 
-function closeReasonOf(event: { type: string; reason?: unknown }): BatchCloseReason {
+/** Why a batch is closed early: the run was cancelled or its deadline expired. */
+function closeReasonOf(event: { type: string; reason?: unknown }): CodedError {
   if (event.type === 'CANCEL') return { code: 'cancelled', message: `run cancelled (${String(event.reason)})` };
   if (event.type === 'STEER_DUE') return { code: 'cancelled', message: 'run cancelled (steer_escalated)' };
   if (event.type.startsWith('xstate.after.')) return { code: 'timeout', message: 'run deadline expired' };
@@ -136,7 +126,7 @@ const runSetup = setup({
     planBatch: () => {},
     announceSchedule: () => {},
     recordToolResults: (_, _params: ActOutput) => {},
-    closeBatch: (_, _params: BatchCloseReason) => {},
+    closeBatch: (_, _params: CodedError) => {},
     appendTerminalEvent: (_, _params: { outcome: RunOutcome | undefined; turns: number; toolCalls: number }) => {},
     handOverSteers: (_, _params: { steers: PendingSteer[]; outcome: RunOutcome | undefined }) => {},
     /** A steer's deadline passed unread: announce it; for `queue`, also move the steer to the lane. */

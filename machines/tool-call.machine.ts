@@ -16,16 +16,12 @@
  * (CALL_DONE). Pure.
  */
 import { assign, fromPromise, sendParent, setup } from 'xstate';
-
-export interface ToolCallError {
-  code: string;
-  message: string;
-}
+import { errorOf, type ClaimBlock, type CodedError } from './vocabulary.js';
 
 export interface ToolCallOutcome {
   ok: boolean;
   output?: unknown;
-  error?: ToolCallError;
+  error?: CodedError;
   /** Closed by the engine without executing (deferred, cancelled, aborted, deduplicated). */
   synthetic?: boolean;
 }
@@ -45,29 +41,23 @@ export interface ToolCallInput {
   callId: string;
   tool: string;
   /** Set when planning refused the call (unknown tool, invalid arguments). */
-  invalid?: ToolCallError;
+  invalid?: CodedError;
   /** Milliseconds this call may take: the tool timeout clipped to the run's deadline. */
   timeoutMs: number;
   /** Decided at planning from the tier, the tool and its arguments: ask someone first. */
   needsApproval: boolean;
 }
 
-export type ApprovalVerdict = { allowed: true } | { allowed: false; error: ToolCallError };
-
-/** Who holds what a waiting call needs (machines stay free of src/, so this mirrors src/concurrency's ClaimBlock). */
-export interface ClaimWait {
-  blockedBy: { runId: string; callId: string; tool: string };
-  resource: string;
-}
+export type ApprovalVerdict = { allowed: true } | { allowed: false; error: CodedError };
 
 export interface ToolCallContext extends ToolCallInput {
   result: ToolCallOutcome | undefined;
   /** Set while the call waits for a claim another run holds. */
-  wait: ClaimWait | undefined;
+  wait: ClaimBlock | undefined;
 }
 
 export type ToolCallEvent =
-  | ({ type: 'CLAIM_WAITING' } & ClaimWait)
+  | ({ type: 'CLAIM_WAITING' } & ClaimBlock)
   | { type: 'CLAIM_HELD' }
   | { type: 'CANCEL'; message: string }
   /** The execution `startExecution` asked for returned this output. */
@@ -89,14 +79,6 @@ export interface CallDoneEvent {
 
 const notProvided = (name: string) => () =>
   Promise.reject(new Error(`tool-call machine: actor ${name} was not provided`));
-
-function errorOf(error: unknown): ToolCallError {
-  const code = (error as { code?: unknown } | null)?.code;
-  return {
-    code: typeof code === 'string' ? code : 'tool_error',
-    message: error instanceof Error ? error.message : String(error),
-  };
-}
 
 export const toolCallMachine = setup({
   types: {
@@ -120,11 +102,11 @@ export const toolCallMachine = setup({
     /** The call left `execute` before its tool answered: the execution is aborted, its answer dropped. */
     abandonExecution: (_, _params: CallRef) => {},
     setResult: assign((_, result: ToolCallOutcome) => ({ result })),
-    recordWait: assign((_, wait: ClaimWait) => ({ wait })),
+    recordWait: assign((_, wait: ClaimBlock) => ({ wait })),
     /** The call holds its claim and goes on (or was refused at planning): its start is logged. */
     announceStarted: (_, _params: CallRef) => {},
     /** The call waits for a claim another run holds. */
-    announceWaiting: (_, _params: CallRef & ClaimWait) => {},
+    announceWaiting: (_, _params: CallRef & ClaimBlock) => {},
     report: sendParent(({ context }): CallDoneEvent => ({
       type: 'CALL_DONE',
       index: context.index,
@@ -297,7 +279,10 @@ export const toolCallMachine = setup({
                 ],
                 onError: {
                   target: '#toolCall.failed',
-                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
+                  actions: {
+                    type: 'setResult',
+                    params: ({ event }) => ({ ok: false, error: errorOf(event.error, 'tool_error') }),
+                  },
                 },
               },
             },
@@ -329,7 +314,10 @@ export const toolCallMachine = setup({
                 },
                 TOOL_FAILED: {
                   target: '#toolCall.failed',
-                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: errorOf(event.error) }) },
+                  actions: {
+                    type: 'setResult',
+                    params: ({ event }) => ({ ok: false, error: errorOf(event.error, 'tool_error') }),
+                  },
                 },
               },
             },

@@ -7,21 +7,11 @@
  * nobody ahead of it goes at once. Calls of one run never wait here for each other: their
  * batch already ordered them. Pure bookkeeping: no clock, no I/O.
  */
+import type { ClaimBlock, ClaimHolder } from '../../machines/vocabulary.js';
 import type { Claim } from './claims.js';
 import { conflictReason } from './conflict.js';
 
-/** Who holds (or waits for) a claim. */
-export interface ClaimHolder {
-  runId: string;
-  callId: string;
-  tool: string;
-}
-
-/** Why a call waits: the call ahead of it and the resource they both want. */
-export interface ClaimBlock {
-  blockedBy: ClaimHolder;
-  resource: string;
-}
+export type { ClaimBlock, ClaimHolder };
 
 export interface QueuedClaim extends ClaimHolder {
   /** Unique per entry: a ticket number. */

@@ -2,11 +2,7 @@
  * Errors are values with codes: every rejection of the public API is an EngineError whose
  * code a caller can switch on and whose message says what to do next.
  */
-/** The one shape of an error that crosses a boundary: a code to switch on, a message to read. */
-export interface CodedError {
-  code: string;
-  message: string;
-}
+export type { CodedError } from './chart-words.js';
 
 export type EngineErrorCode =
   | 'invalid_request'

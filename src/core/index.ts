@@ -1,13 +1,15 @@
 export { systemClock, nowOf, isoNow, sleep, abortReason, timerMs, MAX_TIMER_MS } from './clock.js';
 export type { Clock } from './clock.js';
 export { EngineError, isEngineError, ToolError } from './errors.js';
-export type { CodedError, EngineErrorCode } from './errors.js';
+export type { EngineErrorCode } from './errors.js';
+export { errorOf } from './chart-words.js';
+export type { ClaimBlock, ClaimHolder, CodedError } from './chart-words.js';
 export { IdSchema, MAX_ID_LENGTH, RunRequestSchema, admitRequest } from './run-request.js';
 export type { RunRequest, AdmittedRequest } from './run-request.js';
 export { isTerminalEvent, TERMINAL_EVENT_TYPES } from './run-events.js';
 export type * from './run-events.js';
 export { isTerminalState, resultOf } from './run-status.js';
-export type { RunState, QueuedFor, RunFields, RunStatus, RunResult } from './run-status.js';
+export type { RunState, QueuedFor, RunFields, RunStatus, ReadonlyRunStatus, RunResult } from './run-status.js';
 export type { SubmitResult } from './submit-result.js';
 export { runOfSteer, steerFields } from './steer.js';
 export type { SteerFields, SteerState } from './steer.js';

@@ -43,6 +43,9 @@ export interface RunStatus extends RunFields {
   steer?: SteerFields;
 }
 
+/** A run's status as everything but its one writer (the engine's RunLedger) sees it. */
+export type ReadonlyRunStatus = Readonly<Omit<RunStatus, 'denied'>> & { readonly denied?: readonly DeniedAction[] };
+
 export interface RunResult {
   runId: string;
   state: 'completed' | 'cancelled' | 'failed';
@@ -59,7 +62,7 @@ export function isTerminalState(state: RunState): state is RunResult['state'] {
   return state === 'completed' || state === 'cancelled' || state === 'failed';
 }
 
-export function resultOf(status: RunStatus): RunResult {
+export function resultOf(status: ReadonlyRunStatus): RunResult {
   const state = isTerminalState(status.state) ? status.state : 'failed';
   return {
     runId: status.runId,
@@ -67,7 +70,7 @@ export function resultOf(status: RunStatus): RunResult {
     ...(status.output !== undefined ? { output: status.output } : {}),
     ...(status.error !== undefined ? { error: status.error } : {}),
     ...(status.reason !== undefined ? { reason: status.reason } : {}),
-    ...(status.denied !== undefined && status.denied.length > 0 ? { denied: status.denied } : {}),
+    ...(status.denied !== undefined && status.denied.length > 0 ? { denied: [...status.denied] } : {}),
     ...(status.usage !== undefined ? { usage: status.usage } : {}),
   };
 }

@@ -5,12 +5,19 @@
  * messages of the conversation.
  */
 import { fromPromise } from 'xstate';
-import { actMachine, type ActOutput } from '../../machines/act.machine.js';
+import { actMachine, type ActInput, type ActOutput } from '../../machines/act.machine.js';
+import type { ToolCallRequest } from '../../machines/run.machine.js';
 import { toolCallMachine, type ToolCallOutcome } from '../../machines/tool-call.machine.js';
 import { holdsAcrossRuns, type ClaimRegistry, type ClaimTicket } from '../concurrency/index.js';
 import { nowOf, type Clock } from '../core/clock.js';
+import type { Config } from '../config/index.js';
+import { planBatch, type BatchPlan } from '../harness/batch-plan.js';
+import type { ToolService } from '../tools/tool-service.js';
+import type { AsyncEffects } from './async-effects.js';
+import type { EngineObserver } from './engine-observer.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
+import type { RunTools } from './run-tools.js';
 
 /** Tool results that mean a required action did not happen: the run summary lists them. */
 const REFUSALS = new Set(['approval_denied', 'approval_unavailable', 'command_blocked']);
@@ -19,181 +26,236 @@ export interface ActHostDeps {
   table: RunTable;
   ledger: RunLedger;
   clock: Clock;
+  config: () => Config;
+  /** Where each run's ToolService comes from (and goes when the run's actor stops). */
+  tools: Pick<RunTools, 'toolServiceOf' | 'forget'>;
   /** Where calls hold their claims against the calls of other runs. */
   claims: ClaimRegistry;
-  /** [tool_service] cross_run_claims, read as each call starts. */
-  crossRunClaims: () => boolean;
+  observer: Pick<EngineObserver, 'commandJudged'>;
+  /** Where tool executions run: started and abandoned with the call's `execute` state. */
+  effects: AsyncEffects;
 }
 
+/** A run's tool batch in flight: its plan, the ToolService that runs it, when each call started (engine clock). */
+export type Batch = BatchPlan & { service: ToolService; startedAt: number[] };
+
 /**
- * The Act phase wired to the run's batch (planned by the run host into `handle.batch`).
+ * The Act phase: each run's tool batch (the one owner of it, from planning until its results
+ * are in the run's inbox), and the act chart wired to it.
  * @example
- * const act = provideActMachine({ table, ledger, clock, claims, crossRunClaims }); // act.machine: the run machine's `act` actor
+ * const act = new ActHost({ table, ledger, clock, config, tools, claims, observer });
+ * act.plan(handle, turn, toolCalls, steerPending); // the ActInput of the run machine's `act` actor
  */
-export function provideActMachine({ table, ledger, clock, claims, crossRunClaims }: ActHostDeps) {
-  const effects = new CallEffects();
-  const batchOf = (runId: string) => {
-    const batch = table.get(runId)?.batch;
-    if (!batch) throw new Error(`run ${runId} has no tool batch`);
-    return batch;
-  };
-  const announceStarted = (runId: string, index: number) => {
-    const handle = table.get(runId);
-    const call = handle?.batch?.calls[index];
-    if (!handle || !call) return;
-    handle.batch!.startedAt[index] = nowOf(clock);
-    ledger.append(handle, 'tool.started', { callId: call.callId, tool: call.tool, args: call.args });
-  };
-  const machine = actMachine.provide({
-    actions: {
-      callStarted: ({ context }, { index }) => announceStarted(context.runId, index),
-      callFinished: ({ context }, { index, result }) => {
-        const handle = table.get(context.runId);
-        const call = handle?.batch?.calls[index];
-        if (!handle || !call) return;
-        const startedAt = handle.batch!.startedAt[index];
-        if (!result.ok && result.error && REFUSALS.has(result.error.code)) {
-          (handle.status.denied ??= []).push({
-            callId: call.callId,
-            tool: call.tool,
-            code: result.error.code,
-            message: result.error.message,
-          });
-        }
-        ledger.append(handle, 'tool.finished', {
-          callId: call.callId,
-          ok: result.ok,
-          ...(result.output !== undefined ? { output: result.output } : {}),
-          ...(result.ok ? {} : { error: result.error }),
-          durationMs: startedAt === undefined ? 0 : nowOf(clock) - startedAt,
-          ...(result.synthetic ? { synthetic: true } : {}),
-        });
-      },
-    },
-    actors: {
-      toolCall: toolCallMachine.provide({
-        actions: {
-          announceStarted: (_, { runId, index }) => announceStarted(runId, index),
-          announceWaiting: (_, { runId, index, blockedBy, resource }) => {
-            const handle = table.get(runId);
-            const call = handle?.batch?.calls[index];
-            if (handle && call) ledger.append(handle, 'tool.waiting', { callId: call.callId, blockedBy, resource });
-          },
-          // The claim is held for as long as the call's `holding` state lasts (a call that left
-          // mid-execution: until its tool has stopped too).
-          holdClaim: ({ self }, { runId, index }) => {
-            const batch = batchOf(runId);
-            const call = batch.calls[index]!;
-            if (!crossRunClaims() || !holdsAcrossRuns(call.claim)) {
-              self.send({ type: 'CLAIM_HELD' });
-              return;
-            }
-            effects.of(runId, index).ticket = claims.acquire(
-              { workspace: batch.service.workspace, runId, callId: call.callId, tool: call.tool, claim: call.claim },
-              {
-                waiting: (block) => self.send({ type: 'CLAIM_WAITING', ...block }),
-                held: () => self.send({ type: 'CLAIM_HELD' }),
-              },
-            );
-          },
-          releaseClaim: (_, { runId, index }) => effects.release(runId, index),
-          startExecution: ({ self }, { runId, index }) => {
-            const controller = new AbortController();
-            let running: Promise<unknown>;
-            try {
-              const batch = batchOf(runId);
-              running = batch.service.execute(
-                batch.calls[index]!,
-                controller.signal,
-                batch.act.calls[index]!.timeoutMs,
-              );
-            } catch (error) {
-              running = Promise.reject(error);
-            }
-            const call = effects.of(runId, index);
-            call.execution = { controller, running, settled: false };
-            const settle = (
-              event: { type: 'TOOL_DONE'; output: unknown } | { type: 'TOOL_FAILED'; error: unknown },
-            ) => {
-              call.execution!.settled = true;
-              // An abandoned execution's answer is dropped: the call has moved on.
-              if (!controller.signal.aborted) self.send(event);
-            };
-            running.then(
-              (output) => settle({ type: 'TOOL_DONE', output }),
-              (error: unknown) => settle({ type: 'TOOL_FAILED', error }),
-            );
-          },
-          abandonExecution: (_, { runId, index }) => effects.abandon(runId, index),
-        },
-        actors: {
-          requestApproval: fromPromise(async ({ input, signal }) => {
-            const batch = batchOf(input.runId);
-            return batch.service.approve(batch.calls[input.index]!, signal);
-          }),
-        },
-      }),
-    },
-  });
-  return { machine, abandonRun: (runId: string) => effects.abandonRun(runId) };
-}
+export class ActHost {
+  private readonly batches = new Map<string, Batch>();
+  private readonly held;
+  readonly machine;
 
-/** What a call holds between its exit actions: its claim ticket and its execution. */
-interface CallHold {
-  ticket?: ClaimTicket;
-  execution?: { controller: AbortController; running: Promise<unknown>; settled: boolean };
-}
-
-/**
- * The claims and executions of open calls, by run. Exit actions give them back; a run whose
- * actor was stopped (no exit actions run) gives back all of its own at once.
- */
-class CallEffects {
-  private readonly runs = new Map<string, Map<number, CallHold>>();
-
-  of(runId: string, index: number): CallHold {
-    let calls = this.runs.get(runId);
-    if (!calls) this.runs.set(runId, (calls = new Map()));
-    let hold = calls.get(index);
-    if (!hold) calls.set(index, (hold = {}));
-    return hold;
+  constructor(private readonly deps: ActHostDeps) {
+    this.held = new HeldClaims(deps.effects);
+    this.machine = this.provide();
   }
 
-  /** The call left `execute` before its tool answered: abort the execution (its claim waits for it to stop). */
-  abandon(runId: string, index: number): void {
-    const execution = this.runs.get(runId)?.get(index)?.execution;
-    if (execution && !execution.settled) execution.controller.abort();
+  /** Plans the batch of a reply's tool calls (validation, claims, groups) and keeps it until its results are in. */
+  plan(handle: RunHandle, turn: number, toolCalls: ToolCallRequest[], steerPending: boolean): ActInput {
+    const { config, tools, ledger, clock, observer } = this.deps;
+    const runId = handle.status.runId;
+    const toolConfig = config().tool_service;
+    const service = tools.toolServiceOf(handle);
+    const plan = planBatch({
+      runId,
+      turn,
+      toolCalls,
+      service,
+      concurrency: toolConfig.parallel_tool_concurrency,
+      scheduling: toolConfig.scheduling,
+      steerPending,
+      callTimeoutMs: Math.max(
+        1,
+        Math.min(toolConfig.default_timeout_seconds * 1000, ledger.deadlineOf(handle) - nowOf(clock)),
+      ),
+    });
+    this.open(runId, { ...plan, service, startedAt: [] });
+    for (const { tool, commandVerdict } of plan.calls) {
+      if (commandVerdict) observer.commandJudged({ runId, tool, verdict: commandVerdict });
+    }
+    return plan.act;
+  }
+
+  /** The batch the run acts on now (plan() opens the one it planned). */
+  open(runId: string, batch: Batch): void {
+    this.batches.set(runId, batch);
+  }
+
+  /** The planned batch's schedule goes on the run's log. */
+  announceSchedule(handle: RunHandle): void {
+    const batch = this.batches.get(handle.status.runId);
+    if (batch) this.deps.ledger.append(handle, 'tool.scheduled', batch.schedule);
+  }
+
+  /** A batch's results, in model order, become the tool messages of the run's inbox; the batch is over. */
+  recordResults(handle: RunHandle, output: ActOutput): void {
+    const runId = handle.status.runId;
+    const calls = this.batches.get(runId)?.calls ?? [];
+    this.deps.ledger.post(
+      handle,
+      ...output.results.map((result, i) => toolMessage(calls[i]?.callId ?? `call_${i}`, result)),
+    );
+    this.batches.delete(runId);
+  }
+
+  /** The run's actor stopped: its open calls give back what they hold; its batch and ToolService are forgotten. */
+  runStopped(runId: string): void {
+    this.held.releaseRun(runId);
+    this.batches.delete(runId);
+    this.deps.tools.forget(runId);
+  }
+
+  private batchOf(runId: string): Batch {
+    const batch = this.batches.get(runId);
+    if (!batch) throw new Error(`run ${runId} has no tool batch`);
+    return batch;
+  }
+
+  private announceStarted(runId: string, index: number): void {
+    const handle = this.deps.table.get(runId);
+    const batch = this.batches.get(runId);
+    const call = batch?.calls[index];
+    if (!handle || !batch || !call) return;
+    batch.startedAt[index] = nowOf(this.deps.clock);
+    this.deps.ledger.append(handle, 'tool.started', { callId: call.callId, tool: call.tool, args: call.args });
+  }
+
+  private provide() {
+    const { table, ledger, clock, claims, config, effects } = this.deps;
+    const held = this.held;
+    return actMachine.provide({
+      actions: {
+        callStarted: ({ context }, { index }) => this.announceStarted(context.runId, index),
+        callFinished: ({ context }, { index, result }) => {
+          const handle = table.get(context.runId);
+          const batch = this.batches.get(context.runId);
+          const call = batch?.calls[index];
+          if (!handle || !batch || !call) return;
+          const startedAt = batch.startedAt[index];
+          if (!result.ok && result.error && REFUSALS.has(result.error.code)) {
+            ledger.recordDenied(handle, {
+              callId: call.callId,
+              tool: call.tool,
+              code: result.error.code,
+              message: result.error.message,
+            });
+          }
+          ledger.append(handle, 'tool.finished', {
+            callId: call.callId,
+            ok: result.ok,
+            ...(result.output !== undefined ? { output: result.output } : {}),
+            ...(result.ok ? {} : { error: result.error }),
+            durationMs: startedAt === undefined ? 0 : nowOf(clock) - startedAt,
+            ...(result.synthetic ? { synthetic: true } : {}),
+          });
+        },
+      },
+      actors: {
+        toolCall: toolCallMachine.provide({
+          actions: {
+            announceStarted: (_, { runId, index }) => this.announceStarted(runId, index),
+            announceWaiting: (_, { runId, index, blockedBy, resource }) => {
+              const handle = table.get(runId);
+              const call = this.batches.get(runId)?.calls[index];
+              if (handle && call) ledger.append(handle, 'tool.waiting', { callId: call.callId, blockedBy, resource });
+            },
+            // The claim is held for as long as the call's `holding` state lasts (a call that left
+            // mid-execution: until its tool has stopped too).
+            holdClaim: ({ self }, { runId, index }) => {
+              const batch = this.batchOf(runId);
+              const call = batch.calls[index]!;
+              if (!config().tool_service.cross_run_claims || !holdsAcrossRuns(call.claim)) {
+                self.send({ type: 'CLAIM_HELD' });
+                return;
+              }
+              held.hold(
+                runId,
+                index,
+                claims.acquire(
+                  {
+                    workspace: batch.service.workspace,
+                    runId,
+                    callId: call.callId,
+                    tool: call.tool,
+                    claim: call.claim,
+                  },
+                  {
+                    waiting: (block) => self.send({ type: 'CLAIM_WAITING', ...block }),
+                    held: () => self.send({ type: 'CLAIM_HELD' }),
+                  },
+                ),
+              );
+            },
+            releaseClaim: (_, { runId, index }) => held.release(runId, index),
+            startExecution: ({ self }, { runId, index }) =>
+              effects.start(
+                runId,
+                executionKey(index),
+                (signal) => {
+                  const batch = this.batchOf(runId);
+                  return batch.service.execute(batch.calls[index]!, signal, batch.act.calls[index]!.timeoutMs);
+                },
+                {
+                  done: (output) => self.send({ type: 'TOOL_DONE', output }),
+                  failed: (error) => self.send({ type: 'TOOL_FAILED', error }),
+                },
+              ),
+            abandonExecution: (_, { runId, index }) => effects.abandon(runId, executionKey(index)),
+          },
+          actors: {
+            requestApproval: fromPromise(async ({ input, signal }) => {
+              const batch = this.batchOf(input.runId);
+              return batch.service.approve(batch.calls[input.index]!, signal);
+            }),
+          },
+        }),
+      },
+    });
+  }
+}
+
+/** The key of a call's execution among its run's effects. */
+const executionKey = (index: number) => `call-${index}`;
+
+/**
+ * The claims open calls hold, by run. A call's exit action gives its claim back; a run whose
+ * actor was stopped (no exit actions run) gives back all of its own at once. Either way the
+ * claim is given back only once the call's execution, if one still runs, has stopped.
+ */
+class HeldClaims {
+  private readonly runs = new Map<string, Map<number, ClaimTicket>>();
+
+  constructor(private readonly effects: Pick<AsyncEffects, 'unsettled'>) {}
+
+  hold(runId: string, index: number, ticket: ClaimTicket): void {
+    let tickets = this.runs.get(runId);
+    if (!tickets) this.runs.set(runId, (tickets = new Map()));
+    tickets.set(index, ticket);
   }
 
   /** The call left `holding`: its claim is given back once its tool, if it ran, has stopped. */
   release(runId: string, index: number): void {
-    const calls = this.runs.get(runId);
-    const hold = calls?.get(index);
-    if (!calls || !hold) return;
-    calls.delete(index);
-    if (calls.size === 0) this.runs.delete(runId);
-    const ticket = hold.ticket;
-    if (!ticket) return;
-    const execution = hold.execution;
-    if (execution && !execution.settled) {
+    const tickets = this.runs.get(runId);
+    const ticket = tickets?.get(index);
+    if (!tickets || !ticket) return;
+    tickets.delete(index);
+    if (tickets.size === 0) this.runs.delete(runId);
+    const running = this.effects.unsettled(runId, executionKey(index));
+    if (running) {
       const release = () => ticket.release();
-      void execution.running.then(release, release);
+      void running.then(release, release);
     } else ticket.release();
   }
 
-  abandonRun(runId: string): void {
-    for (const index of [...(this.runs.get(runId)?.keys() ?? [])]) {
-      this.abandon(runId, index);
-      this.release(runId, index);
-    }
+  releaseRun(runId: string): void {
+    for (const index of [...(this.runs.get(runId)?.keys() ?? [])]) this.release(runId, index);
   }
-}
-
-/** A batch's results, in model order, become the tool messages of the conversation. */
-export function recordResults(handle: RunHandle, output: ActOutput): void {
-  const calls = handle.batch?.calls ?? [];
-  handle.inbox.push(...output.results.map((result, i) => toolMessage(calls[i]?.callId ?? `call_${i}`, result)));
-  handle.batch = undefined;
 }
 
 function toolMessage(callId: string, result: ToolCallOutcome) {

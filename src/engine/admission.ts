@@ -4,7 +4,7 @@
  * session (and, for a run it admits, the limiter) decides synchronously — and the answer goes
  * out only once that decision is durable in the store.
  */
-import { nowOf, type Clock } from '../core/clock.js';
+import { isoNow, nowOf, type Clock } from '../core/clock.js';
 import { EngineError } from '../core/errors.js';
 import type { Config } from '../config/index.js';
 import { admitRequest, splitModel, type AdmittedRequest, type RunRequest } from '../core/run-request.js';
@@ -36,8 +36,16 @@ export interface AdmissionDeps {
   busy: Pick<BusyMessages, 'takeRejection'>;
 }
 
+/** A message while its session decides on it: not yet a run, maybe never one (a steer, a refusal). */
+export interface Arrival {
+  request: AdmittedRequest;
+  createdAt: string;
+}
+
 export class Admission {
   private readonly order = new AdmissionOrder();
+  /** The message the session is deciding on right now (the decision is synchronous). */
+  private arriving: Arrival | undefined;
 
   constructor(private readonly deps: AdmissionDeps) {}
 
@@ -103,22 +111,45 @@ export class Admission {
     return decided ?? this.decisionOf(request.runId, request.sessionId);
   }
 
+  /**
+   * The session keeps the arriving message as a run (admits, queues or drops it): it gets its
+   * handle in the table now. A message the session steers or refuses never becomes one.
+   */
+  enter(runId: string): void {
+    const arrival = this.arriving;
+    const { table } = this.deps;
+    if (arrival?.request.runId !== runId || table.has(runId)) return;
+    table.add(table.newHandle(arrival.request, { stored: { createdAt: arrival.createdAt } }));
+  }
+
+  /** The arriving message, which the session steers into a running run (its steer record is made from it). */
+  arrival(runId: string): Arrival | undefined {
+    return this.arriving?.request.runId === runId ? this.arriving : undefined;
+  }
+
   /** The session (and, for a run it admits, the limiter) decides on an admitted request, synchronously. */
   private decide(request: AdmittedRequest): void {
-    const { table, sessions } = this.deps;
-    const handle = table.newHandle(request, 0);
-    table.add(handle);
-    sessions.submit(request.sessionId, {
+    const workspace = this.deps.table.workspaceFor(request);
+    this.arriving = { request, createdAt: isoNow(this.deps.clock) };
+    try {
+      this.submitToSession(request, workspace);
+    } finally {
+      this.arriving = undefined;
+    }
+  }
+
+  private submitToSession(request: AdmittedRequest, workspace: string): void {
+    this.deps.sessions.submit(request.sessionId, {
       runId: request.runId,
       policy: request.busyPolicy,
       plainText: request.plainText,
       ...(request.modelOverride !== undefined ? { model: request.modelOverride } : {}),
       ...(request.workspace !== undefined ? { workspace: request.workspace } : {}),
       runModel: request.model,
-      runWorkspace: handle.workspace,
+      runWorkspace: workspace,
       ...(request.expectedRunId !== undefined ? { expectedRunId: request.expectedRunId } : {}),
       ...(request.startBy !== undefined ? { startBy: request.startBy } : {}),
-      ...withCollectKey(collectKeyOf(request, handle.workspace)),
+      ...withCollectKey(collectKeyOf(request, workspace)),
     });
   }
 

@@ -39,7 +39,7 @@ export interface ApprovalWiring {
   config: () => Config;
   grants: SessionGrants;
   table: RunTable;
-  ledger: () => RunLedger;
+  ledger: RunLedger;
   listeners: ApprovalListeners;
   approver?: (request: ApprovalRequest) => Promise<ApprovalDecision>;
 }
@@ -61,7 +61,7 @@ export function approvalGateFor({
     onRequested: (request) => {
       const handle = table.get(request.runId);
       if (!handle) return;
-      ledger().append(handle, 'approval.requested', {
+      ledger.append(handle, 'approval.requested', {
         approvalId: request.approvalId,
         callId: request.callId,
         action: request.action,
@@ -72,7 +72,7 @@ export function approvalGateFor({
     onResolved: (resolution) => {
       const handle = table.get(resolution.runId);
       if (handle)
-        ledger().append(handle, 'approval.resolved', {
+        ledger.append(handle, 'approval.resolved', {
           approvalId: resolution.approvalId,
           decision: resolution.decision,
           by: resolution.by,

@@ -96,17 +96,18 @@ export class BusyMessages {
           createdAt: h.status.createdAt,
         })),
       );
-      handle.request = { ...handle.request, input };
-      handle.status.carries = all.map((h) => h.status.runId);
-      handle.inbox = [{ role: 'user', content: input }];
       // The one write that consumes them: recovery reads `carries` and never queues them again.
-      ledger.save(handle);
+      ledger.mergeCollected(
+        handle,
+        input,
+        all.map((h) => h.status.runId),
+      );
       for (const message of carried) {
         table.delete(message.status.runId);
         handle.waiters.push(...message.waiters.splice(0));
         steers.collected(message, runId);
       }
     }
-    if (notices.length > 0) handle.inbox.unshift(...notices.map((content) => ({ role: 'user' as const, content })));
+    if (notices.length > 0) ledger.postFirst(handle, ...notices.map((content) => ({ role: 'user' as const, content })));
   }
 }

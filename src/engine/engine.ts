@@ -34,11 +34,16 @@ import { EventLog } from './event-log.js';
 import { openEventStream, type EventStream, type EventStreamFilter } from './event-stream.js';
 import { InspectionHub, type InspectionListener } from './inspection.js';
 import type { Limiter, SessionOwnership } from './ownership.js';
-import { recover, type Recovered } from './recovery.js';
+import { ActHost } from './act.host.js';
+import { AsyncEffects } from './async-effects.js';
+import { ModelTurns } from './model-turns.js';
+import { recover, type Recovered, type RecoveryDeps } from './recovery.js';
 import { RunLedger } from './run-ledger.js';
 import { RunLookup } from './run-lookup.js';
 import { RunHost } from './run.host.js';
 import { RunTable, type WaitOptions } from './run-table.js';
+import { RunTools } from './run-tools.js';
+import { runTreeCanceller, type CancelRunTree } from './run-tree.js';
 import { SessionHandover } from './session-handover.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
@@ -71,7 +76,6 @@ export class Engine {
   private config: Config;
   private readonly store: Store;
   private readonly clock: Clock;
-  private readonly models: Map<string, ModelProvider>;
   private readonly onError: (error: unknown) => void;
   private readonly log: EventLog;
   private readonly inspection: InspectionHub;
@@ -82,11 +86,10 @@ export class Engine {
   private readonly ledger: RunLedger;
   private readonly limiter: Limiter;
   private readonly sessions: SessionHost;
-  private readonly steers: Steers;
-  private readonly busy: BusyMessages;
-  private readonly runHost: RunHost;
   private readonly admission: Admission;
   private readonly lookup: RunLookup;
+  private readonly cancelRunTree: CancelRunTree;
+  private readonly recovery: RecoveryDeps;
   /** In a cluster (src/cluster/): takes sessions over, lets idle ones go, drops the ones it lost. */
   readonly handover: SessionHandover;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
@@ -95,138 +98,40 @@ export class Engine {
   private draining = false;
 
   constructor(deps: EngineDeps) {
+    // Each part is built from parts built before it; what parts tell back is connected last.
     this.config = deps.config;
-    this.store = deps.store;
-    this.clock = deps.clock;
-    this.models = deps.models;
-    this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error));
+    const { store, clock, models, tools, ownership } = deps;
+    this.store = store;
+    this.clock = clock;
+    const onError = (this.onError = deps.onError ?? ((error) => console.error('[switchyard]', error)));
     const config = () => this.config;
     const observer: EngineObserver = { ...NO_OBSERVER, ...deps.observer };
-    const settleInBackground = (result: void | Promise<void>) => this.ledger.settleInBackground(result);
-    this.inspection = new InspectionHub(() => this.liveActors(), deps.inspect);
-    this.log = new EventLog(this.store, this.clock, this.onError);
-    const conversations = new Conversations(this.store);
-    const ownership = deps.ownership;
-    this.table = new RunTable(this.clock, () => this.config.sandbox.workspace_root);
+    const settleInBackground = (result: void | Promise<void>) => void result?.catch(onError);
+    const inspection = (this.inspection = new InspectionHub(deps.inspect));
+    const log = (this.log = new EventLog(store, clock, onError));
+    const conversations = new Conversations(store);
+    const table = (this.table = new RunTable(clock, () => this.config.sandbox.workspace_root));
     this.grants = new SessionGrants({
-      onChange: (sessionId, fingerprints) => settleInBackground(this.store.saveGrants?.(sessionId, fingerprints)),
+      onChange: (sessionId, fingerprints) => settleInBackground(store.saveGrants?.(sessionId, fingerprints)),
     });
-    const ledger = () => this.ledger;
-    this.approvalListeners = new ApprovalListeners(this.onError);
+    const ledger = (this.ledger = new RunLedger({
+      ...{ store, log, clock, table, conversations, config, onError, observer },
+      ...(ownership ? { nodeId: ownership.nodeId } : {}),
+    }));
+    this.approvalListeners = new ApprovalListeners(onError);
     this.approvals = approvalGateFor({
-      clock: this.clock,
-      config,
-      grants: this.grants,
-      table: this.table,
-      ledger,
-      listeners: this.approvalListeners,
+      ...{ clock, config, grants: this.grants, table, ledger, listeners: this.approvalListeners },
       ...(deps.approver ? { approver: deps.approver } : {}),
     });
-    this.ledger = new RunLedger({
-      store: this.store,
-      log: this.log,
-      clock: this.clock,
-      table: this.table,
-      conversations,
-      config,
-      onError: this.onError,
-      cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason),
-      releaseAbandoned: (handle) => {
-        this.sessions.runEnded(handle.status.sessionId, handle.status.runId);
-        this.limiter.release(handle.status.runId);
-      },
-      onSettled: (handle) => {
-        if (handle.actor) this.inspection.forget(handle.actor);
-      },
-      ...(ownership ? { nodeId: ownership.nodeId } : {}),
-      observer,
-    });
-    const exec = this.config.execution;
-    const limits = {
-      maxGlobal: exec.max_runs_global,
-      maxPerAgent: exec.max_runs_per_agent,
-      weights: exec.priority_weights,
-    };
-    const limiterHandlers = {
-      granted: (runId: string) => {
-        // While shutting down a run waiting for permits stays queued for the next start.
-        if (!this.draining) this.table.get(runId)?.actor?.send({ type: 'GRANTED' });
-      },
-      waiting: (runId: string, position: number) => this.ledger.markQueued(runId, position, 'limits'),
-      released: (runId: string) =>
-        this.table.running.delete(runId) &&
-        this.log.engineEvent('engine.running', { running: [...this.table.running] }),
-    };
-    const sessionOf = (runId: string) => this.table.get(runId)?.status.sessionId;
-    this.limiter = ownership
-      ? ownership.limiter(limiterHandlers, limits, sessionOf)
-      : new LimiterHost(limits, this.clock, this.inspection, limiterHandlers);
-    this.sessions = new SessionHost({
-      clock: this.clock,
-      store: this.store,
-      log: this.log,
-      inspection: this.inspection,
-      config,
-      settleInBackground,
-      handlers: {
-        admit: (runId, extra) => {
-          this.busy.admitting(runId, extra);
-          this.runHost.start(runId);
-        },
-        steer: (runId, intoRunId) => this.steers.deliver(runId, intoRunId),
-        queued: (runId, position) => this.ledger.markQueued(runId, position, 'session_busy'),
-        rejected: (runId, rejection) => this.busy.rejected(runId, rejection),
-        cancelActive: (runId, reason, by) => {
-          if (by !== undefined) this.busy.rolledBack(runId, by);
-          this.cancelRunTree(runId, reason);
-        },
-        dropped: (runId, reason) => this.ledger.endQueued(runId, reason),
-      },
-    });
-    this.steers = new Steers({
-      table: this.table,
-      sessions: this.sessions,
-      store: this.store,
-      clock: this.clock,
-      settleInBackground,
-      closing: () => this.closed,
-    });
-    this.busy = new BusyMessages({ table: this.table, ledger: this.ledger, steers: this.steers, store: this.store });
-    this.runHost = new RunHost({
-      table: this.table,
-      ledger: this.ledger,
-      log: this.log,
-      sessions: this.sessions,
-      limiter: this.limiter,
-      steers: this.steers,
-      conversations,
-      inspection: this.inspection,
-      clock: this.clock,
-      config,
-      models: this.models,
-      tools: deps.tools,
-      ...(deps.sessionTools ? { sessionTools: deps.sessionTools } : {}),
-      approvals: this.approvals,
-      claims: deps.claims ?? new InProcessClaimRegistry(),
-      ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
-      ...(deps.nodes ? { nodes: deps.nodes } : {}),
-      onError: this.onError,
-      closing: () => this.closed,
-      delegate: ownership
-        ? (request) => ownership.delegate(request)
-        : async (request) => this.wait((await this.submit(request)).runId),
-      ...(ownership ? { ownership } : {}),
-      observer,
-    });
-    this.lookup = new RunLookup(this.table, this.steers, this.store, this.log);
-    this.admission = new Admission({
-      table: this.table,
-      sessions: this.sessions,
-      steers: this.steers,
-      store: this.store,
-      models: this.models,
-      config,
-      clock: this.clock,
+    const limiter = (this.limiter = this.buildLimiter(ownership));
+    const sessions = (this.sessions = new SessionHost({ clock, store, log, inspection, config, settleInBackground }));
+    this.cancelRunTree = runTreeCanceller(table, sessions);
+    const closing = () => this.closed;
+    const steers = new Steers({ table, sessions, store, clock, settleInBackground, closing });
+    const busy = new BusyMessages({ table, ledger, steers, store });
+    const lookup = (this.lookup = new RunLookup(table, steers, store, log));
+    const admission = (this.admission = new Admission({
+      ...{ table, sessions, steers, store, models, config, clock, limiter, busy },
       assertOpen: () => {
         this.assertOpen();
         if (this.draining)
@@ -236,22 +141,77 @@ export class Engine {
           );
       },
       cancel: (runId, reason) => void this.cancel(runId, reason),
-      limiter: this.limiter,
-      busy: this.busy,
+    }));
+    const runTools = new RunTools({
+      ...{ table, ledger, config, tools, approvals: this.approvals },
+      ...(deps.sessionTools ? { sessionTools: deps.sessionTools } : {}),
+      ...(deps.rewriteArguments ? { rewriteArguments: deps.rewriteArguments } : {}),
+      ...(deps.nodes ? { nodes: deps.nodes } : {}),
+      delegate: ownership
+        ? (request) => ownership.delegate(request)
+        : async (request) => lookup.wait((await admission.submit(request)).runId, {}),
+      ...(ownership ? { ownership } : {}),
     });
-    this.handover = new SessionHandover({
-      table: this.table,
-      sessions: this.sessions,
-      ledger: this.ledger,
-      conversations,
-      cancelRunTree: (runId, reason) => this.cancelRunTree(runId, reason),
-      recoveryDeps: this.recoveryDeps,
+    const claims = deps.claims ?? new InProcessClaimRegistry();
+    const effects = new AsyncEffects();
+    const act = new ActHost({ table, ledger, clock, config, tools: runTools, claims, observer, effects });
+    const turns = new ModelTurns({
+      ...{ table, ledger, conversations, models, tools: runTools, clock },
+      ...(ownership ? { ownership } : {}),
     });
+    const cancelRunTree = this.cancelRunTree;
+    const runHost = new RunHost({
+      ...{ table, ledger, act, turns, sessions, limiter, steers, inspection, clock, effects },
+      engine: { closing, onError, cancelRunTree },
+    });
+    this.recovery = { store, log, grants: this.grants, table, ledger, sessions, steers };
+    const recovery = this.recovery;
+    this.handover = new SessionHandover({ table, sessions, ledger, conversations, cancelRunTree, recovery });
+    sessions.connect({
+      admit: (runId, extra) => {
+        admission.enter(runId);
+        busy.admitting(runId, extra);
+        runHost.start(runId);
+      },
+      steer: (runId, intoRunId) => steers.deliver(admission.arrival(runId), intoRunId),
+      queued: (runId, position) => {
+        admission.enter(runId);
+        ledger.markQueued(runId, position, 'session_busy');
+      },
+      rejected: (runId, rejection) => busy.rejected(runId, rejection),
+      cancelActive: (runId, reason, by) => {
+        if (by !== undefined) busy.rolledBack(runId, by);
+        cancelRunTree(runId, reason);
+      },
+      dropped: (runId, reason) => {
+        admission.enter(runId);
+        ledger.endQueued(runId, reason);
+      },
+    });
+    inspection.connect(() => this.liveActors());
+  }
+
+  /** This process's limiter, or in a cluster the shared one; its answers go to the run's actor and the ledger. */
+  private buildLimiter(ownership: SessionOwnership | undefined): Limiter {
+    const { max_runs_global: maxGlobal, max_runs_per_agent: maxPerAgent, priority_weights } = this.config.execution;
+    const limits = { maxGlobal, maxPerAgent, weights: priority_weights };
+    const { table, ledger } = this;
+    const handlers = {
+      granted: (runId: string) => {
+        // While shutting down a run waiting for permits stays queued for the next start.
+        if (!this.draining) table.get(runId)?.actor?.send({ type: 'GRANTED' });
+      },
+      waiting: (runId: string, position: number) => ledger.markQueued(runId, position, 'limits'),
+      released: (runId: string) => ledger.markReleased(runId),
+    };
+    return ownership
+      ? ownership.limiter(handlers, limits, (runId) => table.get(runId)?.status.sessionId)
+      : new LimiterHost(limits, this.clock, this.inspection, handlers);
   }
 
   /** Picks up where a previous engine on the same store stopped (createEngine calls it once). */
   recover(): Promise<Recovered> {
-    return recover(this.recoveryDeps());
+    return recover(this.recovery);
   }
 
   /**
@@ -426,29 +386,11 @@ export class Engine {
     await this.store.close();
   }
 
-  /** Cancels a run (running or queued) and every run it delegated to. */
-  private cancelRunTree(runId: string, reason: string): void {
-    const handle = this.table.get(runId);
-    if (handle?.actor && !handle.ended) handle.actor.send({ type: 'CANCEL', reason });
-    else if (handle && !handle.ended) this.sessions.cancelQueued(handle.status.sessionId, runId, reason);
-    for (const child of this.table.childrenOf(runId)) this.cancelRunTree(child, `parent ${reason}`);
-  }
-
   private *liveActors(): Iterable<AnyActorRef> {
     if (this.limiter.ref) yield this.limiter.ref;
     yield* this.sessions.actors();
     for (const handle of this.table.handles()) if (handle.actor) yield handle.actor;
   }
-
-  private readonly recoveryDeps = () => ({
-    store: this.store,
-    log: this.log,
-    grants: this.grants,
-    table: this.table,
-    ledger: this.ledger,
-    sessions: this.sessions,
-    steers: this.steers,
-  });
 
   private assertOpen(): void {
     if (this.closed) throw new EngineError('closed', 'the engine is closed; create a new one');

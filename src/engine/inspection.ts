@@ -24,12 +24,16 @@ export class InspectionHub {
     }
   };
 
-  constructor(
-    /** The root actors alive right now (limiter, sessions, runs). */
-    private readonly liveRoots: () => Iterable<AnyActorRef>,
-    permanent?: InspectionListener,
-  ) {
+  /** The root actors alive right now (limiter, sessions, runs): none until the engine connects its parts. */
+  private liveRoots: () => Iterable<AnyActorRef> = () => [];
+
+  constructor(permanent?: InspectionListener) {
     if (permanent) this.listeners.add(permanent);
+  }
+
+  /** Where the root actors alive right now are found (given once the parts that hold them exist). */
+  connect(liveRoots: () => Iterable<AnyActorRef>): void {
+    this.liveRoots = liveRoots;
   }
 
   /** The `inspect` option for an actor created now: the relay while anyone listens. */

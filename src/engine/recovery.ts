@@ -95,14 +95,13 @@ async function recoverWork(
       result.repaired.push(record.runId);
       continue;
     }
-    const handle = table.newHandle(record.request, 0);
-    const { request: _request, ...status } = record;
-    handle.status = { ...handle.status, ...status };
+    const { request: _request, ...stored } = record;
+    const handle = table.newHandle(record.request, { stored });
     table.add(handle);
     if (isTerminalState(record.state)) {
       // Its record ended before the crash, its log did not: the log gets the same ending.
       result.repaired.push(record.runId);
-      handle.inbox = [];
+      ledger.inputConsumed(handle);
       ledger.endRun(handle, outcomeOf(record), {
         turns: count(events, 'turn.started'),
         toolCalls: count(events, 'tool.started'),
@@ -111,7 +110,7 @@ async function recoverWork(
     } else if (record.state === 'running') {
       result.interrupted.push(record.runId);
       // Its input entered the conversation when it started; only a run that never did carries it.
-      handle.inbox = [];
+      ledger.inputConsumed(handle);
       ledger.endRun(handle, {
         state: 'failed',
         error: {
@@ -141,10 +140,10 @@ async function recoverWork(
       runId: h.status.runId,
       viaInterrupt: lane.find((e) => e.runId === h.status.runId)?.viaInterrupt ?? false,
       model: h.request.model,
-      workspace: h.workspace,
+      workspace: table.workspaceOf(h),
       ...(h.request.startBy !== undefined ? { startBy: h.request.startBy } : {}),
-      ...(h.status.carries === undefined && collectKeyOf(h.request, h.workspace) !== undefined
-        ? { collectKey: collectKeyOf(h.request, h.workspace) }
+      ...(h.status.carries === undefined && collectKeyOf(h.request, table.workspaceOf(h)) !== undefined
+        ? { collectKey: collectKeyOf(h.request, table.workspaceOf(h)) }
         : {}),
     }));
     result.requeued.push(...entries.map((e) => e.runId));
@@ -239,8 +238,8 @@ async function recoverSteers(
       first!.request,
       group.map((s) => ({ steerId: s.steerId, text: s.request.input })),
       0,
+      first!.createdAt,
     );
-    handle.status.createdAt = first!.createdAt;
     ledger.markQueued(handle.status.runId, 1, 'session_busy');
     followUps.set(first!.sessionId, [...(followUps.get(first!.sessionId) ?? []), handle]);
   }

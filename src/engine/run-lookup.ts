@@ -25,7 +25,10 @@ export class RunLookup {
     const steer = this.steers.get(id);
     const handle = this.table.get(steer ? runOfSteer(steer) : id);
     if (!handle) return undefined;
-    return steer ? { ...handle.status, steer: steerFields(steer) } : { ...handle.status };
+    // A copy: the caller may keep or change it, the run's own status changes only through its ledger.
+    const { denied, ...status } = handle.status;
+    const copy: RunStatus = { ...status, ...(denied !== undefined ? { denied: [...denied] } : {}) };
+    return steer ? { ...copy, steer: steerFields(steer) } : copy;
   }
 
   /** The status from memory or, for a run that finished before a restart, from the store. */

@@ -1,6 +1,6 @@
 /*
  * The runs the engine knows right now: each run's handle (its admitted request, public
- * status, actor, inbox and waiters), which runs it delegated to, which are running, and a
+ * status, actor and waiters) with where it works, which runs it delegated to, which are running, and a
  * ring of recently finished runs kept for the synchronous status().
  */
 import { createHash } from 'node:crypto';
@@ -10,32 +10,39 @@ import type { runMachine } from '../../machines/run.machine.js';
 import { abortReason, isoNow, MAX_TIMER_MS, type Clock } from '../core/clock.js';
 import { EngineError } from '../core/errors.js';
 import type { AdmittedRequest } from '../core/run-request.js';
-import { resultOf, type RunResult, type RunStatus } from '../core/run-status.js';
-import type { BatchPlan } from '../harness/batch-plan.js';
-import type { Message } from '../model/types.js';
+import { resultOf, type ReadonlyRunStatus, type RunResult, type RunStatus } from '../core/run-status.js';
 import type { RunRecord } from '../store/types.js';
-import type { ToolService } from '../tools/tool-service.js';
 
+/**
+ * What every part of the engine needs of a run, and nothing more. The status is read-only here:
+ * RunLedger is its one writer. The rest of a run's state has one owner each: its inbox and
+ * deadline the ledger, its tool batch the act host, its ToolService the run tools, where it
+ * works and how deep a follow-up it is this table.
+ */
 export interface RunHandle {
-  request: AdmittedRequest;
-  status: RunStatus;
+  /** The admitted request; RunLedger.mergeCollected is the one place that replaces it. */
+  readonly request: AdmittedRequest;
+  readonly status: ReadonlyRunStatus;
   actor?: Actor<typeof runMachine>;
   /** Set once the terminal event is appended: nothing is appended after it. */
-  ended: boolean;
+  readonly ended: boolean;
   /** Set once the slot and permits are released too: wait() resolves then. */
-  settled: boolean;
-  /** Messages (the input, consumed steers, tool results) to add before the next model turn. */
-  inbox: Message[];
-  workspace: string;
-  /** How many follow-up runs of unconsumed steers led here without a user message between. */
-  followUpDepth: number;
+  readonly settled: boolean;
   waiters: ((result: RunResult) => void)[];
-  /** Engine-clock time at which the run's deadline expires (set when it starts running). */
-  deadlineAt: number;
-  /** Built when the run first acts; the one choke point of its tool calls. */
-  toolService?: ToolService;
-  /** The tool batch in flight, with when each call started (engine clock). */
-  batch?: BatchPlan & { service: ToolService; startedAt: number[] };
+}
+
+/** How a new handle starts: a follow-up's depth and carried steers, a restored run's stored fields. */
+export interface NewHandleOptions {
+  /** How many follow-up runs of unconsumed steers led here without a user message between. */
+  followUpDepth?: number;
+  /** The stored status of a run restored after a restart (its fields win over a fresh one's). */
+  stored?: Partial<RunStatus>;
+}
+
+/** What the table keeps beside a handle: where the run works and how deep a follow-up it is. */
+interface Placement {
+  workspace: string;
+  followUpDepth: number;
 }
 
 export interface WaitOptions {
@@ -51,6 +58,7 @@ const WORKSPACES_KEPT = 1024;
 
 export class RunTable {
   private readonly runs = new Map<string, RunHandle>();
+  private readonly placements = new WeakMap<RunHandle, Placement>();
   private readonly finished: string[] = [];
   private readonly children = new Map<string, Set<string>>();
   /** Runs holding permits and running, in the order they started. */
@@ -92,8 +100,8 @@ export class RunTable {
   }
 
   /** A new handle for an admitted request, queued, not yet in the table. */
-  newHandle(request: AdmittedRequest, followUpDepth: number): RunHandle {
-    return {
+  newHandle(request: AdmittedRequest, { followUpDepth = 0, stored }: NewHandleOptions = {}): RunHandle {
+    const handle: RunHandle = {
       request,
       status: {
         runId: request.runId,
@@ -102,15 +110,29 @@ export class RunTable {
         state: 'queued',
         createdAt: isoNow(this.clock),
         ...(request.parentRunId ? { parentRunId: request.parentRunId } : {}),
+        ...stored,
       },
       ended: false,
       settled: false,
-      inbox: [{ role: 'user', content: request.input }],
-      workspace: request.workspace ?? this.defaultWorkspace(request.sessionId),
-      followUpDepth,
       waiters: [],
-      deadlineAt: Number.POSITIVE_INFINITY,
     };
+    this.placements.set(handle, { workspace: this.workspaceFor(request), followUpDepth });
+    return handle;
+  }
+
+  /** Where a request's run works: its own workspace, or its session's default one. */
+  workspaceFor(request: AdmittedRequest): string {
+    return request.workspace ?? this.defaultWorkspace(request.sessionId);
+  }
+
+  /** Where the run works: its request's workspace, or its session's default one (fixed when the handle was made). */
+  workspaceOf(handle: RunHandle): string {
+    return this.placements.get(handle)!.workspace;
+  }
+
+  /** How many follow-up runs of unconsumed steers led to this one without a user message between. */
+  followUpDepthOf(handle: RunHandle): number {
+    return this.placements.get(handle)!.followUpDepth;
   }
 
   addChild(parentRunId: string, runId: string): void {

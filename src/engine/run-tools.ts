@@ -40,6 +40,8 @@ export interface RunToolsDeps {
  */
 export class RunTools {
   private readonly toolSpecs: ToolSpec[];
+  /** Each acting run's ToolService, built when it first acts, dropped when its actor stops. */
+  private readonly services = new Map<string, ToolService>();
 
   constructor(private readonly deps: RunToolsDeps) {
     this.toolSpecs = [...deps.tools.values()].map(toolSpecOf);
@@ -93,14 +95,16 @@ export class RunTools {
     };
   }
 
+  /** The run's ToolService, the one choke point of its tool calls (built when it first acts). */
   toolServiceOf(handle: RunHandle): ToolService {
-    if (handle.toolService) return handle.toolService;
-    const { config, ledger } = this.deps;
-    handle.toolService = new ToolService({
+    const known = this.services.get(handle.status.runId);
+    if (known) return known;
+    const { config, ledger, table } = this.deps;
+    const service = new ToolService({
       tools: this.toolsOf(handle.status.sessionId),
       runId: handle.status.runId,
       sessionId: handle.status.sessionId,
-      workspace: handle.workspace,
+      workspace: table.workspaceOf(handle),
       sandbox: sandboxSettings(config(), handle.request.sandbox),
       unattended: handle.request.unattended ?? false,
       warn: (message) => ledger.append(handle, 'sandbox.warning', { message }),
@@ -114,6 +118,12 @@ export class RunTools {
       },
       commandPolicy: () => config().sandbox.command_policy,
     });
-    return handle.toolService;
+    this.services.set(handle.status.runId, service);
+    return service;
+  }
+
+  /** The run's actor stopped: its ToolService goes with it. */
+  forget(runId: string): void {
+    this.services.delete(runId);
   }
 }

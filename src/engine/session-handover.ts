@@ -16,7 +16,7 @@ export interface SessionHandoverDeps {
   conversations: Conversations;
   /** Cancels a run and the runs it delegated. Must not throw. */
   cancelRunTree: (runId: string, reason: string) => void;
-  recoveryDeps: () => RecoveryDeps;
+  recovery: RecoveryDeps;
 }
 
 export class SessionHandover {
@@ -27,7 +27,7 @@ export class SessionHandover {
     await this.deps.conversations.settled(sessionId);
     this.deps.conversations.forget(sessionId);
     this.deps.sessions.resume(sessionId);
-    return recoverSession(this.deps.recoveryDeps(), sessionId);
+    return recoverSession(this.deps.recovery, sessionId);
   }
 
   /** The session has an actor (an active run or a waiting message) or a run not yet settled here. */

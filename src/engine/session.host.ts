@@ -45,12 +45,12 @@ export interface SessionHostDeps {
   config: () => Config;
   /** Contract: must not throw; reports a failed background write. */
   settleInBackground: (result: void | Promise<void>) => void;
-  handlers: SessionHandlers;
 }
 
 /**
  * @example
- * const sessions = new SessionHost({ clock, store, log, inspection, config, settleInBackground, handlers });
+ * const sessions = new SessionHost({ clock, store, log, inspection, config, settleInBackground });
+ * sessions.connect(handlers); // once the parts the handlers reach exist
  * await sessions.loadSeq('alice');
  * sessions.submit('alice', { runId, policy: 'steer', plainText: true }); // handlers.admit / steer / queued / rejected
  */
@@ -63,7 +63,14 @@ export class SessionHost {
   /** Shutting down: lanes keep their messages for the next start. */
   private draining = false;
 
+  /** What the engine does with the sessions' decisions (connected once every part exists). */
+  private handlers: SessionHandlers | undefined;
+
   constructor(private readonly deps: SessionHostDeps) {}
+
+  connect(handlers: SessionHandlers): void {
+    this.handlers = handlers;
+  }
 
   limits(): SessionLimits {
     const exec = this.deps.config().execution;
@@ -219,7 +226,8 @@ export class SessionHost {
   }
 
   private onEmitted(sessionId: string, session: SessionActor, event: SessionEmitted): void {
-    const handlers = this.deps.handlers;
+    const handlers = this.handlers;
+    if (!handlers) throw new Error('the session host was not connected to its handlers');
     switch (event.type) {
       case 'admit':
         handlers.admit(event.runId, {

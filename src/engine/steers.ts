@@ -61,24 +61,17 @@ export class Steers {
     return steer ? runOfSteer(steer) : id;
   }
 
-  /** The session decided to steer this message into the running run `intoRunId`. */
-  deliver(steerId: string, intoRunId: string): void {
+  /** The session decided to steer the arriving message into the running run `intoRunId`: its record is stored. */
+  deliver(message: { request: AdmittedRequest; createdAt: string } | undefined, intoRunId: string): void {
+    if (!message) return;
     const { table } = this.deps;
-    const steerHandle = table.get(steerId);
-    if (!steerHandle) return;
-    table.delete(steerId);
-    this.save({
-      steerId,
-      sessionId: steerHandle.status.sessionId,
-      into: intoRunId,
-      state: 'pending',
-      createdAt: steerHandle.status.createdAt,
-      request: steerHandle.request,
-    });
-    const text = steerHandle.request.input;
+    const { request, createdAt } = message;
+    const steerId = request.runId;
+    this.save({ steerId, sessionId: request.sessionId, into: intoRunId, state: 'pending', createdAt, request });
+    const text = request.input;
     const target = table.get(intoRunId);
     if (target?.actor && !target.ended) {
-      const { steerDeadlineMs, steerEscalation } = steerHandle.request;
+      const { steerDeadlineMs, steerEscalation } = request;
       const deadline =
         steerDeadlineMs !== undefined ? { deadlineMs: steerDeadlineMs, escalation: steerEscalation } : {};
       target.actor.send({ type: 'STEER', steer: { steerId, text, ...deadline } });
@@ -98,14 +91,14 @@ export class Steers {
    */
   handOver(handle: RunHandle, steers: PendingSteer[], completed: boolean): void {
     if (steers.length === 0 || this.deps.closing()) return;
-    const depth = completed ? handle.followUpDepth + 1 : 0;
+    const depth = completed ? this.deps.table.followUpDepthOf(handle) + 1 : 0;
     const followUp = this.followUpOf(handle.request, steers, depth > MAX_FOLLOW_UPS ? 0 : depth);
     // The follow-up's record is written as it is queued; the steers say so once it is durable.
     this.deps.sessions.requeueFront(handle.status.sessionId, {
       runId: followUp.status.runId,
       viaInterrupt: false,
       model: followUp.request.model,
-      workspace: followUp.workspace,
+      workspace: this.deps.table.workspaceOf(followUp),
     });
   }
 
@@ -121,15 +114,16 @@ export class Steers {
       runId: followUp.status.runId,
       viaInterrupt: false,
       model: followUp.request.model,
-      workspace: followUp.workspace,
+      workspace: this.deps.table.workspaceOf(followUp),
     });
   }
 
   /**
    * A follow-up run (a handle in the table, queued) carrying `steers`, with the first steer's
    * id and the given request's settings; each steer is settled once the run's record is durable.
+   * Recovery gives the first steer's `createdAt`: the follow-up dates from it.
    */
-  followUpOf(request: AdmittedRequest, steers: PendingSteer[], depth: number): RunHandle {
+  followUpOf(request: AdmittedRequest, steers: PendingSteer[], depth: number, createdAt?: string): RunHandle {
     const [first] = steers;
     const runId = first!.steerId;
     const followUp = this.deps.table.newHandle(
@@ -143,9 +137,11 @@ export class Steers {
         // Its messages were accepted in time: a start deadline no longer applies.
         startBy: undefined,
       },
-      depth,
+      {
+        followUpDepth: depth,
+        stored: { carries: steers.map((s) => s.steerId), ...(createdAt !== undefined ? { createdAt } : {}) },
+      },
     );
-    followUp.status.carries = steers.map((s) => s.steerId);
     this.deps.table.add(followUp);
     for (const steer of steers) {
       this.settleAfterDurable(

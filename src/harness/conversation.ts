@@ -2,6 +2,7 @@
  * Session conversations: the context every run of a session continues. Loaded from the
  * store once per session, then kept in memory and appended to both.
  */
+import type { CodedError } from '../core/chart-words.js';
 import type { Message } from '../model/types.js';
 import type { Store } from '../store/types.js';
 
@@ -28,7 +29,7 @@ export class Conversations {
   }
 
   /** Answers every unanswered tool call of the last assistant message with an error. */
-  closeToolCalls(sessionId: string, error: { code: string; message: string }): Promise<void> {
+  closeToolCalls(sessionId: string, error: CodedError): Promise<void> {
     return this.enqueue(sessionId, async (conversation) => {
       const answers = unansweredToolCalls(conversation).map((id): Message => ({
         role: 'tool',

@@ -7,7 +7,8 @@
  * and executes it.
  */
 import type { ToolCallRequest } from '../../machines/run.machine.js';
-import type { ApprovalVerdict, ToolCallError } from '../../machines/tool-call.machine.js';
+import type { ApprovalVerdict } from '../../machines/tool-call.machine.js';
+import type { CodedError } from '../core/chart-words.js';
 import {
   commandBlockReason,
   decideApproval,
@@ -68,7 +69,7 @@ export interface AdmittedCall {
   /** Validated input the tool executes with. */
   input: unknown;
   claim: Claim;
-  invalid?: ToolCallError;
+  invalid?: CodedError;
   /** A hook changed the arguments after the claim was computed. */
   rewritten: boolean;
   /** The command policy's verdict on the call's command (tools with `commandOf`). */

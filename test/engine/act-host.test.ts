@@ -1,7 +1,7 @@
 /**
  * The act host gives back what a tool call holds — its claim and its execution — through the
- * call's exit actions; a run whose actor is stopped runs none, so the host gives them back
- * itself (abandonRun). Real claim registry, a tool execution the test settles.
+ * call's exit actions; a run whose actor is stopped runs none, so AsyncEffects abandons its
+ * executions (abandonRun) and the act host gives back its claims (runStopped). Real claim registry, a tool execution the test settles.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,10 +12,13 @@ import { z } from 'zod';
 import type { ActInput } from '../../machines/act.machine.js';
 import { Claims, InProcessClaimRegistry } from '../../src/concurrency/index.js';
 import { systemClock } from '../../src/core/clock.js';
-import { provideActMachine } from '../../src/engine/act.host.js';
+import { ActHost, type Batch } from '../../src/engine/act.host.js';
+import { AsyncEffects } from '../../src/engine/async-effects.js';
 import { createEngine } from '../../src/engine/index.js';
 import type { RunLedger } from '../../src/engine/run-ledger.js';
 import type { RunTable } from '../../src/engine/run-table.js';
+import type { Config } from '../../src/config/index.js';
+import type { ToolService } from '../../src/tools/tool-service.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { defineTool } from '../../src/tools/index.js';
 import { sandboxDirectory } from '../sandbox/sandbox-workspace.js';
@@ -46,14 +49,22 @@ function oneCallRun() {
       return execution.promise;
     },
   };
-  const handle = {
-    status: { runId: 'r' },
-    batch: { calls: [call], act, schedule: {}, service, startedAt: [] as number[] },
-  };
+  const handle = { status: { runId: 'r' } };
   const table = { get: (runId: string) => (runId === 'r' ? handle : undefined) } as unknown as RunTable;
   const ledger = { append: (_handle: unknown, type: string) => appended.push(type) } as unknown as RunLedger;
-  const host = provideActMachine({ table, ledger, clock: systemClock, claims, crossRunClaims: () => true });
-  return { host, act, claims, execution, signals, appended };
+  const effects = new AsyncEffects();
+  const host = new ActHost({
+    table,
+    ledger,
+    clock: systemClock,
+    config: () => ({ tool_service: { cross_run_claims: true } }) as Config,
+    tools: { toolServiceOf: () => service as unknown as ToolService, forget: () => {} },
+    claims,
+    observer: { commandJudged: () => {} },
+    effects,
+  });
+  host.open('r', { calls: [call], act, schedule: {}, service, startedAt: [] } as unknown as Batch);
+  return { host, effects, act, claims, execution, signals, appended };
 }
 
 /** Whether another run's write of /w/a.ts would be held at once. */
@@ -68,8 +79,8 @@ function claimIsFree(claims: InProcessClaimRegistry): boolean {
 }
 
 describe('act host: what an open call holds', () => {
-  it('a run stopped mid-execution: abandonRun aborts the tool and gives the claim back once the tool has stopped', async () => {
-    const { host, act, claims, execution, signals, appended } = oneCallRun();
+  it('a run stopped mid-execution: abandonRun aborts the tool, runStopped gives the claim back once the tool has stopped', async () => {
+    const { host, effects, act, claims, execution, signals, appended } = oneCallRun();
     const actor = createActor(host.machine, { input: act }).start();
     await settle();
     expect(appended).toEqual(['tool.started']);
@@ -80,7 +91,9 @@ describe('act host: what an open call holds', () => {
     expect(signals[0]!.aborted).toBe(false);
     expect(claimIsFree(claims)).toBe(false);
 
-    host.abandonRun('r');
+    // What the run host does for a stopped run: its effects abandoned, its calls' claims given back.
+    effects.abandonRun('r');
+    host.runStopped('r');
     expect(signals[0]!.aborted).toBe(true);
     expect(claimIsFree(claims)).toBe(false); // the tool has not stopped yet
 
@@ -90,8 +103,8 @@ describe('act host: what an open call holds', () => {
     expect(appended).toEqual(['tool.started']); // the late answer went nowhere
   });
 
-  it('a call that finishes gives its claim back through its exit actions, and abandonRun then has nothing to do', async () => {
-    const { host, act, claims, execution, signals, appended } = oneCallRun();
+  it('a call that finishes gives its claim back through its exit actions, and runStopped then has nothing to do', async () => {
+    const { host, effects, act, claims, execution, signals, appended } = oneCallRun();
     const actor = createActor(host.machine, { input: act }).start();
     await settle();
     execution.resolve('done');
@@ -100,7 +113,8 @@ describe('act host: what an open call holds', () => {
     expect(actor.getSnapshot().output).toEqual({ results: [{ ok: true, output: 'done' }] });
     expect(appended).toEqual(['tool.started', 'tool.finished']);
     expect(claimIsFree(claims)).toBe(true);
-    host.abandonRun('r');
+    effects.abandonRun('r');
+    host.runStopped('r');
     expect(signals[0]!.aborted).toBe(false);
   });
 });

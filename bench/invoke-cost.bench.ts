@@ -120,7 +120,9 @@ const bench: Benchmark = async () => {
       unit: 'µs/step',
       baseline,
       ratio: value / baseline,
-      note: `${ACTORS} actors × ${STEPS} steps, median of ${ROUNDS} rounds; invoke ${spread(withInvoke)} µs, action+event ${spread(withSend)} µs (run-to-run spread, under the machine's load)`,
+      note:
+        `${ACTORS} actors × ${STEPS} steps, median of ${ROUNDS} rounds; invoke ${spread(withInvoke)} µs, ` +
+        `action+event ${spread(withSend)} µs (run-to-run spread, under the machine's load)`,
     },
   ];
   return figures;

@@ -24,7 +24,13 @@ const FIELDS =
   'state|startedAt|endedAt|output|error|reason|queuedFor|usage|turns|toolCalls|carries|denied|position|createdAt';
 /** A write of a status field: assignment, `??=`, a push onto `denied`, a delete, or the whole status replaced. */
 const STATUS_WRITE = new RegExp(
-  `\\bstatus\\.(?:${FIELDS})\\s*(?:=(?!=)|\\?\\?=|\\+=)|\\bstatus\\.denied\\)?\\??\\.(?:push|splice|unshift)\\(|delete\\s+[\\w.]*\\bstatus\\.|\\.status\\s*=(?!=)|as\\s+(?:unknown\\s+as\\s+)?(?:RunStatus|WritableHandle)\\b`,
+  [
+    `\\bstatus\\.(?:${FIELDS})\\s*(?:=(?!=)|\\?\\?=|\\+=)`,
+    `\\bstatus\\.denied\\)?\\??\\.(?:push|splice|unshift)\\(`,
+    `delete\\s+[\\w.]*\\bstatus\\.`,
+    `\\.status\\s*=(?!=)`,
+    `as\\s+(?:unknown\\s+as\\s+)?(?:RunStatus|WritableHandle)\\b`,
+  ].join('|'),
 );
 
 function writesIn(file: string): string[] {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
+import { requestFingerprintOf } from './request-fingerprint.js';
 import type { BusyPolicy } from '../../machines/session.machine.js';
 
 /** The one bound of every id a client may give (runId, sessionId, agentId, approvalId, ...; docs/protocol.md). */
@@ -85,6 +86,11 @@ export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>,
   modelOverride?: string;
   /** Carries no attachments and no timeout / iteration / sandbox override: may steer. */
   plainText: boolean;
+  /**
+   * requestFingerprintOf the request as given: a resubmit with the same runId and the same
+   * fingerprint is a retry and answers with the first outcome. Absent in records stored before it.
+   */
+  fingerprint?: string;
 }
 
 /** `now` (the engine clock, ms) turns `startWithinMs` into the `startBy` the admitted request carries. */
@@ -119,6 +125,7 @@ export function admitRequest(raw: unknown, config: Config, now = Date.now()): Ad
     model: req.model ?? exec.default_model,
     modelOverride: req.model,
     plainText: isPlainText(req),
+    fingerprint: requestFingerprintOf(parsed.data),
   };
 }
 

@@ -98,7 +98,9 @@ export async function runTrials(options: {
   const startUpMs = Math.max(20, controlMs - COMMAND_DELAY_MS);
   // From the start of runCommand to well past the command's start, evenly.
   // (capped, so that the last moments still come before the command's write).
-  const span = Math.min(startUpMs * 1.5, startUpMs + COMMAND_DELAY_MS - 100);
+  // A moment close to the write itself can land as the shell opens the marker (an empty marker:
+  // the kill cut it off mid-write), so the last moment stays 200 ms before it.
+  const span = Math.min(startUpMs * 1.5, startUpMs + COMMAND_DELAY_MS - 200);
   const offsetsMs = Array.from({ length: trials }, (_, i) => Math.round((i * span * 10) / (trials - 1)) / 10);
   const workspaces: { workspace: string; offsetMs: number }[] = [];
   const tokens = new Set<string>();

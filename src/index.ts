@@ -49,6 +49,8 @@ export type {
 } from './model/index.js';
 export { defineTool, ToolError, connectMcpServer } from './tools/index.js';
 export type { Tool, ToolContext, McpConnection } from './tools/index.js';
+export { idempotencyKeyOf, OUTCOME_UNKNOWN, outcomeUnknownError, replayRuleOf } from './tools/index.js';
+export type { Reconcile, ReconcileAnswer, ReplayRule } from './tools/index.js';
 
 // gateway and client
 export { startGateway, NodeRegistry } from './gateway/index.js';

@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import { describeIssue, describeValue } from '../config/issue-text.js';
 import { MAX_TIMER_MS, timerMs } from './clock.js';
 import { EngineError } from './errors.js';
+import { requestFingerprintOf } from './request-fingerprint.js';
 import type { BusyPolicy } from '../../machines/session.machine.js';
 
 /** The one bound of every id a client may give (runId, sessionId, agentId, approvalId, ...; docs/protocol.md). */
@@ -100,11 +101,17 @@ export interface AdmittedRequest extends Omit<z.output<typeof RunRequestSchema>,
   modelOverride?: string;
   /** Carries no attachments and no timeout / iteration / sandbox override: may steer. */
   plainText: boolean;
+  /**
+   * requestFingerprintOf the request as given: a resubmit with the same runId and the same
+   * fingerprint is a retry and answers with the first outcome. Absent in records stored before it.
+   */
+  fingerprint?: string;
 }
 
 /** `now` (the engine clock, ms) turns `startWithinMs` into the `startBy` the admitted request carries. */
 export function admitRequest(raw: unknown, config: Config, now = Date.now()): AdmittedRequest {
-  const { startWithinMs, ...req } = validRequest(raw);
+  const valid = validRequest(raw);
+  const { startWithinMs, ...req } = valid;
   if (req.workspace !== undefined && !req.workspace.startsWith('/')) {
     const message = `must be an absolute path, got ${describeValue(req.workspace)}`;
     throw new EngineError('invalid_request', `invalid run request: workspace: ${message}`, {
@@ -129,6 +136,7 @@ export function admitRequest(raw: unknown, config: Config, now = Date.now()): Ad
     model: req.model ?? exec.default_model,
     modelOverride: req.model,
     plainText: isPlainText(req),
+    fingerprint: requestFingerprintOf(valid),
   };
 }
 

@@ -46,11 +46,13 @@ export class Admission {
   private readonly order = new AdmissionOrder();
   /** The message the session is deciding on right now (the decision is synchronous). */
   private arriving: Arrival | undefined;
+  /** Submits with a runId of their own, until answered: a retry meanwhile gets the same answer. */
+  private readonly inFlight = new Map<string, { fingerprint: string | undefined; answer: Promise<SubmitResult> }>();
 
   constructor(private readonly deps: AdmissionDeps) {}
 
   async submit(raw: RunRequest): Promise<SubmitResult> {
-    const { assertOpen, store, sessions } = this.deps;
+    const { assertOpen } = this.deps;
     assertOpen();
     const request = admitRequest(raw, this.deps.config(), nowOf(this.deps.clock));
     const refused = sandboxRequestIssue(request, this.deps.config());
@@ -58,7 +60,17 @@ export class Admission {
       throw new EngineError('invalid_request', `invalid run request: ${refused.path}: ${refused.message}`, {
         issues: [refused],
       });
-    this.assertFreeId(request.runId);
+    const named = raw.runId !== undefined;
+    if (named) {
+      // A resubmit of a runId (docs/runs.md, "A retried submit"): the same request is answered
+      // with the first one's outcome, whether that is still being decided or long stored.
+      const earlier = this.inFlight.get(request.runId);
+      if (earlier) {
+        if (earlier.fingerprint !== request.fingerprint) throw duplicateRunId(request.runId);
+        return earlier.answer;
+      }
+      if (this.idTaken(request.runId)) return this.retried(request);
+    } else this.assertFreeId(request.runId);
     const [providerId] = splitModel(request.model);
     if (!this.deps.models.has(providerId)) {
       throw new EngineError(
@@ -69,11 +81,27 @@ export class Admission {
         },
       );
     }
+    const answer = this.admit(request, named);
+    if (named) {
+      const entry = { fingerprint: request.fingerprint, answer };
+      this.inFlight.set(request.runId, entry);
+      const forget = () => {
+        if (this.inFlight.get(request.runId) === entry) this.inFlight.delete(request.runId);
+      };
+      answer.then(forget, forget);
+    }
+    return answer;
+  }
+
+  private async admit(request: AdmittedRequest, named: boolean): Promise<SubmitResult> {
+    const { assertOpen, store, sessions } = this.deps;
     const ticket = this.order.enter(request.sessionId);
     let decided: SubmitResult | undefined;
     let answer: Promise<void> | undefined;
     try {
-      if (raw.runId !== undefined && (await store.getRun(request.runId))) throw duplicateRunId(request.runId);
+      if (named && ((await store.getRun(request.runId)) ?? (await store.getSteer(request.runId)))) {
+        return await this.retried(request);
+      }
       if (ticket.ready) {
         await ticket.ready;
         assertOpen();
@@ -127,6 +155,28 @@ export class Admission {
     return this.arriving?.request.runId === runId ? this.arriving : undefined;
   }
 
+  /**
+   * The answer to a resubmit of a runId already stored: the first submit's outcome, read back
+   * from what is stored (durable before that submit was answered, so it survives a restart) —
+   * `steered` into the run its steer record names, else `queued` at the position of the run's
+   * first `run.queued` event or `started` for a first `run.started`. A different request, a
+   * record from before fingerprints were kept, or a run that never got that far (its admission
+   * failed) is `duplicate_run_id`.
+   */
+  private async retried(request: AdmittedRequest): Promise<SubmitResult> {
+    const { store } = this.deps;
+    const { runId, sessionId } = request;
+    const steer = await store.getSteer(runId);
+    const stored = steer ?? (await store.getRun(runId));
+    if (stored?.request.fingerprint === undefined || stored.request.fingerprint !== request.fingerprint)
+      throw duplicateRunId(runId);
+    if (steer) return { runId, sessionId, outcome: 'steered', intoRunId: steer.into };
+    const first = (await store.readEvents(runId)).find((e) => e.type === 'run.queued' || e.type === 'run.started');
+    if (first?.type === 'run.queued') return { runId, sessionId, outcome: 'queued', position: first.position };
+    if (first?.type === 'run.started') return { runId, sessionId, outcome: 'started' };
+    throw duplicateRunId(runId);
+  }
+
   /** The session (and, for a run it admits, the limiter) decides on an admitted request, synchronously. */
   private decide(request: AdmittedRequest): void {
     const workspace = this.deps.table.workspaceFor(request);
@@ -170,8 +220,12 @@ export class Admission {
     return { ...base, outcome: 'queued', position: handle.status.position };
   }
 
+  private idTaken(runId: string): boolean {
+    return this.deps.table.has(runId) || this.deps.steers.targetOf(runId) !== undefined;
+  }
+
   private assertFreeId(runId: string): void {
-    if (this.deps.table.has(runId) || this.deps.steers.targetOf(runId) !== undefined) throw duplicateRunId(runId);
+    if (this.idTaken(runId)) throw duplicateRunId(runId);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   partitionParallelGroups,
 } from '../concurrency/index.js';
 import type { ScheduleBoundary, ToolScheduleData } from '../core/run-events.js';
+import { idempotencyKeyOf } from '../tools/idempotency-key.js';
 import type { AdmittedCall, ToolService } from '../tools/tool-service.js';
 
 export interface PlanOptions {
@@ -36,7 +37,11 @@ export interface BatchPlan {
 }
 
 export function planBatch(options: PlanOptions): BatchPlan {
-  const calls = options.toolCalls.map((call) => admitCall(call, options.service));
+  // Each call's key comes from its place in the turn, so a resumed run hands the same call the same key.
+  const calls = options.toolCalls.map((call, index) => ({
+    ...admitCall(call, options.service),
+    idempotencyKey: idempotencyKeyOf(options.runId, options.turn, index),
+  }));
   const claims = calls.map((c) => c.claim);
   const duplicateOf = findDuplicates(calls);
   const hasDuplicates = duplicateOf.some((d) => d !== undefined);

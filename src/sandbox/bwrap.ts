@@ -3,7 +3,9 @@
  * confines a command, and a probe that checks once whether that confinement actually works
  * here (installed is not enough: a container may forbid the namespaces it needs).
  */
+import type { Duplex } from 'node:stream';
 import { execa } from 'execa';
+import { answerStart, GO, STARTED } from './start-handshake.js';
 import type { CommandLimits } from './command-limits.js';
 import { DEFAULT_COMMAND_LIMITS, findPrlimit, limitPrefix } from './command-limits.js';
 import type { SystemEntry } from './sandbox-filesystem.js';
@@ -13,6 +15,8 @@ export const DEFAULT_BWRAP_PATH = 'bwrap';
 
 /** File descriptors bwrap reads its passwd and group from, and the sandbox reports its start on. */
 export const BWRAP_FDS = { passwd: 3, group: 4, started: 5 } as const;
+
+export { STARTED } from './start-handshake.js';
 
 export interface BwrapProbe {
   available: boolean;
@@ -122,17 +126,22 @@ export interface SandboxedCommandOptions extends Omit<BwrapArgsOptions, 'tmpfsBy
   argv: string[];
 }
 
-/** What the start-up descriptor carries once the sandbox is set up and the command about to start. */
-export const STARTED = 'started';
-
 /**
  * Runs first inside the sandbox, under the limits: reports on the start-up descriptor that the
- * sandbox is set up, closes every descriptor but stdin, stdout and stderr (a server started
- * through a wrapper may hold inherited ones, which would reach into the host), and becomes the
- * command. No report means the sandbox never started, which is not the command's failure.
+ * sandbox is set up, waits for the server's GO on it (answerStart), closes every descriptor but
+ * stdin, stdout and stderr (a server started through a wrapper may hold inherited ones, which
+ * would reach into the host), and becomes the command. No report means the sandbox never
+ * started, which is not the command's failure.
+ *
+ * Why the GO: every process between the server and the command (bwrap, the pid namespace's
+ * init) arms its parent-death signal before this script runs, each against a parent that was
+ * alive when it armed only if the server still was. A server that answers was alive after all
+ * of them armed, so its death from then on reaches the whole sandbox; a server that died
+ * earlier never answers (the descriptor reads end-of-file) and the command never starts.
  */
 const START_SCRIPT =
   `printf ${STARTED} >&${BWRAP_FDS.started}; ` +
+  `IFS= read -r -N ${GO.length} go <&${BWRAP_FDS.started} && [ "$go" = ${GO} ] || exit 125; ` +
   `for fd in /proc/$$/fd/*; do fd=\${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; ` +
   `exec "$@"`;
 
@@ -202,7 +211,7 @@ async function runProbe(bwrapPath: string, user: { uid: number; gid: number } | 
   } catch (error) {
     return { available: false, reason: (error as Error).message };
   }
-  const result = await execa(sandboxed.file, sandboxed.args, {
+  const probe = execa(sandboxed.file, sandboxed.args, {
     reject: false,
     stdio: ['ignore', 'pipe', 'pipe', ...sandboxed.extraStdio],
     timeout: 10_000,
@@ -210,6 +219,9 @@ async function runProbe(bwrapPath: string, user: { uid: number; gid: number } | 
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
     extendEnv: false,
   });
+  const report = (probe.stdio as readonly unknown[])[BWRAP_FDS.started] as Duplex | undefined;
+  if (report) answerStart(report);
+  const result = await probe;
   if (result.exitCode === 0) return { available: true };
   const detail =
     result.code === 'ENOENT' ? `${bwrapPath} not found` : String(result.stderr).trim() || result.shortMessage;

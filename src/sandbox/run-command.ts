@@ -7,11 +7,13 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { execa } from 'execa';
 import { ToolError } from '../core/errors.js';
-import { BWRAP_FDS, probeBwrap, sandboxedProcess, STARTED } from './bwrap.js';
+import { BWRAP_FDS, probeBwrap, sandboxedProcess } from './bwrap.js';
+import { answerStart, STARTED } from './start-handshake.js';
+import { guardedByParent } from './parent-guard.js';
 import type { CommandLimits } from './command-limits.js';
 import { DEFAULT_COMMAND_LIMITS } from './command-limits.js';
 import { commandEnvironment } from './command-environment.js';
@@ -127,7 +129,14 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
           argv: shell,
         })
       : undefined;
-  const child = execa(confined?.file ?? SHELL, confined?.args ?? shell.slice(1), {
+  // Armed to die with this process before anything of the command runs (parent-guard.ts); in
+  // bwrap the sandbox's own start handshake (on its start-up descriptor) does the same inside.
+  const guardFd = confined ? BWRAP_FDS.started + 1 : 3;
+  const file = confined?.file ?? SHELL;
+  const args = confined?.args ?? shell.slice(1);
+  const guarded = guardedByParent(file, args, process.pid, guardFd);
+  const extraStdio = [...(confined?.extraStdio ?? []), ...(guarded ? (['pipe'] as const) : [])];
+  const child = execa(guarded?.file ?? file, guarded?.args ?? args, {
     // bwrap changes into cwd inside the sandbox; the user it runs as may not reach it from here.
     cwd: confined ? '/' : options.cwd,
     env,
@@ -135,17 +144,17 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     ...(user ?? {}),
     // Its own process group, so a kill reaches what the command started in the background.
     detached: true,
-    stdio: confined ? ['ignore', 'pipe', 'pipe', ...confined.extraStdio] : ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...extraStdio],
     buffer: false,
     reject: false,
   });
   collect(child.stdout, stdout, output);
   collect(child.stderr, stderr, output);
-  let startReport = '';
-  const report = confined ? ((child.stdio as readonly unknown[])[BWRAP_FDS.started] as Readable) : undefined;
-  report?.on('data', (chunk: Buffer) => {
-    startReport += chunk.toString('utf8');
-  });
+  const report = confined ? ((child.stdio as readonly unknown[])[BWRAP_FDS.started] as Duplex) : undefined;
+  // The command starts only once this process answers, and never after it was stopped or bwrap exited.
+  const holdBack = () => stoppedBy !== undefined || exited;
+  const startReport = report ? answerStart(report, holdBack) : undefined;
+  if (guarded) answerStart((child.stdio as readonly unknown[])[guardFd] as Duplex, holdBack);
   // The report may still be in the pipe when the process exits; its end comes with bwrap's exit.
   const reportRead = report === undefined ? Promise.resolve() : finished(report).catch(() => undefined);
 
@@ -179,7 +188,7 @@ export async function runCommand(options: RunCommandOptions): Promise<CommandRes
     if (child.pid === undefined) {
       throw new ToolError('spawn_failed', `could not start ${confined?.file ?? SHELL}: ${result.shortMessage}`);
     }
-    if (confined && stoppedBy === undefined && !startReport.includes(STARTED)) {
+    if (confined && stoppedBy === undefined && !(startReport?.text().includes(STARTED) ?? false)) {
       const hint =
         user === undefined
           ? ''

@@ -6,3 +6,6 @@ export type { AdmittedCall, ToolServiceOptions } from './tool-service.js';
 export * from './builtins/index.js';
 export { connectMcpServer } from './mcp/index.js';
 export type { McpConnection, McpTool } from './mcp/index.js';
+export { OUTCOME_UNKNOWN, outcomeUnknownError, reconcileCall, replayRuleOf } from './replay.js';
+export type { Reconcile, ReconcileAnswer, ReplayDeclaration, ReplayRule } from './replay.js';
+export { idempotencyKeyOf } from './idempotency-key.js';

@@ -76,6 +76,8 @@ export interface AdmittedCall {
   commandVerdict?: CommandVerdict;
   /** Whether the call may run, must be confirmed or is denied: decided at admission. */
   approval?: ApprovalRuling;
+  /** idempotencyKeyOf(run, turn, position): set by the batch plan, handed to the tool as ctx.idempotencyKey. */
+  idempotencyKey?: string;
 }
 
 export class ToolService {
@@ -180,6 +182,7 @@ export class ToolService {
       callId: call.callId,
       runId: this.options.runId,
       sessionId: this.options.sessionId,
+      ...(call.idempotencyKey !== undefined ? { idempotencyKey: call.idempotencyKey } : {}),
       timeoutMs,
       sandbox: this.options.sandbox,
       warn: this.options.warn,

@@ -9,6 +9,7 @@ import type { CodedError } from '../core/errors.js';
 import type { Claim, ClaimContext } from '../concurrency/index.js';
 import type { NodeInvoker } from './node-invoker.js';
 import type { SandboxSettings } from '../sandbox/sandbox-settings.js';
+import type { ReplayDeclaration } from './replay.js';
 
 /**
  * How commands of this call run (README, "Approval, command policy and the sandbox"); filled
@@ -37,6 +38,12 @@ export interface ToolContext {
   callId: string;
   runId: string;
   sessionId: string;
+  /**
+   * Stable across attempts of this call (idempotencyKeyOf: run, turn, position in the batch; not
+   * the model's call id): a tool that talks to an outside system passes it on so a repeat of the
+   * call after a resume is dropped there. Set for every call the engine runs.
+   */
+  idempotencyKey?: string;
   /** Time left for this call: the tool timeout clipped to the run's remaining deadline. */
   timeoutMs?: number;
   sandbox?: SandboxSettings;
@@ -68,6 +75,13 @@ export interface Tool<I = unknown> {
   describe?(input: I): ActionDescription | undefined;
   /** The shell command a call runs, if any: the command policy judges it before approval. */
   commandOf?(input: I): string | undefined;
+  /**
+   * What a resumed run does with this call when it was interrupted (docs/durable-runs.md):
+   * `'safe'` runs it again, `'unsafe'` gives the model `outcome_unknown`, `{ probe: reconcile }`
+   * asks the world. One rule, or a function of the call's input. Default: safe when the tool
+   * is readOnly or idempotent, else unsafe (replayRuleOf).
+   */
+  replay?: ReplayDeclaration<I>;
   execute(input: I, ctx: ToolContext): Promise<unknown>;
 }
 

@@ -15,6 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { probeBwrap } from '../../src/sandbox/bwrap.js';
+import { findSetpriv } from '../../src/sandbox/parent-guard.js';
 import { redisUnavailable } from '../cluster/redis-server.js';
 
 /** Set by .ci/run: a missing real part is a failure, not a skip. */
@@ -74,4 +75,10 @@ export function hasPython3(what: string): boolean {
 /** The tests run as root (CI does: it installs the parts with apt-get). */
 export function isRoot(what: string): boolean {
   return available('root', process.getuid?.() === 0 ? undefined : 'the tests do not run as root', what);
+}
+
+/** util-linux's setpriv, which arms a command's parent-death signal (src/sandbox/parent-guard.ts). */
+export function hasSetpriv(what: string): boolean {
+  const missing = findSetpriv() === undefined ? 'setpriv is not on PATH (util-linux)' : undefined;
+  return available('setpriv', missing, what);
 }

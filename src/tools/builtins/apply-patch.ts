@@ -12,6 +12,7 @@ import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-s
 import { withLocated } from '../../sandbox/workspace-tree.js';
 import type { ToolContext } from '../tool.js';
 import { defineTool, ToolError } from '../tool.js';
+import { reconcileApplyPatch } from './apply-patch-reconcile.js';
 import { fileSystemError } from './file-system-error.js';
 import { applyHunks } from './patch-hunks.js';
 import type { PatchOp } from './patch-parser.js';
@@ -145,6 +146,7 @@ export const applyPatchTool = defineTool<ApplyPatchInput>({
     }
     return { lines, paths, replaces: ['patch'] };
   },
+  replay: { probe: (input, ctx) => reconcileApplyPatch(input, ctx) },
   concurrencyClaim(input, ctx) {
     const parsed = parsePatch(input.patch);
     if (!parsed.ok) return Claims.global();

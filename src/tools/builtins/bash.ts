@@ -32,6 +32,8 @@ export const bashTool = defineTool<BashInput>({
   input: bashInput,
   concurrencyClaim: bashClaim,
   commandOf: (input) => input.command,
+  // Run again only what its derived claim says reads and changes nothing.
+  replay: (input, ctx) => (bashClaim(input, ctx).kind === 'shared' ? 'safe' : 'unsafe'),
   async execute(input, ctx) {
     const workspace = path.resolve(ctx.workspace);
     const result = await runCommand({

@@ -5,6 +5,8 @@ import { WorkspaceDir } from '../../sandbox/workspace-dir.js';
 import { openWorkspaceFile, replaceContent } from '../../sandbox/workspace-files.js';
 import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
 import { defineTool, ToolError } from '../tool.js';
+import { countOccurrences } from './count-occurrences.js';
+import { reconcileFileEdit } from './file-reconcile.js';
 import { fileSystemError } from './file-system-error.js';
 
 export const fileEditInput = z
@@ -26,12 +28,6 @@ export interface FileEditOutput {
   replacements: number;
 }
 
-function countOccurrences(text: string, needle: string): number {
-  let count = 0;
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count += 1;
-  return count;
-}
-
 export const fileEditTool = defineTool<FileEditInput>({
   name: 'file_edit',
   description:
@@ -40,6 +36,7 @@ export const fileEditTool = defineTool<FileEditInput>({
     'Fails with edit_failed when old is not found or is ambiguous: read the file and include more context.',
   input: fileEditInput,
   concurrencyClaim: (input, ctx) => Claims.paths([workspaceClaimPath(ctx, input.path)]),
+  replay: { probe: (input, ctx) => reconcileFileEdit(input, ctx) },
   async execute(input, ctx): Promise<FileEditOutput> {
     const shown = workspaceRelative(ctx.workspace, input.path);
     if (input.old === input.new)

@@ -5,6 +5,7 @@ import { WorkspaceDir } from '../../sandbox/workspace-dir.js';
 import { writeWorkspaceFile } from '../../sandbox/workspace-files.js';
 import { workspaceClaimPath, workspaceRelative } from '../../sandbox/workspace-scope.js';
 import { defineTool } from '../tool.js';
+import { reconcileFileWrite } from './file-reconcile.js';
 import { fileSystemError } from './file-system-error.js';
 
 export const fileWriteInput = z
@@ -28,6 +29,8 @@ export const fileWriteTool = defineTool<FileWriteInput>({
     'directories. Returns {path, bytes}. To change part of an existing file prefer file_edit or apply_patch.',
   input: fileWriteInput,
   idempotent: true,
+  // Idempotent, so running it again would do; the probe spares the write and gives the result.
+  replay: { probe: (input, ctx) => reconcileFileWrite(input, ctx) },
   concurrencyClaim: (input, ctx) => Claims.paths([workspaceClaimPath(ctx, input.path)]),
   async execute(input, ctx): Promise<FileWriteOutput> {
     const shown = workspaceRelative(ctx.workspace, input.path);

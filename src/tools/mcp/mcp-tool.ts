@@ -37,6 +37,8 @@ export function adaptMcpTool(serverId: string, client: Client, descriptor: McpTo
     description: descriptor.description ?? descriptor.title ?? `${descriptor.name} (MCP server "${serverId}")`,
     input: McpArgsSchema,
     ...profile,
+    // readOnlyHint / idempotentHint: running it again does no harm; anything else may act twice.
+    replay: profile.readOnly || profile.idempotent ? 'safe' : 'unsafe',
     concurrencyClaim: (args) => claim(args),
     execute: (args, ctx) => callMcpTool(serverId, client, descriptor.name, args, ctx),
   });

@@ -43,6 +43,8 @@ import { SessionHandover } from './session-handover.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
 import { LimiterHost } from './limiter.host.js';
+import { LaneOperations } from './lane-operations.js';
+import type { LaneChangeResult, LaneListing } from '../core/lane.js';
 
 export type { EngineSnapshot, SubmitResult };
 
@@ -86,6 +88,7 @@ export class Engine {
   private readonly runHost: RunHost;
   private readonly admission: Admission;
   private readonly lookup: RunLookup;
+  private readonly laneOps: LaneOperations;
   /** In a cluster (src/cluster/): takes sessions over, lets idle ones go, drops the ones it lost. */
   readonly handover: SessionHandover;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
@@ -178,6 +181,7 @@ export class Engine {
           this.cancelRunTree(runId, reason);
         },
         dropped: (runId, reason) => this.ledger.endQueued(runId, reason),
+        laneChanged: (runId, change, lane, intoRunId) => this.laneOps.changed(runId, change, lane, intoRunId),
       },
     });
     this.steers = new Steers({
@@ -216,6 +220,14 @@ export class Engine {
       observer,
     });
     this.lookup = new RunLookup(this.table, this.steers, this.store, this.log);
+    this.laneOps = new LaneOperations({
+      table: this.table,
+      ledger: this.ledger,
+      sessions: this.sessions,
+      steers: this.steers,
+      store: this.store,
+      clock: this.clock,
+    });
     this.admission = new Admission({
       table: this.table,
       sessions: this.sessions,
@@ -301,6 +313,35 @@ export class Engine {
 
   async stopSession(sessionId: string): Promise<{ cancelled?: string; purged: number }> {
     return this.sessions.stop(sessionId);
+  }
+
+  /** The session's lane: its active run and the messages waiting behind it, front first. */
+  lane(sessionId: string): LaneListing {
+    return this.laneOps.list(sessionId);
+  }
+
+  /**
+   * Takes a waiting message out of its lane: it ends `cancelled` (reason `withdrawn`). Like the
+   * other lane operations it answers once the change is durable, and EngineError `not_waiting`
+   * (details: its state now) when the message is no longer waiting.
+   */
+  withdraw(runId: string): Promise<LaneChangeResult> {
+    return this.laneOps.withdraw(runId);
+  }
+
+  /** Moves a waiting message to a 1-based place in its lane (the others keep their order). */
+  moveInLane(runId: string, position: number): Promise<LaneChangeResult> {
+    return this.laneOps.move(runId, position);
+  }
+
+  /** Makes a waiting message a steer of its session's active run (EngineError `not_steerable` if it cannot be). */
+  promoteToSteer(runId: string): Promise<LaneChangeResult> {
+    return this.laneOps.promote(runId);
+  }
+
+  /** Replaces a waiting message's text (only its text). */
+  editWaiting(runId: string, patch: { input: string }): Promise<LaneChangeResult> {
+    return this.laneOps.edit(runId, patch);
   }
 
   status(runId: string): RunStatus | undefined {
@@ -440,6 +481,7 @@ export class Engine {
     ledger: this.ledger,
     sessions: this.sessions,
     steers: this.steers,
+    busy: this.busy,
   });
 
   private assertOpen(): void {

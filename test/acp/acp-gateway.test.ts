@@ -132,6 +132,11 @@ function watched(inner: Engine): GatewayEngine {
     inspectionSnapshot: () => inner.inspectionSnapshot(),
     queryRuns: (query) => inner.queryRuns(query),
     respondApproval: (approvalId, decision) => inner.respondApproval(approvalId, decision),
+    lane: (sessionId) => inner.lane(sessionId),
+    withdraw: (runId) => inner.withdraw(runId),
+    moveInLane: (runId, position) => inner.moveInLane(runId, position),
+    promoteToSteer: (runId) => inner.promoteToSteer(runId),
+    editWaiting: (runId, patch) => inner.editWaiting(runId, patch),
   };
 }
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { formatLane, laneCommand } from '../../src/cli/lane.js';
 import { UsageError } from '../../src/cli/cli-args.js';
 
-const io = { out: () => {}, err: () => {} };
+const io = { out: () => {}, err: () => {}, color: false };
 
 describe('switchyard lane', () => {
   it('prints the active run and each waiting message with its position, policy, age and first words', () => {

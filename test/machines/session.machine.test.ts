@@ -95,6 +95,20 @@ function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
     events.push(
       { type: 'CANCEL_QUEUED', runId: entry.runId, reason: 'user' },
       { type: 'LANE_EXPIRED', runId: entry.runId },
+    );
+  }
+  return events;
+}
+
+/**
+ * Lane operations, taken once from every reachable state (not explored further: reordering the
+ * lane multiplies the states without new decisions; test/property covers sequences of them).
+ */
+function laneOperations(snapshot: SessionSnapshot): SessionEvent[] {
+  const { active, lane } = snapshot.context;
+  const events: SessionEvent[] = [];
+  for (const entry of lane) {
+    events.push(
       { type: 'WITHDRAW', runId: entry.runId },
       { type: 'MOVE', runId: entry.runId, position: 1 },
       { type: 'PROMOTE', runId: entry.runId },
@@ -113,7 +127,7 @@ const statePaths = getShortestPaths(sessionMachine, { input, events: alphabet, s
 
 /** Every reachable state, then every event from it: each transition of the model taken once. */
 const transitionPaths = statePaths.flatMap((path) =>
-  alphabet(path.state).map((event) => ({
+  [...alphabet(path.state), ...laneOperations(path.state)].map((event) => ({
     events: [...path.steps.slice(1).map((step) => step.event), event],
     from: path.state,
   })),

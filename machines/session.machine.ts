@@ -31,6 +31,12 @@ export interface SessionMessage {
   collectKey?: string;
 }
 
+/** What a lane operation did to a waiting message (docs/runs.md, "A queue you can see and change"). */
+export type LaneChange = 'withdrawn' | 'moved' | 'promoted' | 'edited';
+
+/** Why a lane operation changed nothing: the message is not in the lane, or cannot steer the active run. */
+export type LaneRefusal = 'not_waiting' | 'not_steerable';
+
 export interface LaneEntry {
   runId: string;
   /** Entered the lane by interrupting: a later interrupt supersedes it while it waits. */
@@ -44,6 +50,15 @@ export interface LaneEntry {
   workspace?: string;
   /** Its start deadline, counted from when it (re-)entered the lane. */
   startWithinMs?: number;
+  /** Plain text (no attachments, no overrides): only such a message can be promoted to a steer. */
+  plainText?: boolean;
+  /** The run its arrival rolled back: the notice its run gets when it starts. */
+  rollsBack?: string;
+  /**
+   * RESTORE only: what is left of its lane wait (the stored point in time minus now); absent,
+   * it waits `laneMaxWaitMs` from now.
+   */
+  leaveWithinMs?: number;
 }
 
 export interface ActiveRun {
@@ -96,18 +111,25 @@ export type SessionEvent =
   | { type: 'START_DUE'; runId: string }
   | { type: 'PURGE' }
   | { type: 'REQUEUE_FRONT'; entry: LaneEntry }
-  /** After a restart: the lane as it was persisted, front first. */
-  | { type: 'RESTORE'; entries: LaneEntry[] }
+  /** After a restart: the lane as it was persisted, front first, and what `summarize_oldest` had dropped. */
+  | { type: 'RESTORE'; entries: LaneEntry[]; summarizes?: string[] }
   | { type: 'CONFIGURE'; limits: SessionLimits }
   /** The collect quiet window passed (a delayed event). */
-  | { type: 'COLLECT_QUIET' };
+  | { type: 'COLLECT_QUIET' }
+  /** Lane operations: each changes a waiting message or is refused (`laneRefused`) when it is not waiting. */
+  | { type: 'WITHDRAW'; runId: string }
+  /** To the 1-based `position` (clamped to the lane; a rollback at the front keeps its place). */
+  | { type: 'MOVE'; runId: string; position: number }
+  | { type: 'PROMOTE'; runId: string }
+  /** Its text changes (the engine keeps the text; the session only confirms it still waits). */
+  | { type: 'EDIT'; runId: string };
 
 export type SessionEmitted =
   /**
    * `carries`: the `collect` messages merged into this run, after its own (they leave the lane
    * with it); `summarizes`: messages `summarize_oldest` dropped since the last start.
    */
-  | { type: 'admit'; runId: string; carries?: string[]; summarizes?: string[] }
+  | { type: 'admit'; runId: string; carries?: string[]; summarizes?: string[]; rollsBack?: string }
   | { type: 'steer'; runId: string; intoRunId: string }
   | { type: 'queued'; runId: string; position: number }
   | { type: 'rejected'; runId: string; code: 'lane_full' }
@@ -120,7 +142,10 @@ export type SessionEmitted =
       by?: string;
     }
   | { type: 'dropped'; runId: string; reason: DropReason }
-  | { type: 'idle'; laneDepth: number };
+  | { type: 'idle'; laneDepth: number }
+  /** A lane operation changed the lane; `lane`: the waiting ids after it, front first. */
+  | { type: 'laneChanged'; runId: string; change: LaneChange; lane: string[]; intoRunId?: string }
+  | { type: 'laneRefused'; runId: string; code: LaneRefusal; why: string };
 
 const laneTimerId = (runId: string) => `lane:${runId}`;
 const startTimerId = (runId: string) => `start:${runId}`;
@@ -149,6 +174,18 @@ export function canSteer(context: SessionContext, message: SessionMessage): bool
   return active.pendingSteers < context.maxPendingSteers;
 }
 
+/** Why a waiting entry cannot become a steer of the active run, or undefined when it can. */
+export function whyNotSteerable(context: SessionContext, entry: LaneEntry): string | undefined {
+  const active = context.active;
+  if (!active) return 'no run is active in the session';
+  if (entry.viaInterrupt || entry.viaRollback) return 'it is replacing the active run, not adding to it';
+  if (entry.plainText !== true) return 'only plain text (no attachments or overrides) can steer';
+  if (entry.model !== undefined && entry.model !== active.model) return 'it would run with another model';
+  if (entry.workspace !== undefined && entry.workspace !== active.workspace) return 'it would run in another workspace';
+  if (active.pendingSteers >= context.maxPendingSteers) return 'the active run has max_pending_steers unread';
+  return undefined;
+}
+
 /** What `summarize_oldest` dropped since the last start, for the run starting now. */
 function summaryOf(context: SessionContext): { summarizes?: string[] } {
   return context.overflowDropped.length > 0 ? { summarizes: context.overflowDropped } : {};
@@ -163,6 +200,36 @@ function activeFrom(runId: string, viaInterrupt: boolean, message?: { model?: st
     model: message?.model,
     workspace: message?.workspace,
   };
+}
+
+function idsOf(lane: readonly LaneEntry[]): string[] {
+  return lane.map((e) => e.runId);
+}
+
+/**
+ * The lane with `runId` moved to the 1-based `position`, clamped to the lane; the others keep
+ * their order. A rollback at the front stays first (it runs next, as its sender asked).
+ */
+export function movedWithin(lane: readonly LaneEntry[], runId: string, position: number): LaneEntry[] {
+  const entry = lane.find((e) => e.runId === runId);
+  if (!entry) return [...lane];
+  const pinned = lane[0]?.viaRollback === true ? 1 : 0;
+  if (pinned === 1 && lane[0] === entry) return [...lane];
+  const rest = lane.filter((e) => e !== entry);
+  const index = Math.min(Math.max(Math.trunc(position) - 1, pinned), rest.length);
+  return [...rest.slice(0, index), entry, ...rest.slice(index)];
+}
+
+/** True when the message waits in the lane; otherwise emits `not_waiting` (it started, ended or never waited). */
+function refusedUnlessWaiting(
+  context: SessionContext,
+  runId: string,
+  enqueue: { emit: (event: SessionEmitted) => void },
+): boolean {
+  if (context.lane.some((e) => e.runId === runId)) return true;
+  const why = context.active?.runId === runId ? 'it has the session slot already' : 'it is not in the lane';
+  enqueue.emit({ type: 'laneRefused', runId, code: 'not_waiting', why });
+  return false;
 }
 
 export const sessionMachine = setup({
@@ -225,6 +292,7 @@ export const sessionMachine = setup({
         runId: front.runId,
         ...(carries.length > 0 ? { carries } : {}),
         ...summaryOf(context),
+        ...(front.rollsBack !== undefined ? { rollsBack: front.rollsBack } : {}),
       });
     }),
     rejectBusy: enqueueActions(({ context, event, enqueue }) => {
@@ -276,13 +344,18 @@ export const sessionMachine = setup({
         enqueue.cancel(startTimerId(dropped.runId));
         enqueue.emit({ type: 'dropped', runId: dropped.runId, reason });
       }
+      const active = context.active;
+      // A rollback not yet running is itself only replaced, as interrupts replace each other.
+      const replacesRollback = rollingBack && active !== undefined && !active.running && active.viaRollback === true;
       const entry: LaneEntry = {
         runId: m.runId,
         viaInterrupt: interrupting,
         ...(rollingBack ? { viaRollback: true } : {}),
+        ...(rollingBack && active && !replacesRollback ? { rollsBack: active.runId } : {}),
         ...(m.policy === 'collect' && m.collectKey !== undefined ? { collectKey: m.collectKey } : {}),
         model: m.runModel,
         workspace: m.runWorkspace,
+        plainText: m.plainText,
       };
       const lane = rollingBack ? [entry, ...kept] : [...kept, entry];
       enqueue.assign({ lane });
@@ -296,7 +369,6 @@ export const sessionMachine = setup({
         enqueue.raise({ type: 'COLLECT_QUIET' }, { delay: 'collectQuiet', id: COLLECT_QUIET_TIMER });
       }
       enqueue.emit({ type: 'queued', runId: m.runId, position: rollingBack ? 1 : lane.length });
-      const active = context.active;
       if (interrupting && active && (active.running || active.viaInterrupt)) {
         enqueue.emit({
           type: 'cancelActive',
@@ -305,13 +377,11 @@ export const sessionMachine = setup({
         });
       }
       if (rollingBack && active) {
-        // A rollback not yet running is itself only replaced, as interrupts replace each other.
-        const replaced = !active.running && active.viaRollback === true;
         enqueue.emit({
           type: 'cancelActive',
           runId: active.runId,
-          reason: replaced ? 'superseded' : 'rolled_back',
-          ...(replaced ? {} : { by: m.runId }),
+          reason: replacesRollback ? 'superseded' : 'rolled_back',
+          ...(replacesRollback ? {} : { by: m.runId }),
         });
       }
     }),
@@ -367,11 +437,16 @@ export const sessionMachine = setup({
     }),
     restoreLane: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'RESTORE') return;
-      enqueue.assign({ lane: [...context.lane, ...event.entries] });
+      const entries = event.entries.map(({ leaveWithinMs: _left, ...entry }) => entry);
+      enqueue.assign({
+        lane: [...context.lane, ...entries],
+        overflowDropped: [...context.overflowDropped, ...(event.summarizes ?? [])],
+      });
       for (const entry of event.entries) {
+        // The lane wait is a point in time: after a restart only what is left of it counts.
         enqueue.raise(
           { type: 'LANE_EXPIRED', runId: entry.runId },
-          { delay: 'laneMaxWait', id: laneTimerId(entry.runId) },
+          { delay: entry.leaveWithinMs ?? context.laneMaxWaitMs, id: laneTimerId(entry.runId) },
         );
         if (entry.startWithinMs !== undefined)
           enqueue.raise(
@@ -379,6 +454,51 @@ export const sessionMachine = setup({
             { delay: entry.startWithinMs, id: startTimerId(entry.runId) },
           );
       }
+    }),
+    withdraw: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'WITHDRAW') return;
+      if (!refusedUnlessWaiting(context, event.runId, enqueue)) return;
+      enqueue.cancel(laneTimerId(event.runId));
+      enqueue.cancel(startTimerId(event.runId));
+      const lane = context.lane.filter((e) => e.runId !== event.runId);
+      enqueue.assign({ lane });
+      enqueue.emit({ type: 'laneChanged', runId: event.runId, change: 'withdrawn', lane: idsOf(lane) });
+      enqueue.emit({ type: 'dropped', runId: event.runId, reason: 'withdrawn' });
+    }),
+    move: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'MOVE') return;
+      if (!refusedUnlessWaiting(context, event.runId, enqueue)) return;
+      const lane = movedWithin(context.lane, event.runId, event.position);
+      enqueue.assign({ lane });
+      enqueue.emit({ type: 'laneChanged', runId: event.runId, change: 'moved', lane: idsOf(lane) });
+    }),
+    promote: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'PROMOTE') return;
+      if (!refusedUnlessWaiting(context, event.runId, enqueue)) return;
+      const entry = context.lane.find((e) => e.runId === event.runId)!;
+      const why = whyNotSteerable(context, entry);
+      if (why !== undefined) {
+        enqueue.emit({ type: 'laneRefused', runId: event.runId, code: 'not_steerable', why });
+        return;
+      }
+      const active = context.active!;
+      enqueue.cancel(laneTimerId(event.runId));
+      enqueue.cancel(startTimerId(event.runId));
+      const lane = context.lane.filter((e) => e.runId !== event.runId);
+      enqueue.assign({ lane, active: { ...active, pendingSteers: active.pendingSteers + 1 } });
+      enqueue.emit({
+        type: 'laneChanged',
+        runId: event.runId,
+        change: 'promoted',
+        lane: idsOf(lane),
+        intoRunId: active.runId,
+      });
+      enqueue.emit({ type: 'steer', runId: event.runId, intoRunId: active.runId });
+    }),
+    edit: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'EDIT') return;
+      if (!refusedUnlessWaiting(context, event.runId, enqueue)) return;
+      enqueue.emit({ type: 'laneChanged', runId: event.runId, change: 'edited', lane: idsOf(context.lane) });
     }),
     configure: assign(({ context, event }) => (event.type === 'CONFIGURE' ? { ...context, ...event.limits } : context)),
   },
@@ -388,6 +508,10 @@ export const sessionMachine = setup({
   initial: 'idle',
   on: {
     CANCEL_QUEUED: { actions: 'dropQueued' },
+    WITHDRAW: { actions: 'withdraw' },
+    MOVE: { actions: 'move' },
+    PROMOTE: { actions: 'promote' },
+    EDIT: { actions: 'edit' },
     LANE_EXPIRED: { actions: 'dropQueued' },
     START_DUE: { actions: 'dropQueued' },
     CONFIGURE: { actions: 'configure' },

@@ -11,6 +11,7 @@ commands:
   serve    run the engine behind the WebSocket gateway until SIGINT/SIGTERM
   run      send one message (in-process, or to a gateway) and print its events as a timeline
   status   print the engine snapshot of a running server
+  lane     list SESSION | withdraw RUN | move RUN POS | promote RUN | edit RUN TEXT: a session's wait lane
   node     --gateway URL --name NAME: run node_invoke commands for a gateway
   acp      speak the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, …)
   inspect  --export DIR: write an SVG of every statechart
@@ -38,6 +39,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   status: async () => {
     const { statusCommand, STATUS_USAGE } = await import('./cli/status.js');
     return { main: statusCommand, usage: STATUS_USAGE };
+  },
+  lane: async () => {
+    const { laneCommand, LANE_USAGE } = await import('./cli/lane.js');
+    return { main: laneCommand, usage: LANE_USAGE };
   },
   node: async () => {
     const { nodeCommand, NODE_USAGE } = await import('./cli/node.js');

@@ -8,6 +8,7 @@
 import WebSocket from 'ws';
 import type { PartialConfig } from '../config/index.js';
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
+import type { LaneChangeResult, LaneListing } from '../core/lane.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import type { RunRequest } from '../core/run-request.js';
 import type { RunEvent, StreamEvent } from '../core/run-events.js';
@@ -88,6 +89,13 @@ export interface SwitchyardClient {
   history(runId: string): Promise<RunEvent[]>;
   cancel(runId: string, reason?: string): Promise<boolean>;
   stopSession(sessionId: string): Promise<{ cancelled?: string; purged: number }>;
+  /** The session's wait lane (docs/runs.md, "A queue you can see and change"). */
+  lane(sessionId: string): Promise<LaneListing>;
+  /** Lane operations on a waiting message: each answers once durable, or fails `not_waiting`. */
+  withdraw(runId: string): Promise<LaneChangeResult>;
+  moveInLane(runId: string, position: number): Promise<LaneChangeResult>;
+  promoteToSteer(runId: string): Promise<LaneChangeResult>;
+  editWaiting(runId: string, input: string): Promise<LaneChangeResult>;
   subscribe(filter: SubscribeFilter & ({ runId: string } | { sessionId: string })): EventSubscription<RunEvent>;
   subscribe(filter?: SubscribeFilter): EventSubscription<StreamEvent>;
   respondApproval(approvalId: string, decision: ApprovalDecision): Promise<boolean>;
@@ -272,6 +280,26 @@ class GatewayClient implements SwitchyardClient {
 
   stopSession(sessionId: string): Promise<{ cancelled?: string; purged: number }> {
     return this.call('session.stop', { sessionId });
+  }
+
+  lane(sessionId: string): Promise<LaneListing> {
+    return this.call('lane.list', { sessionId });
+  }
+
+  withdraw(runId: string): Promise<LaneChangeResult> {
+    return this.call('lane.withdraw', { runId });
+  }
+
+  moveInLane(runId: string, position: number): Promise<LaneChangeResult> {
+    return this.call('lane.move', { runId, position });
+  }
+
+  promoteToSteer(runId: string): Promise<LaneChangeResult> {
+    return this.call('lane.promote', { runId });
+  }
+
+  editWaiting(runId: string, input: string): Promise<LaneChangeResult> {
+    return this.call('lane.edit', { runId, input });
   }
 
   async respondApproval(approvalId: string, decision: ApprovalDecision): Promise<boolean> {

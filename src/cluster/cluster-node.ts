@@ -30,6 +30,7 @@ import {
   type SubmitResult,
   type WaitOptions,
 } from '../engine/index.js';
+import type { LaneChangeResult, LaneListing } from '../core/lane.js';
 import { isTerminalState } from '../core/run-status.js';
 import { runOfSteer } from '../core/steer.js';
 import type { Store } from '../store/index.js';
@@ -259,6 +260,43 @@ export class ClusterNode {
     return this.engine.status(runId);
   }
 
+  /** The session's lane, at the process that owns the session. */
+  lane(sessionId: string): Promise<LaneListing> {
+    return this.parts.router.route(sessionId, async () => this.engine.lane(sessionId), 'lane', {
+      sessionId,
+      op: 'list',
+    });
+  }
+
+  withdraw(runId: string): Promise<LaneChangeResult> {
+    return this.laneOperation(runId, 'withdraw');
+  }
+
+  moveInLane(runId: string, position: number): Promise<LaneChangeResult> {
+    return this.laneOperation(runId, 'move', position);
+  }
+
+  promoteToSteer(runId: string): Promise<LaneChangeResult> {
+    return this.laneOperation(runId, 'promote');
+  }
+
+  editWaiting(runId: string, patch: { input: string }): Promise<LaneChangeResult> {
+    return this.laneOperation(runId, 'edit', patch);
+  }
+
+  /** A lane operation runs where the message's session is owned (its owner's session chart decides). */
+  private async laneOperation(runId: string, op: LaneOp, arg?: unknown): Promise<LaneChangeResult> {
+    const record = this.engine.status(runId) ?? (await this.parts.store.getRun(runId));
+    if (!record) throw new EngineError('not_found', `no message "${runId}"`, { runId });
+    const { sessionId } = record;
+    return this.parts.router.route(sessionId, () => applyLaneOperation(this.engine, op, runId, arg), 'lane', {
+      sessionId,
+      op,
+      runId,
+      arg,
+    });
+  }
+
   getRun(runId: string): Promise<RunStatus | undefined> {
     return this.engine.getRun(runId);
   }
@@ -367,6 +405,17 @@ export class ClusterNode {
       const { sessionId, runId, reason } = params as { sessionId: string; runId: string; reason?: string };
       return router.asOwner(sessionId, () => engine.cancel(runId, reason));
     });
+    inbox.handle('lane', (params) => {
+      const { sessionId, op, runId, arg } = params as {
+        sessionId: string;
+        op: LaneOp | 'list';
+        runId: string;
+        arg?: unknown;
+      };
+      return router.asOwner(sessionId, async () =>
+        op === 'list' ? engine.lane(sessionId) : applyLaneOperation(engine, op, runId, arg),
+      );
+    });
     inbox.handle('stop', (params) => {
       const { sessionId } = params as { sessionId: string };
       return router.asOwner(sessionId, () => engine.stopSession(sessionId));
@@ -397,4 +446,13 @@ export class ClusterNode {
       runId,
     });
   }
+}
+
+type LaneOp = 'withdraw' | 'move' | 'promote' | 'edit';
+
+function applyLaneOperation(engine: Engine, op: LaneOp, runId: string, arg: unknown): Promise<LaneChangeResult> {
+  if (op === 'move') return engine.moveInLane(runId, arg as number);
+  if (op === 'promote') return engine.promoteToSteer(runId);
+  if (op === 'edit') return engine.editWaiting(runId, arg as { input: string });
+  return engine.withdraw(runId);
 }

@@ -4,5 +4,6 @@ export interface EngineSnapshot {
   perAgent: Record<string, { inUse: number; max: number }>;
   waiting: number;
   running: string[];
-  sessions: { sessionId: string; activeRunId?: string; laneDepth: number }[];
+  /** Busy sessions; `lane`: the ids waiting in the session's lane, front first (lane.list has the details). */
+  sessions: { sessionId: string; activeRunId?: string; laneDepth: number; lane: string[] }[];
 }

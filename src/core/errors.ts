@@ -13,6 +13,8 @@ export type EngineErrorCode =
   | 'session_busy'
   /** A lane operation on a message that is not waiting (it started or ended; the message names its state). */
   | 'not_waiting'
+  /** `lane.promote` of a waiting message that cannot steer the active run (none active, not plain text, ...). */
+  | 'not_steerable'
   | 'not_found'
   | 'closed'
   | 'invalid_config'

@@ -11,6 +11,7 @@ export type * from './run-events.js';
 export { isTerminalState, resultOf } from './run-status.js';
 export type { RunState, QueuedFor, RunFields, RunStatus, ReadonlyRunStatus, RunResult } from './run-status.js';
 export type { SubmitResult } from './submit-result.js';
+export type { LaneChange, LaneChangeResult, LaneEntryView, LaneListing } from './lane.js';
 export { runOfSteer, steerFields } from './steer.js';
 export type { SteerFields, SteerState } from './steer.js';
 export type { EngineSnapshot } from './engine-snapshot.js';

@@ -93,6 +93,18 @@ export interface RunEventData {
     denied?: DeniedAction[];
   };
   'run.cancelled': { reason: string };
+  /**
+   * A lane operation changed this waiting message (docs/runs.md, "A queue you can see and
+   * change"): `lane` is the session's waiting ids after it, front first; `edited` carries the
+   * new text, `promoted` the run it now steers. `withdrawn` is followed by `run.cancelled`.
+   */
+  'lane.changed': {
+    change: 'withdrawn' | 'moved' | 'promoted' | 'edited';
+    lane: string[];
+    position?: number;
+    intoRunId?: string;
+    input?: string;
+  };
   'run.failed': { error: CodedError };
 }
 

@@ -24,8 +24,11 @@ type Rejection = { code: 'lane_full' | 'session_busy'; activeRunId?: string };
 export class BusyMessages {
   /** Refusals not yet answered by admission, by message id. */
   private readonly rejections = new Map<string, Rejection>();
-  /** A rollback message's id → the run it rolled back, until the message starts. */
-  private readonly rollbacks = new Map<string, string>();
+  /**
+   * The text of runs a starting run may have to be told about (rolled back, or dropped by
+   * `summarize_oldest`), kept from when they left — or, after a restart, read back by recovery.
+   */
+  private readonly inputs = new Map<string, string>();
 
   constructor(private readonly deps: BusyMessagesDeps) {}
 
@@ -60,28 +63,34 @@ export class BusyMessages {
     );
   }
 
-  /** `rolledBack` was cancelled for the message `by`, which runs next. */
-  rolledBack(rolledBack: string, by: string): void {
-    this.rollbacks.set(by, rolledBack);
+  /** `rolledBack` was cancelled for the message `by`, which runs next (the session's lane entry says so). */
+  rolledBack(rolledBack: string, _by: string): void {
+    this.keepInput(rolledBack);
+  }
+
+  /** After a restart: the text of a run a notice will name (recovery read it from the store). */
+  rememberInput(runId: string, input: string): void {
+    this.inputs.set(runId, input);
   }
 
   /**
    * The session admits `runId`: the `collect` messages it carries merge into its input (one
    * record write consumes them all), and it is told what was dropped or rolled back before it.
    */
-  admitting(runId: string, { carries = [], summarizes = [] }: { carries?: string[]; summarizes?: string[] }): void {
+  admitting(
+    runId: string,
+    { carries = [], summarizes = [], rollsBack }: { carries?: string[]; summarizes?: string[]; rollsBack?: string },
+  ): void {
     const { table, ledger, steers } = this.deps;
     const handle = table.get(runId);
     if (!handle) return;
     const notices: string[] = [];
-    const rolledBack = this.rollbacks.get(runId);
-    this.rollbacks.delete(runId);
-    if (rolledBack !== undefined) {
-      const input = table.get(rolledBack)?.request.input;
-      if (input !== undefined) notices.push(rollbackNotice({ runId: rolledBack, input }));
+    if (rollsBack !== undefined) {
+      const input = this.takeInput(rollsBack);
+      if (input !== undefined) notices.push(rollbackNotice({ runId: rollsBack, input }));
     }
     const dropped = summarizes.flatMap((id) => {
-      const input = table.get(id)?.request.input;
+      const input = this.takeInput(id);
       return input !== undefined ? [{ runId: id, input }] : [];
     });
     if (dropped.length > 0) notices.push(overflowNotice(dropped));
@@ -106,8 +115,22 @@ export class BusyMessages {
         table.delete(message.status.runId);
         handle.waiters.push(...message.waiters.splice(0));
         steers.collected(message, runId);
+        // Its own record ends, so it is not open any more; its id answers for the carrier (the steer record).
+        ledger.endRun(message, { state: 'cancelled', reason: 'merged' });
+        ledger.settleRun(message);
       }
     }
     if (notices.length > 0) ledger.postFirst(handle, ...notices.map((content) => ({ role: 'user' as const, content })));
+  }
+
+  private keepInput(runId: string): void {
+    const input = this.deps.table.get(runId)?.request.input;
+    if (input !== undefined) this.inputs.set(runId, input);
+  }
+
+  private takeInput(runId: string): string | undefined {
+    const input = this.inputs.get(runId) ?? this.deps.table.get(runId)?.request.input;
+    this.inputs.delete(runId);
+    return input;
   }
 }

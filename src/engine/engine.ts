@@ -48,6 +48,8 @@ import { SessionHandover } from './session-handover.js';
 import { SessionHost } from './session.host.js';
 import { Steers } from './steers.js';
 import { LimiterHost } from './limiter.host.js';
+import { LaneOperations } from './lane-operations.js';
+import type { LaneChangeResult, LaneListing } from '../core/lane.js';
 
 export type { EngineSnapshot, SubmitResult };
 
@@ -90,6 +92,7 @@ export class Engine {
   private readonly lookup: RunLookup;
   private readonly cancelRunTree: CancelRunTree;
   private readonly recovery: RecoveryDeps;
+  private readonly laneOps: LaneOperations;
   /** In a cluster (src/cluster/): takes sessions over, lets idle ones go, drops the ones it lost. */
   readonly handover: SessionHandover;
   private readonly closeHooks: (() => Promise<void> | void)[] = [];
@@ -164,7 +167,8 @@ export class Engine {
       ...{ table, ledger, act, turns, sessions, limiter, steers, inspection, clock, effects },
       engine: { closing, onError, cancelRunTree },
     });
-    this.recovery = { store, log, grants: this.grants, table, ledger, sessions, steers };
+    const laneOps = (this.laneOps = new LaneOperations({ table, ledger, sessions, steers, store, clock }));
+    this.recovery = { store, log, grants: this.grants, table, ledger, sessions, steers, busy };
     const recovery = this.recovery;
     this.handover = new SessionHandover({ table, sessions, ledger, conversations, cancelRunTree, recovery });
     sessions.connect({
@@ -187,6 +191,7 @@ export class Engine {
         admission.enter(runId);
         ledger.endQueued(runId, reason);
       },
+      laneChanged: (runId, change, lane, intoRunId) => laneOps.changed(runId, change, lane, intoRunId),
     });
     inspection.connect(() => this.liveActors());
   }
@@ -264,6 +269,35 @@ export class Engine {
 
   async stopSession(sessionId: string): Promise<{ cancelled?: string; purged: number }> {
     return this.sessions.stop(sessionId);
+  }
+
+  /** The session's lane: its active run and the messages waiting behind it, front first. */
+  lane(sessionId: string): LaneListing {
+    return this.laneOps.list(sessionId);
+  }
+
+  /**
+   * Takes a waiting message out of its lane: it ends `cancelled` (reason `withdrawn`). Like the
+   * other lane operations it answers once the change is durable, and EngineError `not_waiting`
+   * (details: its state now) when the message is no longer waiting.
+   */
+  withdraw(runId: string): Promise<LaneChangeResult> {
+    return this.laneOps.withdraw(runId);
+  }
+
+  /** Moves a waiting message to a 1-based place in its lane (the others keep their order). */
+  moveInLane(runId: string, position: number): Promise<LaneChangeResult> {
+    return this.laneOps.move(runId, position);
+  }
+
+  /** Makes a waiting message a steer of its session's active run (EngineError `not_steerable` if it cannot be). */
+  promoteToSteer(runId: string): Promise<LaneChangeResult> {
+    return this.laneOps.promote(runId);
+  }
+
+  /** Replaces a waiting message's text (only its text). */
+  editWaiting(runId: string, patch: { input: string }): Promise<LaneChangeResult> {
+    return this.laneOps.edit(runId, patch);
   }
 
   status(runId: string): RunStatus | undefined {

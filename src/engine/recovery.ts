@@ -14,6 +14,7 @@ import { isTerminalEvent } from '../core/run-events.js';
 import { isTerminalState } from '../core/run-status.js';
 import { collectKeyOf } from './collect.js';
 import type { RunRecord, SessionWork, SteerRecord, Store, StoredLaneEntry } from '../store/types.js';
+import type { BusyMessages } from './busy-messages.js';
 import type { EventLog } from './event-log.js';
 import type { RunLedger } from './run-ledger.js';
 import type { RunHandle, RunTable } from './run-table.js';
@@ -28,6 +29,8 @@ export interface RecoveryDeps {
   ledger: RunLedger;
   sessions: SessionHost;
   steers: Steers;
+  /** Told the text of runs a restored lane's notices name (rolled back, dropped by summarize_oldest). */
+  busy?: Pick<BusyMessages, 'rememberInput'>;
 }
 
 export interface Recovered {
@@ -136,35 +139,59 @@ async function recoverWork(
     const inLane = lane.map((e) => queued.get(e.runId)).filter((h): h is RunHandle => h !== undefined);
     const strays = [...queued.values()].filter((h) => h.status.sessionId === sessionId && !inLane.includes(h));
     const order = [...(steerFollowUps.get(sessionId) ?? []), ...(admitted.get(sessionId) ?? []), ...inLane, ...strays];
-    const entries = order.map((h) => ({
-      runId: h.status.runId,
-      viaInterrupt: lane.find((e) => e.runId === h.status.runId)?.viaInterrupt ?? false,
-      model: h.request.model,
-      workspace: table.workspaceOf(h),
-      ...(h.request.startBy !== undefined ? { startBy: h.request.startBy } : {}),
-      ...(h.status.carries === undefined && collectKeyOf(h.request, table.workspaceOf(h)) !== undefined
-        ? { collectKey: collectKeyOf(h.request, table.workspaceOf(h)) }
-        : {}),
-    }));
+    const entries = order.map((h) => {
+      const stored = lane.find((e) => e.runId === h.status.runId);
+      return {
+        runId: h.status.runId,
+        viaInterrupt: stored?.viaInterrupt ?? false,
+        ...(stored?.viaRollback ? { viaRollback: true } : {}),
+        ...(stored?.rollsBack !== undefined ? { rollsBack: stored.rollsBack } : {}),
+        // The point in time it must leave the lane by stays what it was: time spent down counts.
+        ...(stored?.leaveBy !== undefined ? { leaveBy: stored.leaveBy } : {}),
+        model: h.request.model,
+        workspace: table.workspaceOf(h),
+        plainText: h.request.plainText,
+        ...(h.request.startBy !== undefined ? { startBy: h.request.startBy } : {}),
+        ...(h.status.carries === undefined && collectKeyOf(h.request, table.workspaceOf(h)) !== undefined
+          ? { collectKey: collectKeyOf(h.request, table.workspaceOf(h)) }
+          : {}),
+      };
+    });
+    const summarizes = lane[0]?.summarizes ?? [];
+    await rememberNoticeInputs(deps, [...summarizes, ...lane.flatMap((e) => (e.rollsBack ? [e.rollsBack] : []))]);
     result.requeued.push(...entries.map((e) => e.runId));
-    sessions.restore(sessionId, entries);
+    sessions.restore(sessionId, entries, summarizes);
   }
   return result;
 }
 
+/** Hands the busy messages the stored text of the runs a restored lane's notices name. */
+async function rememberNoticeInputs({ store, busy }: RecoveryDeps, runIds: string[]): Promise<void> {
+  if (!busy) return;
+  for (const runId of new Set(runIds)) {
+    const record = await store.getRun(runId);
+    if (record) busy.rememberInput(runId, record.request.input);
+  }
+}
+
 /**
- * Waiting `collect` messages another run already carries: listed in an open run's `carries`
- * (the carrier's record is the write that consumed them), or with their merged record stored.
- * They are not queued again; their ids answer for the carrying run.
+ * Waiting messages that became part of another run: `collect` messages an open run's record
+ * carries (that record is the write that consumed them) or stored as merged, and messages
+ * promoted to a steer (their steer record stands for them; a pending one is recovered as a
+ * steer). They are not queued again; their ids answer for the run that carries them. A merged
+ * message's own record, still `queued` when the crash came before it ended, ends `merged`.
  */
-async function collectedMessages({ store, steers }: RecoveryDeps, open: RunRecord[]): Promise<Set<string>> {
+async function collectedMessages(deps: RecoveryDeps, open: RunRecord[]): Promise<Set<string>> {
+  const { store, steers } = deps;
   const collected = new Set<string>();
   const byId = new Map(open.map((r) => [r.runId, r]));
+  const ended: [RunRecord, string][] = [];
   for (const carrier of open) {
     for (const id of carrier.carries ?? []) {
       const message = byId.get(id);
       if (id === carrier.runId || !message || message.state !== 'queued') continue;
       collected.add(id);
+      ended.push([message, 'merged']);
       steers.settle({
         steerId: id,
         sessionId: message.sessionId,
@@ -177,14 +204,39 @@ async function collectedMessages({ store, steers }: RecoveryDeps, open: RunRecor
     }
   }
   for (const record of open) {
-    if (record.state !== 'queued' || record.request.busyPolicy !== 'collect' || collected.has(record.runId)) continue;
-    const merged = await store.getSteer(record.runId);
-    if (merged && merged.state === 'merged' && merged.followUp !== record.runId) {
-      collected.add(record.runId);
-      steers.remember(merged);
-    }
+    if (record.state !== 'queued' || collected.has(record.runId)) continue;
+    const steer = await store.getSteer(record.runId);
+    // A steer requeued under the message's id is the follow-up run whose record this is.
+    if (!steer || steer.state === 'requeued') continue;
+    collected.add(record.runId);
+    if (steer.state === 'pending') continue;
+    steers.remember(steer);
+    // Settled for good (read, or merged into a run of other ids): its own record ends too.
+    ended.push([
+      record,
+      record.request.busyPolicy === 'collect' && steer.into === steer.followUp ? 'merged' : 'promoted',
+    ]);
   }
+  for (const [record, reason] of ended) await endCarried(deps, record, reason);
   return collected;
+}
+
+/**
+ * A message another run carries ends its own record and log `cancelled` with `reason`
+ * (`merged`, `promoted`); its id answers for the carrying run through its steer record.
+ */
+async function endCarried(
+  { store, log, table, ledger }: RecoveryDeps,
+  record: RunRecord,
+  reason: string,
+): Promise<void> {
+  const { request: _request, ...stored } = record;
+  const handle = table.newHandle(record.request, { stored });
+  ledger.inputConsumed(handle);
+  const events = await store.readEvents(record.runId);
+  log.restoreSeq(record.runId, events.at(-1)?.seq ?? 0, record.sessionId, 0);
+  ledger.endRun(handle, { state: 'cancelled', reason });
+  ledger.settleRun(handle);
 }
 
 /**
@@ -200,7 +252,8 @@ async function recoverSteers(
   for (const steer of pending) {
     if (settled.has(steer.steerId)) continue;
     const followUp = await store.getRun(steer.steerId);
-    if (followUp) {
+    // A follow-up's record lists what it carries; a promoted message's own record (same id) does not.
+    if (followUp?.carries?.includes(steer.steerId)) {
       for (const id of followUp.carries ?? [steer.steerId]) {
         const carried = id === steer.steerId ? steer : pending.find((s) => s.steerId === id);
         if (!carried) continue;

@@ -146,6 +146,18 @@ export class RunLedger {
     this.save(handle);
   }
 
+  /** A waiting message's text edited in its lane: its request and its inbox say the new text; the record is saved. */
+  editInput(handle: RunHandle, input: string): void {
+    const old = handle.request.input;
+    own(handle).request = { ...handle.request, input };
+    const inbox = this.inboxes.get(handle.status.runId);
+    if (inbox) {
+      const edited = inbox.map((m) => (m.role === 'user' && m.content === old ? { ...m, content: input } : m));
+      this.inboxes.set(handle.status.runId, edited);
+    }
+    this.save(handle);
+  }
+
   /** Messages for the model, after what is already waiting (consumed steers, tool results). */
   post(handle: RunHandle, ...messages: Message[]): void {
     this.inboxOf(handle).push(...messages);

@@ -67,11 +67,12 @@ export class RunLookup {
     const handle = this.table.get(runId);
     if (handle) return this.table.settled(handle, options);
     await this.log.settled();
-    const record = await this.store.getRun(runId);
-    if (record && isTerminalState(record.state)) return resultOf({ ...record, state: record.state });
-    // A steer (or a merged collect message) from before a restart answers with the fate of the run it went into.
+    // A steer (a merged or promoted message too) from before a restart answers with the fate of
+    // the run it went into, whatever its own record says (a merged message's ends `merged`).
     const into = await this.steers.runOf(runId);
     if (into !== runId) return this.wait(into, options);
+    const record = await this.store.getRun(runId);
+    if (record && isTerminalState(record.state)) return resultOf({ ...record, state: record.state });
     throw new EngineError('not_found', `no run "${runId}"`, { runId });
   }
 }

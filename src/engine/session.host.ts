@@ -5,11 +5,18 @@
  * decides goes to a handler table the engine supplies.
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
-import type { LaneEntry, SessionEmitted, SessionLimits, SessionMessage } from '../../machines/session.machine.js';
+import type {
+  LaneChange,
+  LaneEntry,
+  LaneRefusal,
+  SessionEmitted,
+  SessionLimits,
+  SessionMessage,
+} from '../../machines/session.machine.js';
 import { sessionMachine } from '../../machines/session.machine.js';
 import { nowOf, timerMs, type Clock } from '../core/clock.js';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/types.js';
+import type { Store, StoredLaneEntry } from '../store/types.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
 
@@ -18,13 +25,40 @@ type SessionActor = Actor<typeof sessionMachine>;
 /** A message or lane entry with its start deadline as a time (`startBy`); the session gets it as a delay. */
 type WithStartBy<T> = Omit<T, 'startWithinMs'> & { startBy?: string };
 
+/** A lane entry as restored: its deadlines as times (`startBy`, `leaveBy`); the session gets what is left of them. */
+type RestoredEntry = Omit<WithStartBy<LaneEntry>, 'leaveWithinMs'> & { leaveBy?: string };
+
+/** A lane operation the session decides. */
+export type LaneOperation =
+  | { type: 'WITHDRAW'; runId: string }
+  | { type: 'MOVE'; runId: string; position: number }
+  | { type: 'PROMOTE'; runId: string }
+  | { type: 'EDIT'; runId: string };
+
+/** What the session answered a lane operation: the change it made, or why it made none. */
+export type LaneAnswer =
+  { ok: true; change: LaneChange; lane: string[]; intoRunId?: string } | { ok: false; code: LaneRefusal; why: string };
+
+/** One waiting message as the session sees it. */
+export interface LaneView {
+  runId: string;
+  /** 1-based. */
+  position: number;
+  viaInterrupt: boolean;
+  viaRollback: boolean;
+  /** A `collect` message that may merge with its compatible neighbours. */
+  collects: boolean;
+  /** When it leaves the lane `lane_timeout` unless it started (ISO). */
+  leaveBy?: string;
+}
+
 /** What the engine does with a session's decisions. Contract: none may throw. */
 export interface SessionHandlers {
   /**
    * The message takes the session's slot: start its run, carrying the `collect` messages merged
    * into it and told about the messages `summarize_oldest` dropped.
    */
-  admit(runId: string, extra: { carries?: string[]; summarizes?: string[] }): void;
+  admit(runId: string, extra: { carries?: string[]; summarizes?: string[]; rollsBack?: string }): void;
   /** The message goes into the running run as a steer. */
   steer(runId: string, intoRunId: string): void;
   /** The message waits in the lane at this 1-based position. */
@@ -33,8 +67,10 @@ export interface SessionHandlers {
   rejected(runId: string, rejection: { code: 'lane_full' | 'session_busy'; activeRunId?: string }): void;
   /** The active run must stop (interrupted, superseded, stopped, or rolled back `by` a message). */
   cancelActive(runId: string, reason: string, by?: string): void;
-  /** The message left the lane without running (cancelled, superseded, purged, lane_timeout, dropped_overflow). */
+  /** The message left the lane without running (cancelled, superseded, purged, lane_timeout, dropped_overflow, withdrawn). */
   dropped(runId: string, reason: string): void;
+  /** A lane operation changed the lane (`lane`: the waiting ids after it, front first). */
+  laneChanged(runId: string, change: LaneChange, lane: string[], intoRunId?: string): void;
 }
 
 export interface SessionHostDeps {
@@ -62,6 +98,10 @@ export class SessionHost {
   private readonly dropped = new Set<string>();
   /** Shutting down: lanes keep their messages for the next start. */
   private draining = false;
+  /** When each waiting message must leave the lane (epoch ms): stored with the lane, so a restart keeps it. */
+  private readonly leaveBy = new Map<string, number>();
+  /** The answer to the lane operation being decided (set while the session handles it). */
+  private laneAnswer: LaneAnswer | undefined;
 
   /** What the engine does with the sessions' decisions (connected once every part exists). */
   private handlers: SessionHandlers | undefined;
@@ -137,10 +177,56 @@ export class SessionHost {
     this.actorOf(sessionId).send({ type: 'REQUEUE_FRONT', entry });
   }
 
-  restore(sessionId: string, entries: WithStartBy<LaneEntry>[]): void {
+  /**
+   * After a restart: the lane as stored. Each entry's lane wait continues towards its stored
+   * point in time (`leaveBy`; time spent down counts); one stored before there was one waits in full.
+   */
+  restore(sessionId: string, entries: RestoredEntry[], summarizes: string[] = []): void {
     if (this.dropped.has(sessionId)) return;
-    const timed = entries.map(({ startBy, ...entry }) => ({ ...entry, ...this.startWithin(startBy) }));
-    this.actorOf(sessionId).send({ type: 'RESTORE', entries: timed });
+    const now = nowOf(this.deps.clock);
+    const maxWait = this.limits().laneMaxWaitMs;
+    const timed = entries.map(({ startBy, leaveBy, ...entry }) => {
+      const at = leaveBy !== undefined && !Number.isNaN(Date.parse(leaveBy)) ? Date.parse(leaveBy) : now + maxWait;
+      this.leaveBy.set(entry.runId, at);
+      return { ...entry, ...this.startWithin(startBy), leaveWithinMs: Math.max(0, at - now) };
+    });
+    this.actorOf(sessionId).send({
+      type: 'RESTORE',
+      entries: timed,
+      ...(summarizes.length > 0 ? { summarizes } : {}),
+    });
+  }
+
+  /**
+   * Asks the session to change a waiting message. The session decides synchronously — a message
+   * that has started or left answers `not_waiting` — and the change is stored before this returns.
+   */
+  laneOperation(sessionId: string, operation: LaneOperation): LaneAnswer {
+    const session = this.dropped.has(sessionId) ? undefined : this.sessions.get(sessionId);
+    if (!session) return { ok: false, code: 'not_waiting', why: 'its session has nothing waiting' };
+    this.laneAnswer = undefined;
+    session.send(operation);
+    const answer = this.laneAnswer as LaneAnswer | undefined;
+    this.laneAnswer = undefined;
+    return answer ?? { ok: false, code: 'not_waiting', why: 'it is not in the lane' };
+  }
+
+  /** The session's waiting messages, front first, and its active run. */
+  lane(sessionId: string): { activeRunId?: string; entries: LaneView[] } {
+    const ctx = this.sessions.get(sessionId)?.getSnapshot().context;
+    if (!ctx) return { entries: [] };
+    const entries = ctx.lane.map((e, i) => {
+      const leaveBy = this.leaveBy.get(e.runId);
+      return {
+        runId: e.runId,
+        position: i + 1,
+        viaInterrupt: e.viaInterrupt,
+        viaRollback: e.viaRollback === true,
+        collects: e.collectKey !== undefined,
+        ...(leaveBy !== undefined ? { leaveBy: new Date(leaveBy).toISOString() } : {}),
+      };
+    });
+    return { ...(ctx.active ? { activeRunId: ctx.active.runId } : {}), entries };
   }
 
   /**
@@ -193,10 +279,15 @@ export class SessionHost {
     for (const session of this.sessions.values()) session.send({ type: 'CONFIGURE', limits });
   }
 
-  overview(): { sessionId: string; activeRunId?: string; laneDepth: number }[] {
+  overview(): { sessionId: string; activeRunId?: string; laneDepth: number; lane: string[] }[] {
     return [...this.sessions.entries()].map(([sessionId, actor]) => {
       const ctx = actor.getSnapshot().context;
-      return { sessionId, ...(ctx.active ? { activeRunId: ctx.active.runId } : {}), laneDepth: ctx.lane.length };
+      return {
+        sessionId,
+        ...(ctx.active ? { activeRunId: ctx.active.runId } : {}),
+        laneDepth: ctx.lane.length,
+        lane: ctx.lane.map((e) => e.runId),
+      };
     });
   }
 
@@ -230,15 +321,20 @@ export class SessionHost {
     if (!handlers) throw new Error('the session host was not connected to its handlers');
     switch (event.type) {
       case 'admit':
+        this.leaveBy.delete(event.runId);
+        for (const id of event.carries ?? []) this.leaveBy.delete(id);
         handlers.admit(event.runId, {
           ...(event.carries ? { carries: event.carries } : {}),
           ...(event.summarizes ? { summarizes: event.summarizes } : {}),
+          ...(event.rollsBack !== undefined ? { rollsBack: event.rollsBack } : {}),
         });
         break;
       case 'steer':
         handlers.steer(event.runId, event.intoRunId);
         break;
       case 'queued':
+        // Entering the lane (again) starts its full wait, as the session's timer does.
+        this.leaveBy.set(event.runId, nowOf(this.deps.clock) + session.getSnapshot().context.laneMaxWaitMs);
         handlers.queued(event.runId, event.position);
         break;
       case 'rejected':
@@ -253,7 +349,21 @@ export class SessionHost {
         handlers.cancelActive(event.runId, event.reason, event.by);
         break;
       case 'dropped':
+        this.leaveBy.delete(event.runId);
         handlers.dropped(event.runId, event.reason);
+        break;
+      case 'laneChanged':
+        if (event.change === 'promoted') this.leaveBy.delete(event.runId);
+        this.laneAnswer = {
+          ok: true,
+          change: event.change,
+          lane: event.lane,
+          ...(event.intoRunId !== undefined ? { intoRunId: event.intoRunId } : {}),
+        };
+        handlers.laneChanged(event.runId, event.change, event.lane, event.intoRunId);
+        break;
+      case 'laneRefused':
+        this.laneAnswer = { ok: false, code: event.code, why: event.why };
         break;
       case 'idle':
         // Admission waits a microtask, so a burst of interrupts arriving together supersedes
@@ -261,7 +371,7 @@ export class SessionHost {
         queueMicrotask(() => this.admitNextOrRetire(sessionId, session));
         break;
     }
-    if (event.type === 'queued' || event.type === 'dropped' || event.type === 'admit')
+    if (event.type === 'queued' || event.type === 'dropped' || event.type === 'admit' || event.type === 'laneChanged')
       this.persistLane(sessionId, session);
   }
 
@@ -289,8 +399,23 @@ export class SessionHost {
     return { startWithinMs: Math.max(0, Date.parse(startBy) - nowOf(this.deps.clock)) };
   }
 
+  /**
+   * The lane as stored: each entry with its marks and its point in time to leave by; the front
+   * one also with what `summarize_oldest` dropped, which the next run to start is told.
+   */
   private persistLane(sessionId: string, session: SessionActor): void {
-    const lane = session.getSnapshot().context.lane.map((e) => ({ runId: e.runId, viaInterrupt: e.viaInterrupt }));
-    this.deps.settleInBackground(this.deps.store.saveLane(sessionId, lane));
+    const { lane, overflowDropped } = session.getSnapshot().context;
+    const stored = lane.map((e, i): StoredLaneEntry => {
+      const leaveBy = this.leaveBy.get(e.runId);
+      return {
+        runId: e.runId,
+        viaInterrupt: e.viaInterrupt,
+        ...(e.viaRollback ? { viaRollback: true } : {}),
+        ...(e.rollsBack !== undefined ? { rollsBack: e.rollsBack } : {}),
+        ...(leaveBy !== undefined ? { leaveBy: new Date(leaveBy).toISOString() } : {}),
+        ...(i === 0 && overflowDropped.length > 0 ? { summarizes: [...overflowDropped] } : {}),
+      };
+    });
+    this.deps.settleInBackground(this.deps.store.saveLane(sessionId, stored));
   }
 }

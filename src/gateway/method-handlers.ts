@@ -31,6 +31,11 @@ export type GatewayEngine = Pick<
   | 'queryRuns'
   | 'inspectionSnapshot'
 > & {
+  lane(sessionId: string): ReturnType<Engine['lane']> | Promise<ReturnType<Engine['lane']>>;
+  withdraw(runId: string): ReturnType<Engine['withdraw']>;
+  moveInLane(runId: string, position: number): ReturnType<Engine['moveInLane']>;
+  promoteToSteer(runId: string): ReturnType<Engine['promoteToSteer']>;
+  editWaiting(runId: string, patch: { input: string }): ReturnType<Engine['editWaiting']>;
   reconfigure(partial: PartialConfig): ReturnType<Engine['reconfigure']> | Promise<ReturnType<Engine['reconfigure']>>;
   snapshot(): ReturnType<Engine['snapshot']> | Promise<ReturnType<Engine['snapshot']>>;
   respondApproval(...args: Parameters<Engine['respondApproval']>): boolean | Promise<boolean>;
@@ -76,6 +81,11 @@ export const methodHandlers: { [M in MethodName]: Handler<M> } = {
   'runs.query': (query, { engine }) => engine.queryRuns(query),
   'run.cancel': async ({ runId, reason }, { engine }) => ({ cancelled: await engine.cancel(runId, reason) }),
   'session.stop': ({ sessionId }, { engine }) => engine.stopSession(sessionId),
+  'lane.list': ({ sessionId }, { engine }) => engine.lane(sessionId),
+  'lane.withdraw': ({ runId }, { engine }) => engine.withdraw(runId),
+  'lane.move': ({ runId, position }, { engine }) => engine.moveInLane(runId, position),
+  'lane.promote': ({ runId }, { engine }) => engine.promoteToSteer(runId),
+  'lane.edit': ({ runId, input }, { engine }) => engine.editWaiting(runId, { input }),
   'events.subscribe': (filter, scope) => ({ subscriptionId: scope.subscribeEvents(filter) }),
   'events.unsubscribe': ({ subscriptionId }, scope) => {
     scope.unsubscribe(subscriptionId);

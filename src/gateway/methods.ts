@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema } from '../approval/index.js';
 import type { EngineSnapshot } from '../core/engine-snapshot.js';
+import type { LaneChangeResult, LaneListing } from '../core/lane.js';
 import type { SubmitResult } from '../core/submit-result.js';
 import type { StreamEvent, RunEvent } from '../core/run-events.js';
 import type { RunResult, RunStatus } from '../core/run-status.js';
@@ -62,6 +63,12 @@ export const MethodParamsSchemas = {
   'runs.query': RunsQueryParamsSchema,
   'run.cancel': z.object({ runId: Id, reason: z.string().max(1000).optional() }).strict(),
   'session.stop': z.object({ sessionId: Id }).strict(),
+  // The wait lane (docs/runs.md, "A queue you can see and change").
+  'lane.list': z.object({ sessionId: Id }).strict(),
+  'lane.withdraw': z.object({ runId: Id }).strict(),
+  'lane.move': z.object({ runId: Id, position: z.number().int().min(1) }).strict(),
+  'lane.promote': z.object({ runId: Id }).strict(),
+  'lane.edit': z.object({ runId: Id, input: z.string() }).strict(),
   'events.subscribe': EventsSubscribeParamsSchema,
   'events.unsubscribe': z.object({ subscriptionId: Id }).strict(),
   'approval.respond': z.object({ approvalId: Id, decision: ApprovalDecisionSchema }).strict(),
@@ -83,6 +90,11 @@ export interface MethodResults {
   'runs.query': RunPage;
   'run.cancel': { cancelled: boolean };
   'session.stop': { cancelled?: string; purged: number };
+  'lane.list': LaneListing;
+  'lane.withdraw': LaneChangeResult;
+  'lane.move': LaneChangeResult;
+  'lane.promote': LaneChangeResult;
+  'lane.edit': LaneChangeResult;
   'events.subscribe': { subscriptionId: string };
   'events.unsubscribe': { ok: true };
   'approval.respond': { ok: boolean };

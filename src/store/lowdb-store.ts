@@ -153,7 +153,14 @@ const PROBE_BYTES = 64 * 1024;
 const FormatFile = z.object({ format: z.string(), version: z.number() });
 const OpenRunsFile = z.object({ runs: z.array(z.string()) });
 const OpenSteersFile = z.object({ steers: z.array(z.string()) });
-const LaneEntry = z.object({ runId: z.string(), viaInterrupt: z.boolean() });
+const LaneEntry = z.object({
+  runId: z.string(),
+  viaInterrupt: z.boolean(),
+  viaRollback: z.boolean().optional(),
+  rollsBack: z.string().optional(),
+  leaveBy: z.string().optional(),
+  summarizes: z.array(z.string()).optional(),
+});
 const LanesFile = z.object({ lanes: z.array(z.tuple([z.string(), z.array(LaneEntry)])) });
 const GrantsFile = z.object({ grants: z.array(z.tuple([z.string(), z.array(z.string())])) });
 

@@ -178,7 +178,7 @@ export class RedisStore implements Store {
         ['DEL', this.keys.lane(sessionId)],
         ['SREM', this.keys.lanes(), sessionId],
       ]);
-    const lane = entries.map(({ runId, viaInterrupt }) => ({ runId, viaInterrupt }));
+    const lane = entries.map((entry) => ({ ...entry }));
     return this.write(sessionId, [
       ['SET', this.keys.lane(sessionId), JSON.stringify(lane)],
       ['SADD', this.keys.lanes(), sessionId],

@@ -91,6 +91,14 @@ export interface StoreHealth {
 export interface StoredLaneEntry {
   runId: string;
   viaInterrupt: boolean;
+  /** It rolled the active run back: it stays first. */
+  viaRollback?: boolean;
+  /** The run it rolled back: its run is told so when it starts. */
+  rollsBack?: string;
+  /** The point in time it leaves the lane `lane_timeout` unless started (ISO); a restart keeps it. */
+  leaveBy?: string;
+  /** Front entry only: the messages `summarize_oldest` dropped, which the next run to start is told about. */
+  summarizes?: string[];
 }
 
 /** What recovery needs of one session: its open runs, pending steers, lane and grants. */

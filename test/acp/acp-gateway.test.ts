@@ -134,6 +134,11 @@ function watched(inner: Engine): GatewayEngine {
     queryRuns: (query) => inner.queryRuns(query),
     respondApproval: (approvalId, decision) => inner.respondApproval(approvalId, decision),
     onApprovalRequested: (listener) => inner.onApprovalRequested(listener),
+    lane: (sessionId) => inner.lane(sessionId),
+    withdraw: (runId) => inner.withdraw(runId),
+    moveInLane: (runId, position) => inner.moveInLane(runId, position),
+    promoteToSteer: (runId) => inner.promoteToSteer(runId),
+    editWaiting: (runId, patch) => inner.editWaiting(runId, patch),
   };
 }
 

@@ -137,7 +137,7 @@ describe('engine-wide methods', () => {
       waiting: 0,
       running: [runId],
     });
-    expect(snapshot.sessions).toEqual([{ sessionId: 's', activeRunId: runId, laneDepth: 0 }]);
+    expect(snapshot.sessions).toEqual([{ sessionId: 's', activeRunId: runId, laneDepth: 0, lane: [] }]);
     await client.cancel(runId);
   });
 

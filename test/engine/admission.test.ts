@@ -124,7 +124,9 @@ describe('wait lane order', () => {
       ['queued', 3],
       ['queued', 4],
     ]);
-    expect(engine.snapshot().sessions).toEqual([{ sessionId: 's', activeRunId: first.runId, laneDepth: 4 }]);
+    expect(engine.snapshot().sessions).toEqual([
+      { sessionId: 's', activeRunId: first.runId, laneDepth: 4, lane: queued.map((q) => q.runId) },
+    ]);
 
     for (const run of [first, ...queued]) {
       await until(() => model.isThinking(run.runId), `${run.runId} reaches its model turn`);

@@ -119,7 +119,9 @@ describe('lane_overflow (OpenClaw drop policies)', () => {
     });
     expect(await engine.wait('q1')).toMatchObject({ state: 'cancelled', reason: 'dropped_overflow' });
     expect((await engine.history('q1')).at(-1)).toMatchObject({ type: 'run.cancelled', reason: 'dropped_overflow' });
-    expect(engine.snapshot().sessions).toEqual([{ sessionId: 's', activeRunId: 'first', laneDepth: 2 }]);
+    expect(engine.snapshot().sessions).toEqual([
+      { sessionId: 's', activeRunId: 'first', laneDepth: 2, lane: ['q2', 'q3'] },
+    ]);
   });
 
   it('summarize_oldest: the next run that starts gets a notice with the first words of each dropped message', async () => {

@@ -73,7 +73,9 @@ describe('cancel', () => {
 
     expect(await engine.cancel(queued.runId)).toBe(true);
     expect(await engine.wait(queued.runId)).toMatchObject({ state: 'cancelled', reason: 'cancelled' });
-    expect(engine.snapshot().sessions).toEqual([{ sessionId: 's', activeRunId: first.runId, laneDepth: 1 }]);
+    expect(engine.snapshot().sessions).toEqual([
+      { sessionId: 's', activeRunId: first.runId, laneDepth: 1, lane: [after.runId] },
+    ]);
 
     await until(() => hold.isHolding(first.runId), 'first holds');
     hold.release(first.runId);

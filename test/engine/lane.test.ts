@@ -87,7 +87,9 @@ describe('lane expiry', () => {
     await advance(clock, 1);
     const result = await engine.wait(waiting.runId);
     expect(result).toMatchObject({ state: 'failed', error: { code: 'lane_timeout' } });
-    expect(engine.snapshot().sessions).toEqual([{ sessionId: 's', activeRunId: running.runId, laneDepth: 0 }]);
+    expect(engine.snapshot().sessions).toEqual([
+      { sessionId: 's', activeRunId: running.runId, laneDepth: 0, lane: [] },
+    ]);
     const history = await engine.history(waiting.runId);
     expectWellFormedHistory(history);
     expect(history.map((e) => e.type)).toEqual(['run.queued', 'run.failed']);

@@ -100,6 +100,26 @@ function alphabet(snapshot: SessionSnapshot): SessionEvent[] {
   return events;
 }
 
+/**
+ * Lane operations, taken once from every reachable state (not explored further: reordering the
+ * lane multiplies the states without new decisions; test/property covers sequences of them).
+ */
+function laneOperations(snapshot: SessionSnapshot): SessionEvent[] {
+  const { active, lane } = snapshot.context;
+  const events: SessionEvent[] = [];
+  for (const entry of lane) {
+    events.push(
+      { type: 'WITHDRAW', runId: entry.runId },
+      { type: 'MOVE', runId: entry.runId, position: 1 },
+      { type: 'PROMOTE', runId: entry.runId },
+      { type: 'EDIT', runId: entry.runId },
+    );
+  }
+  // A lane operation on the message holding the slot: it no longer waits.
+  if (active) events.push({ type: 'WITHDRAW', runId: active.runId }, { type: 'EDIT', runId: active.runId });
+  return events;
+}
+
 const serializeSession = (snapshot: SessionSnapshot) =>
   JSON.stringify({ value: snapshot.value, active: snapshot.context.active, lane: snapshot.context.lane });
 
@@ -107,7 +127,7 @@ const statePaths = getShortestPaths(sessionMachine, { input, events: alphabet, s
 
 /** Every reachable state, then every event from it: each transition of the model taken once. */
 const transitionPaths = statePaths.flatMap((path) =>
-  alphabet(path.state).map((event) => ({
+  [...alphabet(path.state), ...laneOperations(path.state)].map((event) => ({
     events: [...path.steps.slice(1).map((step) => step.event), event],
     from: path.state,
   })),
@@ -147,6 +167,10 @@ function replay(events: SessionEvent[]) {
   let active: { runId: string; started: boolean; viaInterrupt: boolean; viaRollback: boolean } | undefined;
   const collecting = new Set<string>();
   const rollbacks = new Set<string>();
+  const interrupts = new Set<string>();
+  const plain = new Set<string>();
+  /** A rollback message → the run it rolled back (its run is told when it starts). */
+  const rolledBackBy = new Map<string, string>();
 
   const real = (runId: string) => rename.get(runId) ?? runId;
   const translate = (event: SessionEvent): SessionEvent => {
@@ -169,6 +193,10 @@ function replay(events: SessionEvent[]) {
       case 'STEERS_CONSUMED':
       case 'CANCEL_QUEUED':
       case 'LANE_EXPIRED':
+      case 'WITHDRAW':
+      case 'MOVE':
+      case 'PROMOTE':
+      case 'EDIT':
         return { ...event, runId: real(event.runId) };
       default:
         return event;
@@ -208,6 +236,9 @@ function replay(events: SessionEvent[]) {
       const rollbackQueued = m.policy === 'rollback' && decision!.type === 'queued';
       if (m.policy === 'rollback') rollbacks.add(m.runId);
       if (m.policy === 'collect') collecting.add(m.runId);
+      if (m.policy === 'interrupt') interrupts.add(m.runId);
+      if (m.plainText) plain.add(m.runId);
+      if (rollbackQueued && active && !(!active.started && active.viaRollback)) rolledBackBy.set(m.runId, active.runId);
       // Superseded entries leave before the newcomer joins.
       for (const e of out) {
         if (e.type === 'dropped') {
@@ -290,7 +321,14 @@ function replay(events: SessionEvent[]) {
               batch.push(lane[batch.length]!);
             same(
               out,
-              [{ type: 'admit', runId: lane[0], ...(batch.length > 1 ? { carries: batch.slice(1) } : {}) }],
+              [
+                {
+                  type: 'admit',
+                  runId: lane[0],
+                  ...(batch.length > 1 ? { carries: batch.slice(1) } : {}),
+                  ...(rolledBackBy.has(lane[0]!) ? { rollsBack: rolledBackBy.get(lane[0]!) } : {}),
+                },
+              ],
               where,
             );
             const front = s.actor.getSnapshot().context.active!;
@@ -318,6 +356,67 @@ function replay(events: SessionEvent[]) {
           const reason = event.type === 'LANE_EXPIRED' ? 'lane_timeout' : event.reason;
           same(out, [{ type: 'dropped', runId: event.runId, reason }], where);
           leave(event.runId, reason);
+          break;
+        }
+        case 'WITHDRAW':
+        case 'MOVE':
+        case 'PROMOTE':
+        case 'EDIT': {
+          if (!lane.includes(event.runId)) {
+            holds(
+              out.length === 1 && out[0]!.type === 'laneRefused' && out[0]!.code === 'not_waiting',
+              `${where}: an operation on a message not waiting is refused not_waiting`,
+            );
+            same(after.context, before.context, `${where}: a refused operation changes nothing`);
+            break;
+          }
+          if (event.type === 'WITHDRAW') {
+            leave(event.runId, 'withdrawn');
+            same(
+              out,
+              [
+                { type: 'laneChanged', runId: event.runId, change: 'withdrawn', lane },
+                { type: 'dropped', runId: event.runId, reason: 'withdrawn' },
+              ],
+              where,
+            );
+          } else if (event.type === 'MOVE') {
+            // A rollback at the front keeps its place; everything else keeps its order.
+            const pinned = rollbacks.has(lane[0]!) && lane[0] !== event.runId ? 1 : 0;
+            if (!(rollbacks.has(lane[0]!) && lane[0] === event.runId)) {
+              const rest = lane.filter((id) => id !== event.runId);
+              const at = Math.min(Math.max(event.position - 1, pinned), rest.length);
+              lane = [...rest.slice(0, at), event.runId, ...rest.slice(at)];
+            }
+            same(out, [{ type: 'laneChanged', runId: event.runId, change: 'moved', lane }], where);
+          } else if (event.type === 'PROMOTE') {
+            const steerable =
+              active !== undefined &&
+              plain.has(event.runId) &&
+              !interrupts.has(event.runId) &&
+              !rollbacks.has(event.runId) &&
+              before.context.active!.pendingSteers < limits.maxPendingSteers;
+            if (!steerable) {
+              holds(
+                out.length === 1 && out[0]!.type === 'laneRefused' && out[0]!.code === 'not_steerable',
+                `${where}: a message that cannot steer is refused not_steerable`,
+              );
+              same(after.context, before.context, `${where}: a refused promote changes nothing`);
+            } else {
+              leave(event.runId, 'promoted');
+              same(
+                out,
+                [
+                  { type: 'laneChanged', runId: event.runId, change: 'promoted', lane, intoRunId: active!.runId },
+                  { type: 'steer', runId: event.runId, intoRunId: active!.runId },
+                ],
+                where,
+              );
+            }
+          } else {
+            same(out, [{ type: 'laneChanged', runId: event.runId, change: 'edited', lane }], where);
+            same(after.context, before.context, `${where}: an edit changes only the text, which the engine keeps`);
+          }
           break;
         }
         case 'PURGE': {
@@ -768,7 +867,7 @@ describe('rollback (docs/runs.md, busy sessions: rollback)', () => {
       { type: 'queued', runId: 'steers', position: 2 },
     ]);
     s.send({ type: 'RUN_ENDED', runId: 'a' });
-    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'rb' }]);
+    expect(s.send({ type: 'ADMIT_NEXT' })).toEqual([{ type: 'admit', runId: 'rb', rollsBack: 'a' }]);
   });
 
   it('a rollback supersedes a rollback still waiting, in the lane or admitted and not yet running', () => {

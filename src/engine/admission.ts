@@ -107,7 +107,7 @@ export class Admission {
         assertOpen();
       }
       if (!sessions.seqReady(request.sessionId)) {
-        await sessions.loadSeq(request.sessionId);
+        await sessions.numbering.load(request.sessionId);
         assertOpen();
       }
       // Checked again after the awaits: another submit may have taken the id meanwhile.

@@ -177,7 +177,8 @@ export class Engine {
         busy.admitting(runId, extra);
         runHost.start(runId);
       },
-      steer: (runId, intoRunId) => steers.deliver(admission.arrival(runId), intoRunId),
+      // An arriving message, or one promoted from the lane (a run handle already).
+      steer: (runId, intoRunId) => steers.deliver(admission.arrival(runId) ?? table.waitingMessage(runId), intoRunId),
       queued: (runId, position) => {
         admission.enter(runId);
         ledger.markQueued(runId, position, 'session_busy');

@@ -147,9 +147,11 @@ export class LaneOperations {
         { runId, ...now },
       );
     const where = now.state === 'queued' && now.queuedFor === 'limits' ? ' for run permits (it left the lane)' : '';
+    const into = now.intoRunId !== undefined ? `, into run ${now.intoRunId}` : '';
     return new EngineError(
       'not_waiting',
-      `message "${runId}" is not waiting in its session's lane (state ${now.state}${where}${now.intoRunId !== undefined ? `, into run ${now.intoRunId}` : ''}): it can no longer be ${verb}`,
+      `message "${runId}" is not waiting in its session's lane (state ${now.state}${where}${into}): ` +
+        `it can no longer be ${verb}`,
       { runId, ...now },
     );
   }

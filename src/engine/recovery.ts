@@ -82,8 +82,8 @@ async function recoverWork(
   const { store, log, table, ledger, sessions } = deps;
   const result: Recovered = { interrupted: [], requeued: [], repaired: [] };
   for (const sessionId of new Set([...open.map((r) => r.sessionId), ...pendingSteers.map((s) => s.sessionId)])) {
-    log.restoreSessionSeq(sessionId, await sessions.storedSeq(sessionId));
-    sessions.markSeqLoaded(sessionId);
+    log.restoreSessionSeq(sessionId, await sessions.numbering.stored(sessionId));
+    sessions.numbering.markLoaded(sessionId);
   }
   const admitted = new Map<string, RunHandle[]>();
   const queued = new Map<string, RunHandle>();

@@ -76,6 +76,12 @@ export class RunTable {
     return this.runs.get(runId);
   }
 
+  /** A message the engine holds as a run (a lane's waiting one): its request and when it arrived. */
+  waitingMessage(runId: string): { request: AdmittedRequest; createdAt: string } | undefined {
+    const handle = this.runs.get(runId);
+    return handle ? { request: handle.request, createdAt: handle.status.createdAt } : undefined;
+  }
+
   /** The run's handle; throws when the engine does not know it (a bug in the caller). */
   require(runId: string): RunHandle {
     const handle = this.runs.get(runId);

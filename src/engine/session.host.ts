@@ -5,73 +5,29 @@
  * decides goes to a handler table the engine supplies.
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
-import type {
-  LaneChange,
-  LaneEntry,
-  LaneRefusal,
-  SessionEmitted,
-  SessionLimits,
-  SessionMessage,
-} from '../../machines/session.machine.js';
+import type { LaneEntry, SessionEmitted, SessionLimits, SessionMessage } from '../../machines/session.machine.js';
 import { sessionMachine } from '../../machines/session.machine.js';
-import { nowOf, timerMs, type Clock } from '../core/clock.js';
+import { nowOf, type Clock } from '../core/clock.js';
 import type { Config } from '../config/index.js';
-import type { Store, StoredLaneEntry } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { EventLog } from './event-log.js';
 import type { InspectionHub } from './inspection.js';
+import type { SessionHandlers } from './session-handlers.js';
+import { SessionNumbering } from './session-numbering.js';
+import {
+  LaneDeadlines,
+  sessionLimitsOf,
+  type LaneAnswer,
+  type LaneOperation,
+  type LaneView,
+  type RestoredEntry,
+  type WithStartBy,
+} from './lane-deadlines.js';
+
+export type { LaneAnswer, LaneOperation, LaneView } from './lane-deadlines.js';
+export type { SessionHandlers } from './session-handlers.js';
 
 type SessionActor = Actor<typeof sessionMachine>;
-
-/** A message or lane entry with its start deadline as a time (`startBy`); the session gets it as a delay. */
-type WithStartBy<T> = Omit<T, 'startWithinMs'> & { startBy?: string };
-
-/** A lane entry as restored: its deadlines as times (`startBy`, `leaveBy`); the session gets what is left of them. */
-type RestoredEntry = Omit<WithStartBy<LaneEntry>, 'leaveWithinMs'> & { leaveBy?: string };
-
-/** A lane operation the session decides. */
-export type LaneOperation =
-  | { type: 'WITHDRAW'; runId: string }
-  | { type: 'MOVE'; runId: string; position: number }
-  | { type: 'PROMOTE'; runId: string }
-  | { type: 'EDIT'; runId: string };
-
-/** What the session answered a lane operation: the change it made, or why it made none. */
-export type LaneAnswer =
-  { ok: true; change: LaneChange; lane: string[]; intoRunId?: string } | { ok: false; code: LaneRefusal; why: string };
-
-/** One waiting message as the session sees it. */
-export interface LaneView {
-  runId: string;
-  /** 1-based. */
-  position: number;
-  viaInterrupt: boolean;
-  viaRollback: boolean;
-  /** A `collect` message that may merge with its compatible neighbours. */
-  collects: boolean;
-  /** When it leaves the lane `lane_timeout` unless it started (ISO). */
-  leaveBy?: string;
-}
-
-/** What the engine does with a session's decisions. Contract: none may throw. */
-export interface SessionHandlers {
-  /**
-   * The message takes the session's slot: start its run, carrying the `collect` messages merged
-   * into it and told about the messages `summarize_oldest` dropped.
-   */
-  admit(runId: string, extra: { carries?: string[]; summarizes?: string[]; rollsBack?: string }): void;
-  /** The message goes into the running run as a steer. */
-  steer(runId: string, intoRunId: string): void;
-  /** The message waits in the lane at this 1-based position. */
-  queued(runId: string, position: number): void;
-  /** The lane is full (`lane_full`) or the message refuses to wait (`session_busy`): it changes nothing. */
-  rejected(runId: string, rejection: { code: 'lane_full' | 'session_busy'; activeRunId?: string }): void;
-  /** The active run must stop (interrupted, superseded, stopped, or rolled back `by` a message). */
-  cancelActive(runId: string, reason: string, by?: string): void;
-  /** The message left the lane without running (cancelled, superseded, purged, lane_timeout, dropped_overflow, withdrawn). */
-  dropped(runId: string, reason: string): void;
-  /** A lane operation changed the lane (`lane`: the waiting ids after it, front first). */
-  laneChanged(runId: string, change: LaneChange, lane: string[], intoRunId?: string): void;
-}
 
 export interface SessionHostDeps {
   clock: Clock;
@@ -87,41 +43,35 @@ export interface SessionHostDeps {
  * @example
  * const sessions = new SessionHost({ clock, store, log, inspection, config, settleInBackground });
  * sessions.connect(handlers); // once the parts the handlers reach exist
- * await sessions.loadSeq('alice');
+ * await sessions.numbering.load('alice');
  * sessions.submit('alice', { runId, policy: 'steer', plainText: true }); // handlers.admit / steer / queued / rejected
  */
 export class SessionHost {
   private readonly sessions = new Map<string, SessionActor>();
-  /** Sessions whose sessionSeq counter is in memory (known to continue the stored log). */
-  private readonly seqLoaded = new Set<string>();
+  /** Each session's event numbering, continued from its stored log. */
+  readonly numbering: SessionNumbering;
   /** Sessions another process owns now (a cluster's takeover): nothing of them is admitted here. */
   private readonly dropped = new Set<string>();
   /** Shutting down: lanes keep their messages for the next start. */
   private draining = false;
-  /** When each waiting message must leave the lane (epoch ms): stored with the lane, so a restart keeps it. */
-  private readonly leaveBy = new Map<string, number>();
+  /** When each waiting message must leave the lane: stored with the lane, so a restart keeps it. */
+  private readonly leaveBy = new LaneDeadlines();
   /** The answer to the lane operation being decided (set while the session handles it). */
   private laneAnswer: LaneAnswer | undefined;
 
   /** What the engine does with the sessions' decisions (connected once every part exists). */
   private handlers: SessionHandlers | undefined;
 
-  constructor(private readonly deps: SessionHostDeps) {}
+  constructor(private readonly deps: SessionHostDeps) {
+    this.numbering = new SessionNumbering(deps);
+  }
 
   connect(handlers: SessionHandlers): void {
     this.handlers = handlers;
   }
 
   limits(): SessionLimits {
-    const exec = this.deps.config().execution;
-    return {
-      laneCapacity: exec.wait_lane_capacity,
-      maxPendingSteers: exec.max_pending_steers,
-      laneMaxWaitMs: timerMs(exec.wait_lane_max_wait_seconds),
-      laneOverflow: exec.lane_overflow,
-      collectQuietMs: exec.collect_quiet_ms,
-      collectMax: exec.collect_max,
-    };
+    return sessionLimitsOf(this.deps.config());
   }
 
   has(sessionId: string): boolean {
@@ -130,25 +80,7 @@ export class SessionHost {
 
   /** True when the session's numbering is known without reading the store. */
   seqReady(sessionId: string): boolean {
-    return this.sessions.has(sessionId) || this.seqLoaded.has(sessionId);
-  }
-
-  /** Continues the session's event numbering from its stored log. */
-  async loadSeq(sessionId: string): Promise<void> {
-    const last = await this.storedSeq(sessionId);
-    if (!this.seqLoaded.has(sessionId)) this.deps.log.restoreSessionSeq(sessionId, last);
-    this.seqLoaded.add(sessionId);
-  }
-
-  async storedSeq(sessionId: string): Promise<number> {
-    const store = this.deps.store;
-    if (store.lastSessionSeq) return store.lastSessionSeq(sessionId);
-    return (await store.readSessionEvents(sessionId)).at(-1)?.sessionSeq ?? 0;
-  }
-
-  /** Marks the session's numbering as restored (by recovery). */
-  markSeqLoaded(sessionId: string): void {
-    this.seqLoaded.add(sessionId);
+    return this.sessions.has(sessionId) || this.numbering.isLoaded(sessionId);
   }
 
   submit(sessionId: string, { startBy, ...message }: WithStartBy<SessionMessage>): void {
@@ -185,11 +117,11 @@ export class SessionHost {
     if (this.dropped.has(sessionId)) return;
     const now = nowOf(this.deps.clock);
     const maxWait = this.limits().laneMaxWaitMs;
-    const timed = entries.map(({ startBy, leaveBy, ...entry }) => {
-      const at = leaveBy !== undefined && !Number.isNaN(Date.parse(leaveBy)) ? Date.parse(leaveBy) : now + maxWait;
-      this.leaveBy.set(entry.runId, at);
-      return { ...entry, ...this.startWithin(startBy), leaveWithinMs: Math.max(0, at - now) };
-    });
+    const timed = entries.map(({ startBy, leaveBy, ...entry }) => ({
+      ...entry,
+      ...this.startWithin(startBy),
+      leaveWithinMs: this.leaveBy.restore(entry.runId, leaveBy, now, maxWait),
+    }));
     this.actorOf(sessionId).send({
       type: 'RESTORE',
       entries: timed,
@@ -215,18 +147,7 @@ export class SessionHost {
   lane(sessionId: string): { activeRunId?: string; entries: LaneView[] } {
     const ctx = this.sessions.get(sessionId)?.getSnapshot().context;
     if (!ctx) return { entries: [] };
-    const entries = ctx.lane.map((e, i) => {
-      const leaveBy = this.leaveBy.get(e.runId);
-      return {
-        runId: e.runId,
-        position: i + 1,
-        viaInterrupt: e.viaInterrupt,
-        viaRollback: e.viaRollback === true,
-        collects: e.collectKey !== undefined,
-        ...(leaveBy !== undefined ? { leaveBy: new Date(leaveBy).toISOString() } : {}),
-      };
-    });
-    return { ...(ctx.active ? { activeRunId: ctx.active.runId } : {}), entries };
+    return { ...(ctx.active ? { activeRunId: ctx.active.runId } : {}), entries: this.leaveBy.view(ctx.lane) };
   }
 
   /**
@@ -241,8 +162,7 @@ export class SessionHost {
       this.sessions.delete(sessionId);
     }
     this.dropped.add(sessionId);
-    this.deps.log.forgetSession(sessionId);
-    this.seqLoaded.delete(sessionId);
+    this.numbering.forget(sessionId);
   }
 
   /** This process owns the session again (it took it over). */
@@ -388,8 +308,7 @@ export class SessionHost {
       this.deps.inspection.forget(session);
       this.sessions.delete(sessionId);
       // An idle session keeps nothing in memory; its numbering is reloaded on its next message.
-      this.deps.log.forgetSession(sessionId);
-      this.seqLoaded.delete(sessionId);
+      this.numbering.forget(sessionId);
     }
   }
 
@@ -399,23 +318,9 @@ export class SessionHost {
     return { startWithinMs: Math.max(0, Date.parse(startBy) - nowOf(this.deps.clock)) };
   }
 
-  /**
-   * The lane as stored: each entry with its marks and its point in time to leave by; the front
-   * one also with what `summarize_oldest` dropped, which the next run to start is told.
-   */
+  /** The lane as stored (src/engine/lane-deadlines.ts says what each entry keeps). */
   private persistLane(sessionId: string, session: SessionActor): void {
     const { lane, overflowDropped } = session.getSnapshot().context;
-    const stored = lane.map((e, i): StoredLaneEntry => {
-      const leaveBy = this.leaveBy.get(e.runId);
-      return {
-        runId: e.runId,
-        viaInterrupt: e.viaInterrupt,
-        ...(e.viaRollback ? { viaRollback: true } : {}),
-        ...(e.rollsBack !== undefined ? { rollsBack: e.rollsBack } : {}),
-        ...(leaveBy !== undefined ? { leaveBy: new Date(leaveBy).toISOString() } : {}),
-        ...(i === 0 && overflowDropped.length > 0 ? { summarizes: [...overflowDropped] } : {}),
-      };
-    });
-    this.deps.settleInBackground(this.deps.store.saveLane(sessionId, stored));
+    this.deps.settleInBackground(this.deps.store.saveLane(sessionId, this.leaveBy.stored(lane, overflowDropped)));
   }
 }

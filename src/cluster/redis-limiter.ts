@@ -33,10 +33,13 @@ const LIMITER_LUA = `
 local held, waiting, waiters, limits = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local fencePrefix, op, runId = ARGV[1], ARGV[2], ARGV[3]
 local function stale(f) return redis.call('GET', fencePrefix .. f.session) ~= f.fence end
-local got = redis.call('HMGET', limits, 'global', 'perAgent', 'inUse', 'queued')
+-- The asking run's agent's count comes with the limits and counts, in one HMGET.
+local asked = op == 'acquire' and cjson.decode(ARGV[4]).agent or nil
+local got = redis.call('HMGET', limits, 'global', 'perAgent', 'inUse', 'queued', 'a:' .. (asked or ''))
 local maxGlobal, maxAgent = tonumber(got[1]) or 1, tonumber(got[2]) or 1
 local inUse, queued = tonumber(got[3]), tonumber(got[4]) or 0
 local perAgent, touched = {}, {}
+if asked and inUse then perAgent[asked] = tonumber(got[5]) or 0 end
 if not inUse then
   inUse = 0
   local h = redis.call('HGETALL', held)

@@ -17,12 +17,12 @@
  * connection): nothing the process sends can overtake a write it asked for earlier.
  */
 import type { Redis } from 'ioredis';
-import { PLACE_RUN_LUA } from './redis-run-index.js';
+import { PLACE_RUN_LUA, PLACEMENT_ARGS } from './redis-run-index.js';
 import { StoreError } from './store-error.js';
 
 /**
  * ARGV[1] the refusal counter; then each write as: fence key ('' when unfenced), token, placement
- * flag ('1': five placement arguments follow, redis-run-index.ts), its command count, and each
+ * flag ('1': PLACEMENT_ARGS placement arguments follow, redis-run-index.ts), its command count, and each
  * command as its argument count followed by its arguments. Answers one entry per write: 1, or
  * the error that refused it.
  */
@@ -34,7 +34,7 @@ while i <= #ARGV do
   local fenceKey, token, placed = ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1'
   i = i + 3
   local placement = i
-  if placed then i = i + 5 end
+  if placed then i = i + ${PLACEMENT_ARGS} end
   local count = tonumber(ARGV[i])
   i = i + 1
   local result = 1
@@ -81,7 +81,7 @@ interface QueuedWrite {
   fence: WriteFence | undefined;
   /** Or a function giving them when the call is sent (a write that gathers until then). */
   commands: RedisCommand[] | (() => RedisCommand[]);
-  placement: string[] | undefined;
+  placement: (string | number)[] | undefined;
   resolve: () => void;
   reject: (error: StoreError) => void;
 }
@@ -107,18 +107,19 @@ export class WriteBatch {
 
   /**
    * Adds a write to this turn's call: `commands` applied together, refused when `fence` is stale.
-   * With `placement` (the runs index's key prefix, run id, session id, state, outcome) the run is
-   * placed in the runs index first. Resolves once Redis applied it.
+   * With `placement` (PLACE_RUN_LUA's arguments) the run is placed in the runs index first. Resolves once Redis applied it.
    */
   add(
     fence: WriteFence | undefined,
     commands: RedisCommand[] | (() => RedisCommand[]),
-    placement?: string[],
+    placement?: (string | number)[],
   ): Promise<void> {
+    if (placement && placement.length !== PLACEMENT_ARGS)
+      throw new RangeError(`a placement has ${PLACEMENT_ARGS} arguments`);
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ fence, commands, placement, resolve, reject });
       const size = typeof commands === 'function' ? 20 : commands.reduce((sum, c) => sum + 1 + c.length, 0);
-      this.args += 4 + (placement ? 5 : 0) + size;
+      this.args += 4 + (placement?.length ?? 0) + size;
       if (this.args >= MAX_ARGS) this.send();
       else if (!this.scheduled) {
         this.scheduled = true;

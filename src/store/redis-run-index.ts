@@ -14,9 +14,14 @@ import type { RunRecord } from './types.js';
 
 /**
  * A Lua function `placeRun(at)`: ARGV from `at` holds the prefix of the list keys, run id, session
- * id, state, outcome ('' while not ended). The write script calls it after the fence check, before
- * the save's own commands.
+ * id, state, outcome ('' while not ended), then the open index's two keys (all, the session's) and
+ * the run's creation score: a run not ended at its first save enters the open index there, so
+ * later saves need not touch it. The write script calls it after the fence check, before the
+ * save's own commands.
  */
+/** How many arguments a placement takes. */
+export const PLACEMENT_ARGS = 8;
+
 export const PLACE_RUN_LUA = `
 local function placeRun(at)
   local lists, runId, sessionId, state, outcome = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
@@ -28,6 +33,10 @@ local function placeRun(at)
     local was, wasOutcome
     position, was, wasOutcome = string.match(previous, '^([^\\t]*)\\t([^\\t]*)\\t(.*)$')
     moves = ended and (was ~= state or wasOutcome ~= outcome)
+  end
+  if not previous and not ended then
+    redis.call('ZADD', ARGV[at + 5], 'NX', ARGV[at + 7], runId)
+    redis.call('ZADD', ARGV[at + 6], 'NX', ARGV[at + 7], runId)
   end
   if moves then
     position = redis.call('INCR', lists .. 'position')

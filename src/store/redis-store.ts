@@ -21,6 +21,7 @@ import { isTerminalEvent } from '../core/run-events.js';
 import { isTerminalState } from '../core/run-status.js';
 import type { Message } from '../model/types.js';
 import { orderedClient, storeErrorOf, WriteBatch, type RedisCommand, type WriteFence } from './fenced-write.js';
+import { LruMap } from './lru-map.js';
 import { PendingWrites } from './pending-writes.js';
 import { connectRedis } from './redis-client.js';
 import { RedisKeys } from './redis-keys.js';
@@ -59,6 +60,7 @@ export interface RedisStoreOptions {
 }
 
 const DEFAULT_FEED_LENGTH = 10_000;
+const EMPTY_LANES_KEPT = 10_000;
 
 export class RedisStore implements Store {
   readonly kind = 'redis';
@@ -68,6 +70,8 @@ export class RedisStore implements Store {
   readonly batch: WriteBatch;
   private readonly pending = new PendingWrites();
   private readonly runIndex: RedisRunIndex;
+  /** The sessions whose lane this process last wrote empty, under which token (saveLane). */
+  private readonly emptyLanes = new LruMap<string, { token: string; written: Promise<void> }>(EMPTY_LANES_KEPT);
   /** Each session's events of this turn, gathered into one write until the call is sent (appendEvent). */
   private readonly steps = new Map<string, { events: { event: RunEvent; json: string }[]; written: Promise<void> }>();
   private readonly feedLength: number;
@@ -95,21 +99,22 @@ export class RedisStore implements Store {
   saveRun(record: RunRecord): Promise<void> {
     const id = record.runId;
     const score = scoreOf(record.createdAt);
-    const commands: RedisCommand[] = [['SET', this.keys.run(id), JSON.stringify(record)]];
-    // A run leaves the open index only when openRuns() finds both its record and its log ended.
-    if (!isTerminalState(record.state)) {
-      commands.push(
-        ['ZADD', this.keys.open(), 'NX', score, id],
-        ['ZADD', this.keys.open(record.sessionId), 'NX', score, id],
-      );
-    }
-    return this.write(record.sessionId, commands, [
-      this.keys.runIndex(),
-      id,
+    // The placement also enters the run in the open index, at its first save only (when it is not
+    // ended then); it leaves that index when openRuns() finds both its record and its log ended.
+    return this.write(
       record.sessionId,
-      record.state,
-      runOutcomeOf(record) ?? '',
-    ]);
+      [['SET', this.keys.run(id), JSON.stringify(record)]],
+      [
+        this.keys.runIndex(),
+        id,
+        record.sessionId,
+        record.state,
+        runOutcomeOf(record) ?? '',
+        this.keys.open(),
+        this.keys.open(record.sessionId),
+        score,
+      ],
+    );
   }
 
   queryRuns(query: RunQuery): Promise<RunPage> {
@@ -175,12 +180,30 @@ export class RedisStore implements Store {
     return items.map((item) => JSON.parse(item) as Message);
   }
 
+  /**
+   * An empty lane written again under the same fencing token is not sent: while this process
+   * holds the token nobody else writes the session's lane, so it is still empty (every run
+   * that leaves an empty lane would otherwise cost a DEL and an SREM).
+   */
   saveLane(sessionId: string, entries: StoredLaneEntry[]): Promise<void> {
-    if (entries.length === 0)
-      return this.write(sessionId, [
+    const token = this.options.fencing?.tokenOf(sessionId);
+    if (entries.length === 0) {
+      const empty = this.emptyLanes.get(sessionId);
+      if (token !== undefined && empty?.token === token) return empty.written;
+      const written = this.write(sessionId, [
         ['DEL', this.keys.lane(sessionId)],
         ['SREM', this.keys.lanes(), sessionId],
       ]);
+      if (token !== undefined) {
+        const entry = { token, written };
+        this.emptyLanes.set(sessionId, entry);
+        written.catch(() => {
+          if (this.emptyLanes.get(sessionId) === entry) this.emptyLanes.delete(sessionId);
+        });
+      }
+      return written;
+    }
+    this.emptyLanes.delete(sessionId);
     const lane = entries.map(({ runId, viaInterrupt }) => ({ runId, viaInterrupt }));
     return this.write(sessionId, [
       ['SET', this.keys.lane(sessionId), JSON.stringify(lane)],
@@ -365,7 +388,7 @@ export class RedisStore implements Store {
     return { key: this.keys.fence(sessionId), token };
   }
 
-  private write(sessionId: string, commands: RedisCommand[], placement?: string[]): Promise<void> {
+  private write(sessionId: string, commands: RedisCommand[], placement?: (string | number)[]): Promise<void> {
     const fence = this.fenceOf(sessionId);
     if (fence instanceof StoreError) return this.pending.track(Promise.reject(fence));
     return this.send(fence, commands, placement);
@@ -375,7 +398,7 @@ export class RedisStore implements Store {
   private send(
     fence: WriteFence | undefined,
     commands: RedisCommand[] | (() => RedisCommand[]),
-    placement?: string[],
+    placement?: (string | number)[],
   ): Promise<void> {
     if (this.closed) return Promise.reject(new StoreError('store_closed', 'the Redis store is closed; open a new one'));
     if (Array.isArray(commands) && commands.length === 0 && fence === undefined) return Promise.resolve();

@@ -84,9 +84,11 @@ if op == 'acquire' then
   end
 elseif op == 'release' then
   -- Only the process that holds the permit (or the place) gives it back: after a takeover the run may be another's.
+  -- Nor under a stale token: the new owner gives it back once its recovery has ended the run in
+  -- the logs (op session), so the end is stored before the start the permit then allows.
   local raw = redis.call('HGET', held, runId)
   local f = raw and cjson.decode(raw)
-  if f and f.node == ARGV[4] then
+  if f and f.node == ARGV[4] and not stale(f) then
     redis.call('HDEL', held, runId)
     count(f.agent, -1)
   end

@@ -8,6 +8,7 @@
 import type { Redis } from 'ioredis';
 import type { EventStream, EventStreamFilter, RunEvent, StreamEvent } from '../engine/index.js';
 import type { RedisKeys } from '../store/redis-keys.js';
+import { eventsOfEntries } from '../store/redis-log-entry.js';
 import type { StreamEntry, StreamFollower } from './stream-follower.js';
 
 export interface ClusterEventsDeps {
@@ -25,7 +26,7 @@ export function openClusterEvents(deps: ClusterEventsDeps, filter: EventStreamFi
   let unfollow: (() => void) | undefined;
   let local: EventStream | undefined;
   const deliver = (entries: StreamEntry[]) => {
-    for (const [, fields] of entries) queue.push(JSON.parse(fields[fields.indexOf('e') + 1] ?? 'null') as RunEvent);
+    for (const event of eventsOfEntries(entries)) queue.push(event);
   };
   const key =
     filter.runId !== undefined
@@ -37,7 +38,9 @@ export function openClusterEvents(deps: ClusterEventsDeps, filter: EventStreamFi
     let after: string;
     if (filter.fromSeq !== undefined && key !== keys.feed()) {
       const replay = (await client.xrange(key, `${filter.fromSeq + 1}-0`, '+')) as StreamEntry[];
-      deliver(replay);
+      // The first entry may begin before fromSeq (the events of one step share an entry).
+      const numberOf = (event: RunEvent) => (filter.runId !== undefined ? event.seq : event.sessionSeq);
+      for (const event of eventsOfEntries(replay)) if (numberOf(event) > filter.fromSeq) queue.push(event);
       after = replay.at(-1)?.[0] ?? `${filter.fromSeq}-0`;
     } else {
       const [last] = (await client.xrevrange(key, '+', '-', 'COUNT', 1)) as StreamEntry[];

@@ -104,14 +104,23 @@ export class ClusterNode {
     const leaseMs = config.cluster.lease_seconds * 1000;
     const log = logOption ?? ((line: string) => process.stderr.write(`[switchyard ${nodeId}] ${line}\n`));
     const url = config.store.url;
-    const client = await connectRedis(url, {
+    const connection = await connectRedis(url, {
       name: `switchyard-${nodeId}`,
       onConnectionLost: (error) =>
         log(`lost the connection to Redis at ${redactedUrl(url)} (${error.message}); writes wait for it`),
     });
     const keys = new ClusterKeys(config.store.key_prefix);
-    const leases = new SessionLeases({ client, keys, nodeId, leaseMs });
-    const store = await RedisStore.open({ client, keyPrefix: config.store.key_prefix, fencing: leases });
+    let leases!: SessionLeases;
+    const store = await RedisStore.open({
+      client: connection,
+      keyPrefix: config.store.key_prefix,
+      fencing: { tokenOf: (sessionId) => leases.tokenOf(sessionId) },
+    });
+    // The ordering rule (src/store/fenced-write.ts): every command of the cluster's parts goes
+    // through the store's ordered view, so a lease release, a permit call or a message to another
+    // process always reaches Redis after the writes this process asked for before it.
+    const client = store.client;
+    leases = new SessionLeases({ client, keys, nodeId, leaseMs });
     let node: ClusterNode | undefined;
     let limiter: RedisLimiter | undefined;
     let refused = 0;

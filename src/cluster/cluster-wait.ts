@@ -10,6 +10,7 @@ import { runOfSteer } from '../core/steer.js';
 import { EngineError, isTerminalEvent, type RunEvent, type RunResult, type WaitOptions } from '../engine/index.js';
 import { resultOf } from '../core/run-status.js';
 import type { RedisStore } from '../store/redis-store.js';
+import { eventsOfEntries, lastEventOf } from '../store/redis-log-entry.js';
 import type { StreamEntry, StreamFollower } from './stream-follower.js';
 
 /** How often a steer still pending after its run ended is looked at again. */
@@ -58,21 +59,17 @@ async function terminalEventOf(
 ): Promise<RunEvent> {
   const key = store.keys.runEvents(runId);
   const [last] = (await store.client.xrevrange(key, '+', '-', 'COUNT', 1)) as StreamEntry[];
-  const lastEvent = last ? eventOf(last) : undefined;
+  const lastEvent = last ? lastEventOf(last) : undefined;
   if (lastEvent && isTerminalEvent(lastEvent)) return lastEvent;
   return new Promise<RunEvent>((resolve) => {
     const unfollow = follower.follow(key, last?.[0] ?? '0-0', (entries) => {
-      const terminal = entries.map(eventOf).find(isTerminalEvent);
+      const terminal = eventsOfEntries(entries).find(isTerminalEvent);
       if (!terminal) return;
       unfollow();
       resolve(terminal);
     });
     onClear(unfollow);
   });
-}
-
-function eventOf([, fields]: StreamEntry): RunEvent {
-  return JSON.parse(fields[fields.indexOf('e') + 1] ?? 'null') as RunEvent;
 }
 
 /** A promise that rejects on the wait's signal or timeout (the run goes on either way). */

@@ -3,10 +3,7 @@
  * lists them with their types; the cluster's own keys (leases, permits, nodes) sit beside
  * these under the same prefix.
  */
-import type { RunState } from '../core/run-status.js';
 import type { RunList } from './run-index.js';
-
-export const RUN_STATES: readonly RunState[] = ['queued', 'running', 'completed', 'cancelled', 'failed'];
 
 export class RedisKeys {
   constructor(readonly prefix: string) {}
@@ -14,11 +11,6 @@ export class RedisKeys {
   /** STRING: the run record (JSON). */
   run(runId: string): string {
     return `${this.prefix}run:${runId}`;
-  }
-
-  /** ZSET of run ids in one state, scored by creation time (listRuns). */
-  runsIn(state: RunState): string {
-    return `${this.prefix}runs:${state}`;
   }
 
   /** What the runs index's keys begin with (the placement script adds the rest). */

@@ -13,33 +13,44 @@ import type { RedisKeys } from './redis-keys.js';
 import type { RunRecord } from './types.js';
 
 /**
- * ARGV from `first`: the prefix of the list keys, run id, session id, state, outcome ('' while not
- * ended). Run after the fence check, before the save's own commands.
+ * A Lua function `placeRun(at)`: ARGV from `at` holds the prefix of the list keys, run id, session
+ * id, state, outcome ('' while not ended), then the open index's two keys (all, the session's) and
+ * the run's creation score: a run not ended at its first save enters the open index there, so
+ * later saves need not touch it. The write script calls it after the fence check, before the
+ * save's own commands.
  */
+/** How many arguments a placement takes. */
+export const PLACEMENT_ARGS = 8;
+
 export const PLACE_RUN_LUA = `
-local lists, runId, sessionId, state, outcome = ARGV[first], ARGV[first + 1], ARGV[first + 2], ARGV[first + 3], ARGV[first + 4]
-local places = lists .. 'place'
-local ended = state == 'completed' or state == 'cancelled' or state == 'failed'
-local previous = redis.call('HGET', places, runId)
-local position, moves = nil, true
-if previous then
-  local was, wasOutcome
-  position, was, wasOutcome = string.match(previous, '^([^\\t]*)\\t([^\\t]*)\\t(.*)$')
-  moves = ended and (was ~= state or wasOutcome ~= outcome)
-end
-if moves then
-  position = redis.call('INCR', lists .. 'position')
-  redis.call('ZADD', lists .. 'by:all', position, runId)
-  redis.call('ZADD', lists .. 'by:session:' .. sessionId, position, runId)
-  if ended then
-    redis.call('ZADD', lists .. 'by:state:' .. state, position, runId)
-    redis.call('ZADD', lists .. 'by:outcome:' .. state .. ':' .. outcome, position, runId)
+local function placeRun(at)
+  local lists, runId, sessionId, state, outcome = ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]
+  local places = lists .. 'place'
+  local ended = state == 'completed' or state == 'cancelled' or state == 'failed'
+  local previous = redis.call('HGET', places, runId)
+  local position, moves = nil, true
+  if previous then
+    local was, wasOutcome
+    position, was, wasOutcome = string.match(previous, '^([^\\t]*)\\t([^\\t]*)\\t(.*)$')
+    moves = ended and (was ~= state or wasOutcome ~= outcome)
   end
+  if not previous and not ended then
+    redis.call('ZADD', ARGV[at + 5], 'NX', ARGV[at + 7], runId)
+    redis.call('ZADD', ARGV[at + 6], 'NX', ARGV[at + 7], runId)
+  end
+  if moves then
+    position = redis.call('INCR', lists .. 'position')
+    redis.call('ZADD', lists .. 'by:all', position, runId)
+    redis.call('ZADD', lists .. 'by:session:' .. sessionId, position, runId)
+    if ended then
+      redis.call('ZADD', lists .. 'by:state:' .. state, position, runId)
+      redis.call('ZADD', lists .. 'by:outcome:' .. state .. ':' .. outcome, position, runId)
+    end
+  end
+  if ended then redis.call('ZREM', lists .. 'by:unended', runId)
+  else redis.call('ZADD', lists .. 'by:unended', position, runId) end
+  redis.call('HSET', places, runId, position .. '\\t' .. state .. '\\t' .. outcome)
 end
-if ended then redis.call('ZREM', lists .. 'by:unended', runId)
-else redis.call('ZADD', lists .. 'by:unended', position, runId) end
-redis.call('HSET', places, runId, position .. '\\t' .. state .. '\\t' .. outcome)
-first = first + 5
 `;
 
 /** How many entries one read of a list fetches. */

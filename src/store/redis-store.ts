@@ -6,26 +6,30 @@
  * events with one number and a replay is one XRANGE; every event also goes to a capped feed
  * stream that live subscribers to all runs follow.
  *
- * Every write is one atomic script call (fenced-write.ts). With `fencing`, each carries the
- * session's fencing token and Redis refuses it once another process owns the session. Reads
- * see every write asked for before them (one connection answers in order); `durable()`
- * resolves once Redis acknowledged every write asked for before it — commands issued in one
- * tick travel as one pipeline, which is the group commit. How much of that survives a crash
- * of Redis itself is Redis's `appendonly` / `appendfsync` setting (README).
+ * The writes asked for in one turn of the event loop go to Redis as one script call
+ * (fenced-write.ts), each write applied whole; with `fencing`, each carries the session's
+ * fencing token and Redis refuses it once another process owns the session. `client` is the
+ * ordered view of the connection: a read, or any command another part of the process sends
+ * through it, first sends the writes asked for before it, so reads see them and no command can
+ * overtake them. `durable()` resolves once Redis acknowledged every write asked for before it.
+ * How much of that survives a crash of Redis itself is Redis's `appendonly` / `appendfsync`
+ * setting (README).
  */
 import type { Redis } from 'ioredis';
 import type { RunEvent } from '../core/run-events.js';
 import { isTerminalEvent } from '../core/run-events.js';
 import { isTerminalState } from '../core/run-status.js';
 import type { Message } from '../model/types.js';
-import { defineFencedWrite, fencedWrite, storeErrorOf, type RedisCommand, type WriteFence } from './fenced-write.js';
+import { orderedClient, storeErrorOf, WriteBatch, type RedisCommand, type WriteFence } from './fenced-write.js';
+import { LruMap } from './lru-map.js';
 import { PendingWrites } from './pending-writes.js';
 import { connectRedis } from './redis-client.js';
-import { RedisKeys, RUN_STATES } from './redis-keys.js';
+import { RedisKeys } from './redis-keys.js';
 import { StoreError } from './store-error.js';
 import { queryPage } from './run-index.js';
 import { runOutcomeOf } from './run-summary.js';
 import { RedisRunIndex } from './redis-run-index.js';
+import { entryFields, eventsOfEntries, lastEventOf } from './redis-log-entry.js';
 import type {
   RunPage,
   RunQuery,
@@ -73,24 +77,33 @@ export interface RedisStoreOptions {
 }
 
 const DEFAULT_FEED_LENGTH = 10_000;
+const EMPTY_LANES_KEPT = 10_000;
 
 export class RedisStore implements Store {
   readonly kind = 'redis';
   readonly keys: RedisKeys;
+  /** The connection, ordered behind the store's writes (fenced-write.ts): use it for every other command. */
+  readonly client: Redis;
+  readonly batch: WriteBatch;
   private readonly pending = new PendingWrites();
   private readonly runIndex: RedisRunIndex;
+  /** The sessions whose lane this process last wrote empty, under which token (saveLane). */
+  private readonly emptyLanes = new LruMap<string, { token: string; written: Promise<void> }>(EMPTY_LANES_KEPT);
+  /** Each session's events of this turn, gathered into one write until the call is sent (appendEvent). */
+  private readonly steps = new Map<string, { events: { event: RunEvent; json: string }[]; written: Promise<void> }>();
   private readonly feedLength: number;
   private closed = false;
 
   private constructor(
-    readonly client: Redis,
+    private readonly raw: Redis,
     private readonly ownsClient: boolean,
     private readonly options: RedisStoreOptions,
   ) {
     this.keys = new RedisKeys(options.keyPrefix ?? 'switchyard:');
     this.feedLength = options.feedLength ?? DEFAULT_FEED_LENGTH;
-    this.runIndex = new RedisRunIndex(client, this.keys);
-    defineFencedWrite(client);
+    this.batch = new WriteBatch(raw, this.keys.refusedWrites());
+    this.client = orderedClient(raw, this.batch);
+    this.runIndex = new RedisRunIndex(this.client, this.keys);
   }
 
   /** Opens the store on a client, or connects to `url` (rejects with StoreError `unavailable`). */
@@ -103,26 +116,22 @@ export class RedisStore implements Store {
   saveRun(record: RunRecord): Promise<void> {
     const id = record.runId;
     const score = scoreOf(record.createdAt);
-    const commands: RedisCommand[] = [['SET', this.keys.run(id), JSON.stringify(record)]];
-    for (const state of RUN_STATES) {
-      commands.push(
-        state === record.state ? ['ZADD', this.keys.runsIn(state), score, id] : ['ZREM', this.keys.runsIn(state), id],
-      );
-    }
-    // A run leaves the open index only when openRuns() finds both its record and its log ended.
-    if (!isTerminalState(record.state)) {
-      commands.push(
-        ['ZADD', this.keys.open(), 'NX', score, id],
-        ['ZADD', this.keys.open(record.sessionId), 'NX', score, id],
-      );
-    }
-    return this.write(record.sessionId, commands, [
-      this.keys.runIndex(),
-      id,
+    // The placement also enters the run in the open index, at its first save only (when it is not
+    // ended then); it leaves that index when openRuns() finds both its record and its log ended.
+    return this.write(
       record.sessionId,
-      record.state,
-      runOutcomeOf(record) ?? '',
-    ]);
+      [['SET', this.keys.run(id), JSON.stringify(record)]],
+      [
+        this.keys.runIndex(),
+        id,
+        record.sessionId,
+        record.state,
+        runOutcomeOf(record) ?? '',
+        this.keys.open(),
+        this.keys.open(record.sessionId),
+        score,
+      ],
+    );
   }
 
   queryRuns(query: RunQuery): Promise<RunPage> {
@@ -133,24 +142,40 @@ export class RedisStore implements Store {
     return parsed<RunRecord>(await this.read(() => this.client.get(this.keys.run(runId))), this.keys.run(runId));
   }
 
+  /**
+   * The events a session appends in one turn are one write: one entry in each run's log, one in
+   * the session's log, one in the feed (redis-log-entry.ts). The write takes its place in the
+   * call at the session's first event of the turn; later ones join it until the call is sent.
+   */
   appendEvent(event: RunEvent): Promise<void> {
     const json = JSON.stringify(event);
-    return this.write(event.sessionId, [
-      // First: a second event with this seq is refused before anything else is written.
-      ['XADD', this.keys.runEvents(event.runId), `${event.seq}-0`, 'e', json],
-      ['XADD', this.keys.sessionEvents(event.sessionId), `${event.sessionSeq}-0`, 'e', json],
-      ['XADD', this.keys.feed(), 'MAXLEN', '~', this.feedLength, '*', 'e', json],
-    ]);
+    const fence = this.fenceOf(event.sessionId);
+    if (fence instanceof StoreError) return this.pending.track(Promise.reject(fence));
+    const key = `${event.sessionId}\n${fence?.token ?? ''}`;
+    let step = this.steps.get(key);
+    if (!step) {
+      const events: { event: RunEvent; json: string }[] = [];
+      const written = this.send(fence, () => {
+        this.steps.delete(key);
+        return this.eventCommands(events);
+      });
+      step = { events, written };
+      this.steps.set(key, step);
+    }
+    step.events.push({ event, json });
+    return step.written;
   }
 
   async readEvents(runId: string, afterSeq = 0): Promise<RunEvent[]> {
-    return eventsOf(await this.read(() => this.client.xrange(this.keys.runEvents(runId), `${afterSeq + 1}-0`, '+')));
+    const entries = await this.read(() => this.client.xrange(this.keys.runEvents(runId), `${afterSeq + 1}-0`, '+'));
+    return eventsOfEntries(entries).filter((event) => event.seq > afterSeq);
   }
 
   async readSessionEvents(sessionId: string, afterSessionSeq = 0): Promise<RunEvent[]> {
-    return eventsOf(
-      await this.read(() => this.client.xrange(this.keys.sessionEvents(sessionId), `${afterSessionSeq + 1}-0`, '+')),
+    const entries = await this.read(() =>
+      this.client.xrange(this.keys.sessionEvents(sessionId), `${afterSessionSeq + 1}-0`, '+'),
     );
+    return eventsOfEntries(entries).filter((event) => event.sessionSeq > afterSessionSeq);
   }
 
   async lastSessionSeq(sessionId: string): Promise<number> {
@@ -172,12 +197,30 @@ export class RedisStore implements Store {
     return items.map((item) => JSON.parse(item) as Message);
   }
 
+  /**
+   * An empty lane written again under the same fencing token is not sent: while this process
+   * holds the token nobody else writes the session's lane, so it is still empty (every run
+   * that leaves an empty lane would otherwise cost a DEL and an SREM).
+   */
   saveLane(sessionId: string, entries: StoredLaneEntry[]): Promise<void> {
-    if (entries.length === 0)
-      return this.write(sessionId, [
+    const token = this.options.fencing?.tokenOf(sessionId);
+    if (entries.length === 0) {
+      const empty = this.emptyLanes.get(sessionId);
+      if (token !== undefined && empty?.token === token) return empty.written;
+      const written = this.write(sessionId, [
         ['DEL', this.keys.lane(sessionId)],
         ['SREM', this.keys.lanes(), sessionId],
       ]);
+      if (token !== undefined) {
+        const entry = { token, written };
+        this.emptyLanes.set(sessionId, entry);
+        written.catch(() => {
+          if (this.emptyLanes.get(sessionId) === entry) this.emptyLanes.delete(sessionId);
+        });
+      }
+      return written;
+    }
+    this.emptyLanes.delete(sessionId);
     const lane = entries.map((entry) => ({ ...entry }));
     return this.write(sessionId, [
       ['SET', this.keys.lane(sessionId), JSON.stringify(lane)],
@@ -197,11 +240,19 @@ export class RedisStore implements Store {
     return lanes;
   }
 
+  /** From the runs index: its unended list for queued and running runs, its state lists for ended ones. */
   async listRuns(states: readonly RunState[]): Promise<RunRecord[]> {
     if (states.length === 0) return [];
-    const keys = states.map((state) => this.keys.runsIn(state));
-    const ids = await this.read(() => this.client.zunion(keys.length, ...keys));
-    return this.records(ids);
+    const lists = new Set(
+      states.map((state) =>
+        isTerminalState(state) ? this.keys.runList({ kind: 'state', state }) : this.keys.unendedRuns(),
+      ),
+    );
+    const ids = await this.read(() => Promise.all([...lists].map((list) => this.client.zrange(list, 0, -1))));
+    const records = await this.records([...new Set(ids.flat())]);
+    return records
+      .filter((record) => states.includes(record.state))
+      .sort((a, b) => scoreOf(a.createdAt) - scoreOf(b.createdAt));
   }
 
   async openRuns(): Promise<RunRecord[]> {
@@ -260,18 +311,20 @@ export class RedisStore implements Store {
   }
 
   durable(): Promise<void> {
+    this.batch.send();
     return this.pending.settled();
   }
 
   flush(): Promise<void> {
-    return this.pending.settled();
+    return this.durable();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.batch.send();
     await this.pending.settled().catch(() => {});
-    if (this.ownsClient) await this.client.quit().catch(() => this.client.disconnect());
+    if (this.ownsClient) await this.raw.quit().catch(() => this.raw.disconnect());
   }
 
   /** Runs indexed as open under `key` whose record or log has not ended; the ended ones leave the index. */
@@ -288,7 +341,8 @@ export class RedisStore implements Store {
     const ended: RunRecord[] = [];
     records.forEach((record, i) => {
       const last = lastEvents[i]?.[0];
-      const logEnded = last !== undefined && isTerminalEvent(JSON.parse(fieldOf(last[1])) as RunEvent);
+      const lastEvent = last === undefined ? undefined : lastEventOf(last);
+      const logEnded = lastEvent !== undefined && isTerminalEvent(lastEvent);
       (isTerminalState(record.state) && logEnded ? ended : open).push(record);
     });
     if (ended.length > 0) {
@@ -318,22 +372,54 @@ export class RedisStore implements Store {
     return values.flatMap((value, i) => parsed<RunRecord>(value ?? null, this.keys.run(ids[i]!)) ?? []);
   }
 
-  private write(sessionId: string, commands: RedisCommand[], placement?: string[]): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreError('store_closed', 'the Redis store is closed; open a new one'));
-    let fence: WriteFence | undefined;
-    if (this.options.fencing) {
-      const token = this.options.fencing.tokenOf(sessionId);
-      if (token === undefined) {
-        return this.pending.track(
-          Promise.reject(
-            new StoreError('fenced', `this process does not own session "${sessionId}"; its write was not sent`),
-          ),
-        );
-      }
-      fence = { key: this.keys.fence(sessionId), token };
+  /** The commands of a session's events of one turn, in the order they were appended. */
+  private eventCommands(events: { event: RunEvent; json: string }[]): RedisCommand[] {
+    const byRun = new Map<string, { last: number; json: string[] }>();
+    for (const { event, json } of events) {
+      const run = byRun.get(event.runId) ?? { last: 0, json: [] };
+      run.last = event.seq;
+      run.json.push(json);
+      byRun.set(event.runId, run);
     }
-    if (commands.length === 0 && fence === undefined) return Promise.resolve();
-    return this.pending.track(fencedWrite(this.client, fence, this.keys.refusedWrites(), commands, placement));
+    const all = events.map((e) => e.json);
+    const { sessionId, sessionSeq } = events.at(-1)!.event;
+    return [
+      // First: an event number already stored is refused before anything else is written.
+      ...[...byRun].map(([runId, run]): RedisCommand => [
+        'XADD',
+        this.keys.runEvents(runId),
+        `${run.last}-0`,
+        ...entryFields(run.json),
+      ]),
+      ['XADD', this.keys.sessionEvents(sessionId), `${sessionSeq}-0`, ...entryFields(all)],
+      ['XADD', this.keys.feed(), 'MAXLEN', '~', this.feedLength, '*', ...entryFields(all)],
+    ];
+  }
+
+  /** The fence a write of the session carries; a StoreError when this process does not own the session. */
+  private fenceOf(sessionId: string): WriteFence | undefined | StoreError {
+    if (!this.options.fencing) return undefined;
+    const token = this.options.fencing.tokenOf(sessionId);
+    if (token === undefined)
+      return new StoreError('fenced', `this process does not own session "${sessionId}"; its write was not sent`);
+    return { key: this.keys.fence(sessionId), token };
+  }
+
+  private write(sessionId: string, commands: RedisCommand[], placement?: (string | number)[]): Promise<void> {
+    const fence = this.fenceOf(sessionId);
+    if (fence instanceof StoreError) return this.pending.track(Promise.reject(fence));
+    return this.send(fence, commands, placement);
+  }
+
+  /** Adds a write to this turn's call (fenced-write.ts); `commands` may be taken only when the call is sent. */
+  private send(
+    fence: WriteFence | undefined,
+    commands: RedisCommand[] | (() => RedisCommand[]),
+    placement?: (string | number)[],
+  ): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreError('store_closed', 'the Redis store is closed; open a new one'));
+    if (Array.isArray(commands) && commands.length === 0 && fence === undefined) return Promise.resolve();
+    return this.pending.track(this.batch.add(fence, commands, placement));
   }
 
   private async read<T>(command: () => Promise<T>): Promise<T> {
@@ -363,14 +449,4 @@ function parsed<T>(value: string | null, key: string): T | undefined {
       `key ${key} does not hold JSON; it was not written by this store: delete it or restore it`,
     );
   }
-}
-
-/** The `e` field of a stream entry. */
-function fieldOf(fields: string[]): string {
-  const at = fields.indexOf('e');
-  return at >= 0 ? (fields[at + 1] ?? 'null') : 'null';
-}
-
-function eventsOf(entries: [id: string, fields: string[]][]): RunEvent[] {
-  return entries.map(([, fields]) => JSON.parse(fieldOf(fields)) as RunEvent);
 }

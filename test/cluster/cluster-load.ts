@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { ClientError } from '../../src/client/index.js';
 import { isTerminalEvent, type RunEvent, type RunResult } from '../../src/engine/index.js';
 import { Random } from '../../src/sim/random.js';
+import { eventsOfEntries } from '../../src/store/redis-log-entry.js';
 import { feedOf, gaps, mostRunningAtOnce, overlappingRuns, sessionLogOf } from './fixtures.js';
 import type { ServeProcess } from './serve-process.js';
 
@@ -165,7 +166,7 @@ async function fateOf(redis: Redis, keyPrefix: string, a: Accepted, result: RunR
 
 async function runLogOf(redis: Redis, keyPrefix: string, runId: string): Promise<RunEvent[]> {
   const entries = (await redis.xrange(`${keyPrefix}events:${runId}`, '-', '+')) as [string, string[]][];
-  return entries.map(([, fields]) => JSON.parse(fields[1]!) as RunEvent);
+  return eventsOfEntries(entries);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

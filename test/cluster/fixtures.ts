@@ -6,6 +6,7 @@
 import { Redis } from 'ioredis';
 import { defaultConfig, mergeConfig, type Config, type PartialConfig } from '../../src/config/index.js';
 import { isTerminalEvent, type RunEvent } from '../../src/engine/index.js';
+import { eventsOfEntries } from '../../src/store/redis-log-entry.js';
 
 export function clusterConfig(url: string, keyPrefix: string, nodeId: string, more: PartialConfig = {}): Config {
   return mergeConfig(defaultConfig(), {
@@ -18,12 +19,12 @@ export function clusterConfig(url: string, keyPrefix: string, nodeId: string, mo
 /** Every event of the feed, in the order Redis stored them. */
 export async function feedOf(client: Redis, keyPrefix: string): Promise<RunEvent[]> {
   const entries = (await client.xrange(`${keyPrefix}feed`, '-', '+')) as [string, string[]][];
-  return entries.map(([, fields]) => JSON.parse(fields[1]!) as RunEvent);
+  return eventsOfEntries(entries);
 }
 
 export async function sessionLogOf(client: Redis, keyPrefix: string, sessionId: string): Promise<RunEvent[]> {
   const entries = (await client.xrange(`${keyPrefix}session-events:${sessionId}`, '-', '+')) as [string, string[]][];
-  return entries.map(([, fields]) => JSON.parse(fields[1]!) as RunEvent);
+  return eventsOfEntries(entries);
 }
 
 /** The most runs holding a permit at once, walking the feed in stored order (a start until its end). */

@@ -212,7 +212,10 @@ function processesFigures(byProcesses: ProcessesFigures[]): BenchFigure[] {
       ratio: f.runsPerSecond / one.runsPerSecond,
       ...(i === 0
         ? {
-            note: `${PROCESS_RUNS} instant runs over ${PROCESS_SESSIONS} sessions through the gateways of real switchyard serve processes (127.0.0.1), ${IN_FLIGHT} submits in flight spread over the processes, busy_policy queue, max_runs_global 100000; the processes, Redis and the clients share one machine's cores`,
+            note:
+              `${PROCESS_RUNS} instant runs over ${PROCESS_SESSIONS} sessions through the gateways of real ` +
+              `switchyard serve processes (127.0.0.1), ${IN_FLIGHT} submits in flight spread over the processes, ` +
+              "busy_policy queue, max_runs_global 100000; the processes, Redis and the clients share one machine's cores",
           }
         : {}),
     },

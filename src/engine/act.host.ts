@@ -205,6 +205,8 @@ export class ActHost {
                   done: (output) => self.send({ type: 'TOOL_DONE', output }),
                   failed: (error) => self.send({ type: 'TOOL_FAILED', error }),
                 },
+                self,
+                'exec',
               ),
             abandonExecution: (_, { runId, index }) => effects.abandon(runId, executionKey(index)),
           },

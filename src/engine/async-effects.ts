@@ -1,7 +1,8 @@
 /*
  * The async work the charts ask for and are answered about by event: a run's model turn
- * (requestReply -> MODEL_REPLY / MODEL_FAILED) and a tool call's execution (startExecution ->
- * TOOL_DONE / TOOL_FAILED). One mechanism for both, and the one place that owns the effects
+ * (requestReply -> MODEL_REPLY / MODEL_FAILED), a tool call's approval (requestApproval ->
+ * APPROVED / DENIED / APPROVAL_FAILED) and its execution (startExecution -> TOOL_DONE /
+ * TOOL_FAILED). One mechanism for all, and the one place that owns the effects
  * of a stopped actor:
  * - start: the chart entered the state that asked for it (its entry action);
  * - abandon: the chart left that state (its exit action): the work is aborted and its answer

@@ -4,13 +4,23 @@
  * '@xstate.actor', then its snapshot active → done, and listed by inspectionSnapshot() under
  * its parent. Nobody inspecting, nothing is made for it.
  */
-import { describe, expect, it } from 'vitest';
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { scriptedModel } from '../../src/model/index.js';
 import { engineFixture, heldModel, holdTool } from './fixtures.js';
 import { until } from '../support/eventually.js';
+import { sandboxWorkspace } from '../sandbox/sandbox-workspace.js';
 
 const newEngine = engineFixture();
+let workspace: string;
+
+beforeAll(async () => {
+  workspace = await sandboxWorkspace('switchyard-effects-inspection-');
+});
+afterAll(async () => {
+  await rm(workspace, { recursive: true, force: true });
+});
 
 /** The path of actor ids from the root, as the gateway names actors: "<root>/act/call-0/exec". */
 function pathOf(actor: AnyActorRef): string {
@@ -86,6 +96,38 @@ describe('async effects under inspection', () => {
         [`${root}/turn:1`, ['announced', 'active', 'done']],
       ]),
     );
+    stop();
+  });
+
+  it('shows an approval wait as the child "approval" of its tool call, stopped and withdrawn when the run is cancelled', async () => {
+    const engine = await newEngine({
+      models: {
+        scripted: scriptedModel([
+          { toolCalls: [{ name: 'file_ops', args: { operation: 'mkdir', path: 'one' } }] },
+          { text: 'made' },
+        ]),
+      },
+      config: { approval: { tier: 'ask' } },
+    });
+    const events: InspectionEvent[] = [];
+    const stop = engine.inspect((event) => events.push(event));
+    const { runId } = await engine.submit({ sessionId: 's', input: 'make a directory', workspace });
+    await until(() => engine.pendingApprovals().length === 1, 'the call asks for approval');
+
+    const approvals = engine
+      .inspectionSnapshot()
+      .filter((event) => (event.actorRef as unknown as { id: string }).id === 'approval');
+    expect(approvals).toHaveLength(1);
+    expect((approvals[0]!.actorRef as AnyActorRef)._parent?.getSnapshot().context).toMatchObject({
+      runId,
+      tool: 'file_ops',
+    });
+
+    await engine.cancel(runId, 'no longer needed');
+    expect(engine.pendingApprovals()).toEqual([]);
+    const root = runIdRoot(events, runId);
+    expect(effectStatuses(events).get(`${root}/act/call-0/approval`)).toEqual(['announced', 'active', 'stopped']);
+    expect(effectStatuses(events).has(`${root}/act/call-0/exec`)).toBe(false);
     stop();
   });
 

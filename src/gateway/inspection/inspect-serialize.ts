@@ -13,7 +13,8 @@
  *     sessionId: string,   // XState's actorRef.sessionId (unique only within its root)
  *     machineId?: string,  // which statechart: 'limiter' | 'session' | 'run' | 'act'
  *                          //   | 'toolCall'; absent for a chart's async work shown as a
- *                          //   child (".../turn:<n>", ".../call-<i>/exec")
+ *                          //   child (".../turn:<n>", ".../call-<i>/approval",
+ *                          //   ".../call-<i>/exec")
  *     sourceId?: string,   // '@xstate.event', '@xstate.transition': the sending actor's
  *                          //   actorId, if an actor sent the event
  *     event?:    { type: string, ... },   // event / snapshot / microstep / transition

@@ -160,13 +160,11 @@ export class InspectionHub {
       snapshot: effect.snapshot as Snapshot<unknown>,
       event: { type: 'xstate.init' },
     });
-    let ended = false;
     const end = (snapshot: Partial<EffectSnapshot>, event: { type: string; [key: string]: unknown }) => {
-      if (ended) return;
-      ended = true;
       const siblings = this.effects.get(parent);
-      if (siblings?.delete(effect) && siblings.size === 0) this.effects.delete(parent);
-      if (this.listeners.size === 0) return;
+      // Ended already, or every listener that saw it start has left (a later one never heard of it).
+      if (!siblings?.delete(effect)) return;
+      if (siblings.size === 0) this.effects.delete(parent);
       effect.snapshot = { ...effect.snapshot, ...snapshot };
       if (event.type !== 'xstate.stop')
         this.relay({ type: '@xstate.event', actorRef, rootId, event, sourceRef: undefined });

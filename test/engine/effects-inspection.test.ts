@@ -6,7 +6,8 @@
  */
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { createActor, createMachine, type AnyActorRef, type InspectionEvent } from 'xstate';
+import { InspectionHub } from '../../src/engine/inspection.js';
 import { scriptedModel } from '../../src/model/index.js';
 import { engineFixture, heldModel, holdTool } from './fixtures.js';
 import { until } from '../support/eventually.js';
@@ -155,3 +156,38 @@ function runIdRoot(events: InspectionEvent[], runId: string): string {
   if (!run) throw new Error(`no event of run ${runId}`);
   return pathOf(run.actorRef as AnyActorRef);
 }
+
+describe('InspectionHub.showEffect', () => {
+  it('ends an effect once, and says nothing of one whose listeners all left to a listener that came later', () => {
+    const hub = new InspectionHub();
+    const parent = createActor(createMachine({ id: 'parent' }), { id: 'parent' }).start();
+    hub.connect(() => [parent]);
+    expect(hub.showEffect(parent, 'unseen')).toBeUndefined();
+
+    const first: InspectionEvent[] = [];
+    const stopFirst = hub.subscribe((event) => first.push(event));
+    const ended = hub.showEffect(parent, 'turn:0')!;
+    const left = hub.showEffect(parent, 'exec')!;
+    expect(hub.current().map((event) => (event.actorRef as unknown as { id: string }).id)).toEqual([
+      'parent',
+      'turn:0',
+      'exec',
+    ]);
+    ended.done('reply');
+    ended.failed(new Error('too late'));
+    expect(effectStatuses(first)).toEqual(
+      new Map([
+        ['parent/turn:0', ['announced', 'active', 'done']],
+        ['parent/exec', ['announced', 'active']],
+      ]),
+    );
+    stopFirst();
+
+    const later: InspectionEvent[] = [];
+    const stopLater = hub.subscribe((event) => later.push(event));
+    left.stopped();
+    expect(later).toEqual([]);
+    expect(hub.current().map((event) => (event.actorRef as unknown as { id: string }).id)).toEqual(['parent']);
+    stopLater();
+  });
+});

@@ -5,17 +5,19 @@
  * transition, so a call costs few microsteps. The claim is held against other runs for as
  * long as the call is in `holding`: `holdClaim` asks for it on entry (the host answers
  * CLAIM_WAITING / CLAIM_HELD) and `releaseClaim` gives it back on exit, however the call
- * leaves. Execution is asked for with an action and answered with TOOL_DONE / TOOL_FAILED,
- * like the run's model turn: an invoked actor per call cost more than the rest of a call's
- * bookkeeping (bench/act.bench.ts). A call stopped without its exit actions (its run's actor
- * was stopped) is cleaned up by the host. Approval is an actor that src/ provides. Waiting for a claim another
+ * leaves. Approval and execution, the call's async work, are each asked for with an entry
+ * action, abandoned with an exit action, and answered by events (APPROVED / DENIED /
+ * APPROVAL_FAILED, TOOL_DONE / TOOL_FAILED), like the run's model turn: an invoked actor per
+ * call cost more than the rest of a call's bookkeeping (bench/invoke-cost.bench.ts). A call
+ * stopped without its exit actions (its run's actor was stopped) is cleaned up by the host.
+ * Waiting for a claim another
  * run holds (`blocked`) and executing are each bounded by the call's timeout, a named delay
  * on the actor clock. The call announces its start itself (`announceStarted`: it holds its
  * claim) and when it must wait (`announceWaiting`) — an effect rather than an event to the
  * batch, which has nothing to decide then; every final state reports its result to the batch
  * (CALL_DONE). Pure.
  */
-import { assign, fromPromise, sendParent, setup } from 'xstate';
+import { assign, sendParent, setup } from 'xstate';
 import { errorOf, type ClaimBlock, type CodedError } from './vocabulary.js';
 
 export interface ToolCallOutcome {
@@ -60,6 +62,12 @@ export type ToolCallEvent =
   | ({ type: 'CLAIM_WAITING' } & ClaimBlock)
   | { type: 'CLAIM_HELD' }
   | { type: 'CANCEL'; message: string }
+  /** The approval `requestApproval` asked for was given. */
+  | { type: 'APPROVED' }
+  /** The approval `requestApproval` asked for was refused (denied, timed out, no approver). */
+  | { type: 'DENIED'; error: CodedError }
+  /** Asking for the approval threw. */
+  | { type: 'APPROVAL_FAILED'; error: unknown }
   /** The execution `startExecution` asked for returned this output. */
   | { type: 'TOOL_DONE'; output: unknown }
   /** The execution `startExecution` asked for threw. */
@@ -77,17 +85,11 @@ export interface CallDoneEvent {
   result: ToolCallOutcome;
 }
 
-const notProvided = (name: string) => () =>
-  Promise.reject(new Error(`tool-call machine: actor ${name} was not provided`));
-
 export const toolCallMachine = setup({
   types: {
     context: {} as ToolCallContext,
     events: {} as ToolCallEvent,
     input: {} as ToolCallInput,
-  },
-  actors: {
-    requestApproval: fromPromise<ApprovalVerdict, CallRef>(notProvided('requestApproval')),
   },
   delays: {
     callTimeout: ({ context }) => context.timeoutMs,
@@ -97,6 +99,10 @@ export const toolCallMachine = setup({
     // the claim is held at once.
     holdClaim: ({ self }, _params: CallRef) => self.send({ type: 'CLAIM_HELD' }),
     releaseClaim: (_, _params: CallRef) => {},
+    requestApproval: ({ self }, _params: CallRef) =>
+      self.send({ type: 'APPROVAL_FAILED', error: new Error('tool-call machine: requestApproval was not provided') }),
+    /** The call left `approval` before it was answered (cancelled): the request is withdrawn, its answer dropped. */
+    abandonApproval: (_, _params: CallRef) => {},
     startExecution: ({ self }, _params: CallRef) =>
       self.send({ type: 'TOOL_FAILED', error: new Error('tool-call machine: startExecution was not provided') }),
     /** The call left `execute` before its tool answered: the execution is aborted, its answer dropped. */
@@ -116,7 +122,6 @@ export const toolCallMachine = setup({
   guards: {
     plannedValid: ({ context }) => context.invalid === undefined,
     approvalNeeded: ({ context }) => context.needsApproval,
-    approved: (_, verdict: ApprovalVerdict) => verdict.allowed,
     begins: ({ context }, type: ToolCallBegin['type']) => context.begin.type === type,
   },
 }).createMachine({
@@ -261,23 +266,21 @@ export const toolCallMachine = setup({
           initial: 'approval',
           states: {
             approval: {
-              invoke: {
-                src: 'requestApproval',
-                input: ({ context }) => ({ runId: context.runId, index: context.index }),
-                onDone: [
-                  { guard: { type: 'approved', params: ({ event }) => event.output }, target: 'execute' },
-                  {
-                    target: '#toolCall.failed',
-                    actions: {
-                      type: 'setResult',
-                      params: ({ event }) => ({
-                        ok: false,
-                        error: event.output.allowed ? undefined : event.output.error,
-                      }),
-                    },
-                  },
-                ],
-                onError: {
+              entry: {
+                type: 'requestApproval',
+                params: ({ context }) => ({ runId: context.runId, index: context.index }),
+              },
+              exit: {
+                type: 'abandonApproval',
+                params: ({ context }) => ({ runId: context.runId, index: context.index }),
+              },
+              on: {
+                APPROVED: { target: 'execute' },
+                DENIED: {
+                  target: '#toolCall.failed',
+                  actions: { type: 'setResult', params: ({ event }) => ({ ok: false, error: event.error }) },
+                },
+                APPROVAL_FAILED: {
                   target: '#toolCall.failed',
                   actions: {
                     type: 'setResult',

@@ -4,7 +4,6 @@
  * executions through the run's ToolService, and the batch's results turned into the tool
  * messages of the conversation.
  */
-import { fromPromise } from 'xstate';
 import { actMachine, type ActInput, type ActOutput } from '../../machines/act.machine.js';
 import type { ToolCallRequest } from '../../machines/run.machine.js';
 import { toolCallMachine, type ToolCallOutcome } from '../../machines/tool-call.machine.js';
@@ -193,6 +192,23 @@ export class ActHost {
               );
             },
             releaseClaim: (_, { runId, index }) => held.release(runId, index),
+            requestApproval: ({ self }, { runId, index }) =>
+              effects.start(
+                runId,
+                approvalKey(index),
+                (signal) => {
+                  const batch = this.batchOf(runId);
+                  return batch.service.approve(batch.calls[index]!, signal);
+                },
+                {
+                  done: (verdict) =>
+                    self.send(verdict.allowed ? { type: 'APPROVED' } : { type: 'DENIED', error: verdict.error }),
+                  failed: (error) => self.send({ type: 'APPROVAL_FAILED', error }),
+                },
+                self,
+                'approval',
+              ),
+            abandonApproval: (_, { runId, index }) => effects.abandon(runId, approvalKey(index)),
             startExecution: ({ self }, { runId, index }) =>
               effects.start(
                 runId,
@@ -205,14 +221,10 @@ export class ActHost {
                   done: (output) => self.send({ type: 'TOOL_DONE', output }),
                   failed: (error) => self.send({ type: 'TOOL_FAILED', error }),
                 },
+                self,
+                'exec',
               ),
             abandonExecution: (_, { runId, index }) => effects.abandon(runId, executionKey(index)),
-          },
-          actors: {
-            requestApproval: fromPromise(async ({ input, signal }) => {
-              const batch = this.batchOf(input.runId);
-              return batch.service.approve(batch.calls[input.index]!, signal);
-            }),
           },
         }),
       },
@@ -222,6 +234,8 @@ export class ActHost {
 
 /** The key of a call's execution among its run's effects. */
 const executionKey = (index: number) => `call-${index}`;
+/** The key of a call's approval request among its run's effects. */
+const approvalKey = (index: number) => `approval-${index}`;
 
 /**
  * The claims open calls hold, by run. A call's exit action gives its claim back; a run whose

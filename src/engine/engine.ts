@@ -156,7 +156,7 @@ export class Engine {
       ...(ownership ? { ownership } : {}),
     });
     const claims = deps.claims ?? new InProcessClaimRegistry();
-    const effects = new AsyncEffects();
+    const effects = new AsyncEffects(inspection);
     const act = new ActHost({ table, ledger, clock, config, tools: runTools, claims, observer, effects });
     const turns = new ModelTurns({
       ...{ table, ledger, conversations, models, tools: runTools, clock },

@@ -4,7 +4,7 @@
  * releases). The chart decides the order; this file does each step; run-tools.ts gives the
  * run its tools.
  */
-import { assign, createActor } from 'xstate';
+import { assign, createActor, type AnyActorRef } from 'xstate';
 import type { ActOutput } from '../../machines/act.machine.js';
 import type { ModelTurnInput, RunChartEvent, RunOutcome } from '../../machines/run.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
@@ -199,10 +199,17 @@ export class RunHost {
   }
 
   /** Runs the turn; its answer goes to the run unless the run left `thinking` meanwhile (abandonReply). */
-  private requestReply(run: { send(event: RunChartEvent): void }, turn: ModelTurnInput): void {
-    this.deps.effects.start(turn.runId, TURN, (signal) => this.deps.turns.run(turn, signal), {
-      done: (reply) => run.send({ type: 'MODEL_REPLY', reply }),
-      failed: (error) => run.send({ type: 'MODEL_FAILED', error }),
-    });
+  private requestReply(run: AnyActorRef, turn: ModelTurnInput): void {
+    this.deps.effects.start(
+      turn.runId,
+      TURN,
+      (signal) => this.deps.turns.run(turn, signal),
+      {
+        done: (reply) => run.send({ type: 'MODEL_REPLY', reply } satisfies RunChartEvent),
+        failed: (error) => run.send({ type: 'MODEL_FAILED', error } satisfies RunChartEvent),
+      },
+      run,
+      `turn:${turn.turn}`,
+    );
   }
 }

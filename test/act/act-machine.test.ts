@@ -5,12 +5,12 @@
  * through the run machine, which ends the run failed with tool_fatal.
  */
 import { describe, expect, it } from 'vitest';
-import { assign, createActor, fromPromise, SimulatedClock } from 'xstate';
+import { assign, createActor, SimulatedClock } from 'xstate';
 import { actMachine, nextStep } from '../../machines/act.machine.js';
 import type { ActContext, ActInput, ActOutput, PlannedCall } from '../../machines/act.machine.js';
 import { runMachine } from '../../machines/run.machine.js';
 import type { RunOutcome } from '../../machines/run.machine.js';
-import type { ApprovalVerdict, ToolCallOutcome } from '../../machines/tool-call.machine.js';
+import type { ToolCallOutcome } from '../../machines/tool-call.machine.js';
 import { toolCallMachine } from '../../machines/tool-call.machine.js';
 import { deferred, type Deferred } from '../support/deferred.js';
 import { settle } from '../support/settle.js';
@@ -261,11 +261,7 @@ function batchActor(input: ActInput, crashAt: number[] = []): Harness {
             );
           },
           abandonExecution: (_, call) => controllers.get(call.index)?.abort(),
-        },
-        actors: {
-          requestApproval: fromPromise<ApprovalVerdict, { runId: string; index: number }>(async () => ({
-            allowed: true,
-          })),
+          requestApproval: ({ self }) => self.send({ type: 'APPROVED' }),
         },
         guards: {
           // A dispatcher bug: the guard throws, so the tool-call actor crashes (errors) instead of reporting.

@@ -77,7 +77,7 @@ const ENGINE_RANK: Record<string, number> = {
   'run-tools.ts': 6.5,
   'model-turns.ts': 5,
   'run-tree.ts': 7.5,
-  'async-effects.ts': 9,
+  'async-effects.ts': 8.5,
   'act.host.ts': 5,
   'approvals.ts': 6,
   'steers.ts': 6,

@@ -51,6 +51,8 @@ const publish = defineTool({
 
 /** Turn 1 (thinks 600 ms): three reads and a publish in one batch; turn 2 (400 ms): the answer. */
 function script(ctx: ScriptContext): ScriptTurn {
+  // A model that thinks for a minute, unless the run is cancelled first.
+  if (ctx.input === 'think slowly') return { delayMs: 60_000, text: 'too late' };
   if (ctx.turn === 0) {
     return {
       delayMs: 600,
@@ -268,4 +270,31 @@ describe.skipIf(!haveChromium)('inspector page (chromium)', () => {
     expect(pageErrors).toEqual([]);
     expect(external).toEqual([]);
   }, 120_000);
+
+  it('shows a running model turn under its run in the actor tree, and drops it once the turn ends', async () => {
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${gateway.httpUrl}/inspect?token=${gateway.token}`);
+    await page.waitForSelector('[data-testid="conn-status"][data-state="live"]');
+    const { runId } = await engine.submit({ sessionId: 'bob', input: 'think slowly' });
+    const run = `run:${runId}`;
+    const turn = `${run}/turn:0`;
+    const rows = () =>
+      page.evaluate(
+        `[...document.querySelectorAll('[data-testid="actor-item"]')].map((el) =>
+          [el.dataset.actorId, el.style.getPropertyValue('--depth'), el.textContent.replace(/\\s+/g, ' ').trim()])`,
+      ) as Promise<[string, string, string][]>;
+    await expect.poll(async () => (await rows()).some(([id]) => id === turn), PATIENCE).toBe(true);
+    const shown = await rows();
+    const runAt = shown.findIndex(([id]) => id === run);
+    // Right under its run, one level deeper, named for what it is.
+    expect(shown[runAt + 1]![0]).toBe(turn);
+    expect(Number(shown[runAt + 1]![1])).toBe(Number(shown[runAt]![1]) + 1);
+    expect(shown[runAt + 1]![2]).toContain('model turn');
+    await page.screenshot({ path: join(ARTIFACTS, 'inspector-3-model-turn.png') });
+
+    await engine.cancel(runId);
+    await expect.poll(async () => (await rows()).some(([id]) => id === turn), PATIENCE).toBe(false);
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
 });

@@ -12,7 +12,8 @@ import { InspectFanout } from '../../src/gateway/inspection/inspect-fanout.js';
 import type { SerializedInspectionEvent } from '../../src/gateway/inspection/inspect-serialize.js';
 import { InspectionFrames } from '../../src/gateway/inspection/inspection-frames.js';
 import { scriptedModel } from '../../src/model/index.js';
-import { engineFixture, look } from '../engine/fixtures.js';
+import { engineFixture, heldModel, look } from '../engine/fixtures.js';
+import { until } from '../support/eventually.js';
 
 const engineOf = engineFixture();
 
@@ -141,6 +142,45 @@ describe('inspection frames', () => {
     expect(compared).toBeGreaterThan(4 * 4);
     stopLate();
     stopEarly();
+  });
+
+  it('carries a running model turn as a child of its run, in the current actors too, until it is done', async () => {
+    const model = heldModel();
+    const engine = await engineOf({ models: { scripted: model.provider } });
+    const fanout = new InspectFanout(engine, (error) => {
+      throw error;
+    });
+    const frames: SerializedInspectionEvent[] = [];
+    const stop = fanout.subscribe((text) => frames.push(JSON.parse(text) as SerializedInspectionEvent));
+    const { runId } = await engine.submit({ sessionId: 's', input: 'hello' });
+    await until(() => model.isThinking(runId), 'the model is thinking');
+
+    const run = `run:${runId}`;
+    const turn = `${run}/turn:0`;
+    const ofTurn = () => frames.filter((frame) => frame.actorId === turn);
+    expect(ofTurn().map((frame) => [frame.type, frame.snapshot?.status])).toEqual([
+      ['@xstate.actor', undefined],
+      ['@xstate.snapshot', 'active'],
+      ['@xstate.transition', 'active'],
+    ]);
+    for (const frame of ofTurn()) {
+      expect(frame).toMatchObject({ rootId: run, parentId: run });
+      expect(frame.machineId).toBeUndefined();
+    }
+    const current = fanout.current().map((text) => JSON.parse(text) as SerializedInspectionEvent);
+    expect(current.filter((frame) => frame.actorId === turn)).toMatchObject([
+      { type: '@xstate.snapshot', parentId: run, snapshot: { status: 'active' } },
+    ]);
+
+    model.answer(runId);
+    await engine.wait(runId);
+    expect(ofTurn().at(-1)).toMatchObject({
+      type: '@xstate.transition',
+      event: { type: 'xstate.promise.resolve' },
+      snapshot: { status: 'done' },
+    });
+    expect(fanout.current().some((text) => text.includes(turn))).toBe(false);
+    stop();
   });
 
   it('sends only the keys that changed, and names the keys that lost their value', () => {

@@ -133,7 +133,7 @@ describe('the Stately bridge', () => {
 
     const run = `run:${runId}`;
     const actors = new Map(received.filter((e) => e.type === '@xstate.actor').map((e) => [e.sessionId, e]));
-    const expectActor = (actorId: string, machine: string, parentId: string | undefined) => {
+    const expectActor = (actorId: string, machine: string | undefined, parentId: string | undefined) => {
       const actor = actors.get(actorId);
       expect(actor, actorId).toBeDefined();
       expect(definitionId(actor!), actorId).toBe(machine);
@@ -148,6 +148,17 @@ describe('the Stately bridge', () => {
     const calls = [...actors.keys()].filter((id) => id.startsWith(`${run}/act/`) && id.split('/').length === 3);
     expect(calls).toHaveLength(2);
     for (const call of calls) expectActor(call, 'toolCall', `${run}/act`);
+    // The async work the charts asked for, with no definition: each model turn under the run,
+    // each tool's execution under its call, and each ended as it did.
+    expectActor(`${run}/turn:0`, undefined, run);
+    expectActor(`${run}/turn:1`, undefined, run);
+    for (const call of calls) expectActor(`${call}/exec`, undefined, call);
+    const statusesOf = (actorId: string) =>
+      received
+        .filter((e) => e.type === '@xstate.snapshot' && e.sessionId === actorId)
+        .map((e) => (e as Extract<StatelyInspectionEvent, { type: '@xstate.snapshot' }>).snapshot.status);
+    expect(statusesOf(`${run}/turn:0`)).toEqual(['active', 'done']);
+    for (const call of calls) expect(statusesOf(`${call}/exec`)).toEqual(['active', 'done']);
 
     // Each actor is announced before anything else is said of it.
     const seen = new Set<string>();

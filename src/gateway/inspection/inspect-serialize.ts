@@ -12,7 +12,9 @@
  *     parentId?: string,   // the parent's actorId (absent for roots)
  *     sessionId: string,   // XState's actorRef.sessionId (unique only within its root)
  *     machineId?: string,  // which statechart: 'limiter' | 'session' | 'run' | 'act'
- *                          //   | 'toolCall'; absent for promise actors (model turn, tool)
+ *                          //   | 'toolCall'; absent for a chart's async work shown as a
+ *                          //   child (".../turn:<n>", ".../call-<i>/approval",
+ *                          //   ".../call-<i>/exec")
  *     sourceId?: string,   // '@xstate.event', '@xstate.transition': the sending actor's
  *                          //   actorId, if an actor sent the event
  *     event?:    { type: string, ... },   // event / snapshot / microstep / transition

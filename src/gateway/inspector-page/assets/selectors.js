@@ -73,7 +73,7 @@ export function visibleEvents(state, run) {
 }
 
 /**
- * The live actors and, for what has none yet, stand-ins: a run still waiting in its session's
+ * The live actors (async work only while it and its parent run) and, for what has none yet, stand-ins: a run still waiting in its session's
  * lane (or one that ended before it started), the session of a run, the limiter.
  * @param {Readonly<State>} state
  * @returns {Map<string, Actor>}
@@ -96,6 +96,13 @@ export function shownActors(state) {
     const parent = logicalParent(state, actor);
     if (parent && !actors.has(parent) && parent.startsWith('session:'))
       actors.set(parent, { id: parent, machineId: 'session', status: 'active', order: actor.order, seenAt: 0 });
+  }
+  // Async work is shown while it runs under an actor still running; one whose end the page
+  // missed (a reconnect) goes with its parent.
+  for (const actor of [...actors.values()]) {
+    if (actor.machineId || actor.placeholder) continue;
+    const parent = actor.parentId === undefined ? undefined : actors.get(actor.parentId);
+    if (!parent || parent.status !== 'active') actors.delete(actor.id);
   }
   if (!actors.has('limiter'))
     actors.set('limiter', {
@@ -159,6 +166,7 @@ export function leafPaths(value, prefix) {
 /** @param {Actor} actor */
 export function stateText(actor) {
   if (actor.placeholder) return actor.status === 'waiting' ? 'waiting in the lane' : 'ended before it started';
+  if (!actor.machineId) return 'running';
   const leaves = leafPaths(actor.value, '');
   return leaves.length ? leaves.join(' | ') : '–';
 }

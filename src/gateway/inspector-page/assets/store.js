@@ -192,8 +192,17 @@ export function createStore() {
 
     /** @param {InspectionEvent} event an XState inspection event of `inspect.subscribe` */
     inspected(event) {
-      // Promise actors (a model turn, a tool execution) have no statechart: their parents show them.
-      if (!event.machineId) return;
+      // Async work (a model turn, a tool execution, an approval wait) has no statechart: it is
+      // shown under the actor that asked for it while it runs, and gone once it ended.
+      if (!event.machineId) {
+        if (!event.snapshot || !event.parentId) return;
+        if (event.snapshot.status === 'active') {
+          const work = ensureActor(event.actorId, { parentId: event.parentId });
+          work.status = 'active';
+        } else if (!state.actors.delete(event.actorId)) return;
+        changed();
+        return;
+      }
       const actor = ensureActor(event.actorId, { parentId: event.parentId, machineId: event.machineId });
       const snapshot = event.snapshot;
       if (snapshot && event.type !== '@xstate.microstep') {

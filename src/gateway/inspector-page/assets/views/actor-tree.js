@@ -1,7 +1,8 @@
 // @ts-check
 /*
  * The live actors as a tree: the limiter, the sessions, their runs (a run still waiting in its
- * lane too), each run's tool batch and tool calls. Clicking or Enter selects one (the
+ * lane too), each run's tool batch and tool calls, and the async work running for them (a
+ * model turn, a tool execution, an approval wait). Clicking or Enter selects one (the
  * statechart, the events and the tool batches follow it); ↑ ↓ move between them. Rows keep
  * their elements across redraws (keyed by actor id), so focus and a click in progress stay.
  */
@@ -30,8 +31,13 @@ function actorLabel(actor) {
     const tool = context['tool'];
     return { name: typeof tool === 'string' ? tool : own, kind: own };
   }
-  return { name: own, kind: actor.machineId || '' };
+  if (!actor.machineId) return { name: own, kind: EFFECT_KINDS[own.split(':')[0] ?? ''] ?? 'async work' };
+  return { name: own, kind: actor.machineId };
 }
+
+/** What a chart's async work is, by the first part of its id (src/engine/inspection.ts). */
+/** @type {Record<string, string>} */
+const EFFECT_KINDS = { turn: 'model turn', exec: 'tool execution', approval: 'approval wait' };
 
 /** @type {Record<string, number>} */
 const RANK = { limiter: 0, session: 1, run: 2 };

@@ -79,6 +79,8 @@ export interface ObservedEvent {
   tool?: string;
   /** tool.finished of a call that did not succeed. */
   error?: { code: string };
+  /** run.cancelled: why (`merged` / `promoted`: another run carries the message). */
+  reason?: string;
 }
 
 /** What a resolved submit returned (engine `SubmitResult` fits this shape). */
@@ -111,6 +113,8 @@ interface RunTrack {
   lastSeq: number;
   started: boolean;
   terminal?: string;
+  /** Its terminal event marks it carried by another run (`merged`, `promoted`). */
+  carriedEnding?: boolean;
 }
 
 interface ToolCallArgs {
@@ -234,6 +238,10 @@ export class InvariantMonitor {
       if (call) this.closeCalls(runId, (open) => open.call === call);
     } else if (TERMINAL_TYPES.has(event.type)) {
       run.terminal = event.type;
+      // A message another run carries (merged by collect, promoted to a steer) ends its own
+      // record with this mark; its outcome is the carrier's, not a second one.
+      if (event.type === 'run.cancelled' && (event.reason === 'merged' || event.reason === 'promoted'))
+        run.carriedEnding = true;
       this.running.delete(runId);
       this.closeCalls(runId, () => true);
       this.workspaces.delete(runId);
@@ -532,9 +540,10 @@ export class InvariantMonitor {
    */
   private outcomesOf(message: AcceptedMessage): string[] {
     const outcomes: string[] = [];
-    const own = this.runs.get(message.runId)?.terminal;
-    if (own !== undefined) outcomes.push(own);
     const carrier = this.mergedInto.get(message.runId);
+    const ownRun = this.runs.get(message.runId);
+    const own = carrier !== undefined && ownRun?.carriedEnding ? undefined : ownRun?.terminal;
+    if (own !== undefined) outcomes.push(own);
     const carried = carrier === undefined ? undefined : this.runs.get(carrier)?.terminal;
     if (carried !== undefined) outcomes.push(`${carried} of run ${carrier}, which carried it`);
     if (message.outcome !== 'steered') return outcomes;
